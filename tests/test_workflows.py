@@ -786,6 +786,13 @@ def test_bench_finds_the_merge_base_not_the_base_tip(tmp_path: Path) -> None:
     proc = run_step(step, tmp_path, env)
     assert proc.returncode == 0, proc.stderr
     assert outputs(out) == {"base": fork_point}
+    git(tmp_path, "checkout", "-q", "--orphan", "unrelated")
+    git(tmp_path, "commit", "-q", "--allow-empty", "-m", "no common history")
+    out.unlink()
+    env["PR_HEAD_SHA"] = git(tmp_path, "rev-parse", "HEAD")
+    proc = run_step(step, tmp_path, env)
+    assert proc.returncode == 1 and "::error::git merge-base gave no commit" in proc.stdout
+    assert not out.exists()
 
 
 BASE, HEAD = "a" * 40, "b" * 40
@@ -857,13 +864,15 @@ def test_poster_rejects_bad_metadata(tmp_path: Path, mutate: Callable[[Any], Any
 
 
 def test_poster_rejects_a_broken_artifact_tree(tmp_path: Path) -> None:
-    for breakage in ("not json", "meta symlink", "results symlink", "no results"):
+    for breakage in ("not json", "too deep", "meta symlink", "results symlink", "no results"):
         case = tmp_path / breakage.replace(" ", "-")
         case.mkdir()
         artifact = write_artifact(case)
         meta = artifact / "bench-meta.json"
         if breakage == "not json":
             meta.write_text("{not json", encoding="utf-8")
+        elif breakage == "too deep":
+            meta.write_text("[" * 2000 + "]" * 2000, encoding="utf-8")
         elif breakage == "meta symlink":
             (artifact / "real-meta.json").write_bytes(meta.read_bytes())
             meta.unlink()
