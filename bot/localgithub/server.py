@@ -42,7 +42,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as PyGithub's requests session expects
     disable_nagle_algorithm = True  # header and body go out in separate writes: no 40 ms stalls
     server: _Server
-    timeout = 30  # an idle keep-alive connection ends instead of holding a thread forever
+    timeout = 10  # an idle keep-alive connection ends instead of holding a thread forever
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silence the per-request stderr line; the request log in State replaces it."""
