@@ -144,9 +144,16 @@ def calibrate(
     observed = decide(base, head, s, explain=False).overall
     n_points = sum(1 for k in base.points if s.is_gating(k.variant))
     return Calibration(
-        base.machine, base.commit, head.commit, mode, n_points,
-        tuple(false_alarms), tuple(any_change), tuple(power), observed,
-    )  # fmt: skip
+        base.machine,
+        base.commit,
+        head.commit,
+        mode,
+        n_points,
+        tuple(false_alarms),
+        tuple(any_change),
+        tuple(power),
+        observed,
+    )
 
 
 def report_text(c: Calibration) -> str:
@@ -178,14 +185,23 @@ def report_text(c: Calibration) -> str:
 
 def to_json(c: Calibration) -> dict[str, object]:
     def rate(r: Rate) -> dict[str, object]:
-        return {"label": r.label, "hits": r.hits, "trials": r.trials, "rate": r.rate,
-                "upper95": r.upper95}  # fmt: skip
+        return {
+            "label": r.label,
+            "hits": r.hits,
+            "trials": r.trials,
+            "rate": r.rate,
+            "upper95": r.upper95,
+        }
 
     return {
-        "machine": c.machine, "base": c.base, "head": c.head, "mode": c.mode,
+        "machine": c.machine,
+        "base": c.base,
+        "head": c.head,
+        "mode": c.mode,
         "gating_points": c.points,
         "false_alarms": [rate(r) for r in c.false_alarms],
         "any_change": [rate(r) for r in c.any_change],
         "power": [{"shift": s, **rate(r)} for s, r in c.power],
-        "min_shift_95": c.min_shift_95, "observed": c.observed,
-    }  # fmt: skip
+        "min_shift_95": c.min_shift_95,
+        "observed": c.observed,
+    }

@@ -136,17 +136,24 @@ def _dry(got: Loaded, ctx: Context, spec: IssueSpec | None, state: str, note: st
     lines = [
         f"DRY RUN ({why}): nothing was posted.",
         f"Would create or update the bot's comment on {ctx.repo}#{ctx.pr}:",
-        "----- comment -----", body, "----- end of comment -----",
-    ]  # fmt: skip
+        "----- comment -----",
+        body,
+        "----- end of comment -----",
+    ]
     if spec is None:
         lines.append("Would not touch linked issues (disabled, or no data).")
     else:
         lines += [
             f"Would sync linked issues as '{state}' in {', '.join(spec.repos)}",
-            f"key: {spec.key}", f"label: {spec.label}", f"title: {spec.title}",
-            "----- issue body -----", spec.body, "----- note on existing issues -----", note,
+            f"key: {spec.key}",
+            f"label: {spec.label}",
+            f"title: {spec.title}",
+            "----- issue body -----",
+            spec.body,
+            "----- note on existing issues -----",
+            note,
             "----- end of issues -----",
-        ]  # fmt: skip
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -181,8 +188,12 @@ def publish(got: Loaded, ctx: Context, out: IO[str], *, dry_run: bool = False) -
         token = cfg.issues_token
         try:
             with step("sync linked issues", ExitCode.GITHUB_FAILURE):
-                gh_issues = make_github(cfg.api_url, token.reveal(), timeout=cfg.timeout_s,
-                                        max_retry_wait=cfg.max_retry_wait_s)  # fmt: skip
+                gh_issues = make_github(
+                    cfg.api_url,
+                    token.reveal(),
+                    timeout=cfg.timeout_s,
+                    max_retry_wait=cfg.max_retry_wait_s,
+                )
                 outcomes = sync_regression_issues(
                     lambda _repo: gh_issues, spec, state, note, bot_login=cfg.issues_login
                 )
@@ -193,11 +204,16 @@ def publish(got: Loaded, ctx: Context, out: IO[str], *, dry_run: bool = False) -
             v, replace(ctx, issue_links=_links(outcomes)), got.base.provenance, got.head.provenance
         )
     with step(f"post comment on {ctx.repo}#{ctx.pr}", ExitCode.GITHUB_FAILURE):
-        gh = make_github(cfg.api_url, cfg.comment_token.reveal(), timeout=cfg.timeout_s,
-                         max_retry_wait=cfg.max_retry_wait_s)  # fmt: skip
+        gh = make_github(
+            cfg.api_url,
+            cfg.comment_token.reveal(),
+            timeout=cfg.timeout_s,
+            max_retry_wait=cfg.max_retry_wait_s,
+        )
         assert ctx.repo is not None and ctx.pr is not None
-        posted = upsert_sticky_comment(gh, ctx.repo, ctx.pr, body, MARKER,
-                                       bot_login=cfg.comment_login)  # fmt: skip
+        posted = upsert_sticky_comment(
+            gh, ctx.repo, ctx.pr, body, MARKER, bot_login=cfg.comment_login
+        )
     out.write(f"verdict: {v.overall}\ncomment {posted.action}: {posted.url}\n")
     for o in outcomes:
         out.write(f"issue in {o.repo}: {o.action} {o.url or ''}".rstrip() + "\n")
@@ -253,16 +269,27 @@ def cmd_demo(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> 
             for repo in Config.from_env({}, args.config).issue_repos:
                 fake.state.add_repo(repo)
             pull = fake.state.add_pull_request(
-                DEMO_REPO, "Demo: the head commit of the demo pair", author=HUMAN_LOGIN,
-                head_ref="demo/rmsnorm-bwd", head_sha=args.head.ljust(40, "0")[:40],
-            )  # fmt: skip
-        local_env = {"GITHUB_TOKEN": BOT_TOKEN, "GITHUB_API_URL": fake.base_url,
-                     "PERFBOT_COMMENT_LOGIN": BOT_LOGIN}  # fmt: skip
+                DEMO_REPO,
+                "Demo: the head commit of the demo pair",
+                author=HUMAN_LOGIN,
+                head_ref="demo/rmsnorm-bwd",
+                head_sha=args.head.ljust(40, "0")[:40],
+            )
+        local_env = {
+            "GITHUB_TOKEN": BOT_TOKEN,
+            "GITHUB_API_URL": fake.base_url,
+            "PERFBOT_COMMENT_LOGIN": BOT_LOGIN,
+        }
         if "PERFBOT_SITE_URL" in env:
             local_env["PERFBOT_SITE_URL"] = env["PERFBOT_SITE_URL"]
         got = load(args, local_env)
-        ctx = Context(repo=DEMO_REPO, pr=pull.number, pr_title=pull.title,
-                      head_ref="demo/rmsnorm-bwd", site_url=got.config.site_url)  # fmt: skip
+        ctx = Context(
+            repo=DEMO_REPO,
+            pr=pull.number,
+            pr_title=pull.title,
+            head_ref="demo/rmsnorm-bwd",
+            site_url=got.config.site_url,
+        )
         out.write(f"Local fake GitHub at {fake.web_url}; posting as {BOT_LOGIN}\n")
         code = publish(got, ctx, out)
         out.write("\n===== the comment on " + f"{DEMO_REPO}#{pull.number} =====\n")
@@ -271,8 +298,10 @@ def cmd_demo(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> 
         for repo in got.config.issue_repos:
             for issue in fake.state.issues(repo):
                 if issue.pull is None:
-                    out.write(f"\n===== issue {repo}#{issue.number} ({issue.state}): "
-                              f"{issue.title} =====\n{issue.body}\n")  # fmt: skip
+                    out.write(
+                        f"\n===== issue {repo}#{issue.number} ({issue.state}): "
+                        f"{issue.title} =====\n{issue.body}\n"
+                    )
     out.write(f"\nDemo finished: verdict {got.verdict.overall} (exit code {code} in CI).\n")
     return ExitCode.OK_NO_REGRESSION
 
@@ -287,8 +316,9 @@ def demo_pair(results: Path) -> tuple[str, str]:
     if len(commits) == 2:
         return commits[0].commit, commits[1].commit
     listing = ", ".join(f"{c.commit[:12]} ({c.thunder_variant})" for c in commits) or "none"
-    raise ConfigError(f"cannot tell the demo pair in {results} (commits: {listing}): "
-                      "pass --base and --head")  # fmt: skip
+    raise ConfigError(
+        f"cannot tell the demo pair in {results} (commits: {listing}): pass --base and --head"
+    )
 
 
 def _common(p: argparse.ArgumentParser, *, shas: bool = True) -> None:
@@ -316,18 +346,25 @@ def build_parser() -> argparse.ArgumentParser:
     epilog = HELP + "\n\nenvironment: see perfbot.toml (GITHUB_TOKEN, PERFBOT_ISSUES_TOKEN, ...)"
 
     def add(name: str, help_text: str, func: Callable[..., int]) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_text, description=help_text, epilog=epilog,
-                           formatter_class=fmt)  # fmt: skip
+        p = sub.add_parser(
+            name, help=help_text, description=help_text, epilog=epilog, formatter_class=fmt
+        )
         p.set_defaults(func=func)
         return p
 
-    p = add("report", "print the PR comment for base vs head; optionally the verdict as JSON",
-            cmd_report)  # fmt: skip
+    p = add(
+        "report",
+        "print the PR comment for base vs head; optionally the verdict as JSON",
+        cmd_report,
+    )
     _common(p)
     p.add_argument("--json", type=Path, help="write the full verdict as JSON to this file")
 
-    p = add("pr", "post or update the PR comment and sync the linked issues (dry without a "
-            "token)", cmd_pr)  # fmt: skip
+    p = add(
+        "pr",
+        "post or update the PR comment and sync the linked issues (dry without a token)",
+        cmd_pr,
+    )
     _common(p)
     p.add_argument("--repo", type=_repo, required=True, help="OWNER/NAME of the pull request")
     p.add_argument("--pr", type=_pr, required=True, help="pull request number")
@@ -337,8 +374,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--dry-run", action="store_true", help="print what would be posted; post nothing"
     )
 
-    p = add("calibrate", "measure A/A false alarms and power by resampling real samples",
-            cmd_calibrate)  # fmt: skip
+    p = add(
+        "calibrate", "measure A/A false alarms and power by resampling real samples", cmd_calibrate
+    )
     _common(p)
     p.add_argument("--trials", type=int, default=300, help="A/A pairs per state (default 300)")
     p.add_argument("--power-trials", type=int, default=100, help="pairs per shift (default 100)")
@@ -346,8 +384,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resamples", type=int, help="bootstrap resamples (default: the config's)")
     p.add_argument("--json", type=Path, help="write the calibration as JSON to this file")
 
-    p = add("demo", "the whole flow on the committed H200 data against a local fake GitHub",
-            cmd_demo)  # fmt: skip
+    p = add(
+        "demo", "the whole flow on the committed H200 data against a local fake GitHub", cmd_demo
+    )
     _common(p, shas=False)
     p.set_defaults(results=DEMO_RESULTS, base=None, head=None)
     return parser

@@ -188,12 +188,19 @@ def mermaid_charts(v: Verdict) -> list[str]:
 def provenance_table(base: Provenance | None, head: Provenance | None, v: Verdict) -> str:
     rows = [("commit", v.base[:12], v.head[:12]), ("machine", v.machine, v.machine)]
     fields = [
-        ("GPU", ("gpu", "name")), ("driver", ("gpu", "driver")), ("CUDA", ("gpu", "cuda")),
-        ("torch", ("versions", "torch")), ("nvFuser", ("versions", "nvfuser")),
-        ("Thunder", ("versions", "thunder")), ("Python", ("versions", "python")),
-        ("asv", ("versions", "asv")), ("Thunder variant", ("thunder_variant",)),
-        ("size set", ("size_set",)), ("rounds", ("rounds",)), ("started", ("started_at",)),
-    ]  # fmt: skip
+        ("GPU", ("gpu", "name")),
+        ("driver", ("gpu", "driver")),
+        ("CUDA", ("gpu", "cuda")),
+        ("torch", ("versions", "torch")),
+        ("nvFuser", ("versions", "nvfuser")),
+        ("Thunder", ("versions", "thunder")),
+        ("Python", ("versions", "python")),
+        ("asv", ("versions", "asv")),
+        ("Thunder variant", ("thunder_variant",)),
+        ("size set", ("size_set",)),
+        ("rounds", ("rounds",)),
+        ("started", ("started_at",)),
+    ]
     for label, keys in fields:
         b = base.text(*keys) if base else None
         h = head.text(*keys) if head else None

@@ -121,7 +121,8 @@ def _decode(path: Path, text: str, line: int | None = None) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        if exc.pos >= len(text.rstrip()):
+        # The parser hit the end of the text: the file was cut short, not scrambled.
+        if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
             raise BadInput(f"{where}: truncated JSON (ends after {len(text)} characters)") from None
         raise BadInput(
             f"{where}: corrupt JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"

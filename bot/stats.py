@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 FloatArray = npt.NDArray[np.float64]
+Samples = Sequence[float] | FloatArray
 LEVEL = 0.95
 #: Above this many round pairs the exact Mann-Whitney distribution is replaced by its normal
 #: approximation (already accurate to well under 1% of p there).
@@ -71,7 +72,7 @@ def point_seed(seed: int, name: str) -> int:
     return (seed * 1_000_003 + zlib.crc32(name.encode())) % 2**32
 
 
-def bootstrap_medians(x: Sequence[float], resamples: int, rng: np.random.Generator) -> FloatArray:
+def bootstrap_medians(x: Samples, resamples: int, rng: np.random.Generator) -> FloatArray:
     """Medians of ``resamples`` bootstrap resamples of ``x``, drawn as one array.
 
     Equal to ``np.median(sorted(x)[idx], axis=1)`` for ``idx = rng.integers(0, n, (B, n))``,
@@ -91,9 +92,7 @@ def _interval(estimate: float, reps: FloatArray) -> Interval:
     return Interval(estimate, float(lo), float(hi))
 
 
-def compare(
-    base: Sequence[float], head: Sequence[float], *, resamples: int, seed: int
-) -> Comparison:
+def compare(base: Samples, head: Samples, *, resamples: int, seed: int) -> Comparison:
     """Median of each side, their ratio head/base, CIs and both one-sided p-values."""
     rng = np.random.default_rng(seed)
     b_reps, h_reps = (
@@ -132,7 +131,7 @@ def _exact_u_distribution(m: int, n: int) -> tuple[float, ...]:
     return tuple(float(v) for v in prev[n])
 
 
-def mann_whitney(base: Sequence[float], head: Sequence[float]) -> tuple[float, float]:
+def mann_whitney(base: Samples, head: Samples) -> tuple[float, float]:
     """One-sided p-values (head larger, head smaller) of the Mann-Whitney U test."""
     x, y = np.asarray(base, dtype=np.float64), np.asarray(head, dtype=np.float64)
     m, n = x.size, y.size

@@ -21,9 +21,10 @@ Rules, and why (defaults in bot/config.py and perfbot.toml):
   entirely above its threshold, or its variant's geometric mean is significantly above 1.
   "improved" mirrors this and only applies when nothing regressed. No gating point with data on
   both sides: "inconclusive (no data)".
-* Which side moved (explanation only): each side's kernel time, base to head, moved when its CI
-  excludes 1 and it changed by at least half the point's threshold (half: a ratio change can be
-  split between the two sides).
+* Which side moved (explanation only): a side's kernel time, base to head, moved when its CI
+  excludes 1 and it changed by at least half the ratio's change and half the threshold (half:
+  a ratio change can be split between the two sides; absolute times also drift together
+  between runs, which the ratio cancels, so smaller moves are not attributed).
 """
 
 from __future__ import annotations
@@ -95,18 +96,25 @@ def _no_data_reason(key: PointKey, base: CommitResults, head: CommitResults) -> 
     return None
 
 
-def _moved(contender: Comparison | None, nvfuser: Comparison | None, threshold: float) -> Moved:
+def _moved(
+    contender: Comparison | None, nvfuser: Comparison | None, ratio: Comparison, threshold: float
+) -> Moved:
+    """A side moved when its kernel time changed significantly (CI excluding 1) by at least
+    half the ratio's change and at least half the threshold: enough to carry the ratio's move,
+    while the common drift of absolute times between runs (clocks) does not count."""
     if contender is None or nvfuser is None:
         return "unknown"
+    bar = max(math.log1p(threshold / 2), abs(math.log(ratio.change.estimate)) / 2)
 
     def moved(c: Comparison) -> bool:
-        big = abs(math.log(c.change.estimate)) >= math.log1p(threshold / 2)
-        return big and c.change.excludes_one() != 0
+        return abs(math.log(c.change.estimate)) >= bar and c.change.excludes_one() != 0
 
     table: dict[tuple[bool, bool], Moved] = {
-        (True, True): "both", (True, False): "thunder", (False, True): "nvfuser",
+        (True, True): "both",
+        (True, False): "thunder",
+        (False, True): "nvfuser",
         (False, False): "neither",
-    }  # fmt: skip
+    }
     return table[moved(contender), moved(nvfuser)]
 
 
@@ -187,7 +195,7 @@ def decide(
                 pu,
                 pd,
                 corroborated,
-                _moved(contender, nvfuser, t) if explain else "unknown",
+                _moved(contender, nvfuser, cmps[k], t) if explain else "unknown",
                 contender,
                 nvfuser,
                 (bw[0], bw[1]),
@@ -253,8 +261,12 @@ def _notes(
     if missing:
         notes.append(f"{len(missing)} point(s) without data at base or head")
     if base.provenance and head.provenance:
-        for keys, what in ((("gpu", "name"), "GPU"), (("gpu", "driver"), "driver"),
-                           (("gpu", "cuda"), "CUDA"), (("size_set",), "size set")):  # fmt: skip
+        for keys, what in (
+            (("gpu", "name"), "GPU"),
+            (("gpu", "driver"), "driver"),
+            (("gpu", "cuda"), "CUDA"),
+            (("size_set",), "size set"),
+        ):
             b, h = base.provenance.text(*keys), head.provenance.text(*keys)
             if b != h:
                 notes.append(f"base and head differ in {what}: {b} vs {h}")

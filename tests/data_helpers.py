@@ -22,10 +22,15 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import asv
+import pytest
+
+from bot.results import CommitResults, Point, PointKey
 
 MACHINE = "synthetic-cpu"
 ROUNDS = 20
@@ -140,8 +145,13 @@ def _cache_key() -> str:
 
 
 def _git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}  # fmt: skip
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
     done = subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
     return done.stdout.decode().strip()
 
@@ -158,8 +168,13 @@ def provenance_record(scenario: str, sha: str) -> dict[str, object]:
         "started_at": "2026-01-01T00:00:00Z",
         "finished_at": "2026-01-01T00:01:00Z",
         "gpu": {"name": "synthetic test input (no GPU)", "driver": "n/a", "cuda": "n/a"},
-        "versions": {"python": sys.version.split()[0], "torch": "n/a", "nvfuser": "n/a",
-                     "thunder": "n/a", "asv": asv.__version__},  # fmt: skip
+        "versions": {
+            "python": sys.version.split()[0],
+            "torch": "n/a",
+            "nvfuser": "n/a",
+            "thunder": "n/a",
+            "asv": asv.__version__,
+        },
         "points": [],
     }
 
@@ -168,10 +183,16 @@ def _build(dest: Path) -> dict[str, str]:
     work = dest / "project"
     (work / "benchmarks").mkdir(parents=True)
     conf = {
-        "version": 1, "project": "synthetic", "repo": ".", "branches": ["main"],
-        "environment_type": "existing", "benchmark_dir": "benchmarks",
-        "results_dir": str(dest / "results"), "html_dir": "html", "env_dir": "env",
-    }  # fmt: skip
+        "version": 1,
+        "project": "synthetic",
+        "repo": ".",
+        "branches": ["main"],
+        "environment_type": "existing",
+        "benchmark_dir": "benchmarks",
+        "results_dir": str(dest / "results"),
+        "html_dir": "html",
+        "env_dir": "env",
+    }
     (work / "asv.conf.json").write_text(json.dumps(conf))
     (work / "benchmarks" / "__init__.py").write_text("")
     (work / "benchmarks" / "bench_rmsnorm_bwd.py").write_text(_suite_text())
@@ -180,8 +201,12 @@ def _build(dest: Path) -> dict[str, str]:
     _git(work, "add", "-A")
     _git(work, "commit", "-qm", "synthetic suite")
     asv_cmd = [sys.executable, "-m", "asv"]
-    subprocess.run([*asv_cmd, "machine", "--yes", "--machine", MACHINE], cwd=work, check=True,
-                   capture_output=True)  # fmt: skip
+    subprocess.run(
+        [*asv_cmd, "machine", "--yes", "--machine", MACHINE],
+        cwd=work,
+        check=True,
+        capture_output=True,
+    )
     commits: dict[str, str] = {}
     for name, (seed, mult, failing) in SCENARIOS.items():
         _git(work, "commit", "-q", "--allow-empty", "-m", name)
@@ -190,10 +215,23 @@ def _build(dest: Path) -> dict[str, str]:
         (work / "benchmarks" / "scenario.json").write_text(json.dumps(scenario))
         # forkserver: "auto" picks spawn here, which is several times slower on CPU.
         done = subprocess.run(
-            [*asv_cmd, "run", "-E", "existing:" + sys.executable, "--set-commit-hash", sha,
-             "--record-samples", "--machine", MACHINE, "--launch-method", "forkserver"],
-            cwd=work, capture_output=True, text=True,
-        )  # fmt: skip
+            [
+                *asv_cmd,
+                "run",
+                "-E",
+                "existing:" + sys.executable,
+                "--set-commit-hash",
+                sha,
+                "--record-samples",
+                "--machine",
+                MACHINE,
+                "--launch-method",
+                "forkserver",
+            ],
+            cwd=work,
+            capture_output=True,
+            text=True,
+        )
         # asv exits 2 when a benchmark failed, which is what a failing scenario asks for.
         if done.returncode != (2 if failing else 0):
             raise RuntimeError(f"asv run for {name} exited {done.returncode}:\n{done.stdout}")
@@ -216,3 +254,63 @@ def synthetic_results(cache_root: Path) -> SyntheticResults:
         partial.rename(dest)
     commits = json.loads((dest / "commits.json").read_text())
     return SyntheticResults(dest / "results", commits)
+
+
+@pytest.fixture(scope="session")
+def synthetic(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> SyntheticResults:
+    """The real-asv results tree (import this fixture into a test module to use it).
+
+    Cached in pytest's cache directory across sessions when the cache is enabled; the key
+    covers this file, asv's version and Python's, so a change to any rebuilds it.
+    """
+    cache = getattr(request.config, "cache", None)
+    root = (
+        Path(cache.mkdir("fusion-perfbot-asv"))
+        if cache is not None
+        else tmp_path_factory.mktemp("asv")
+    )
+    return synthetic_results(root)
+
+
+def damaged_copy(synth: SyntheticResults, tmp_path: Path) -> SyntheticResults:
+    """A private copy of the tree that a test may damage."""
+    return synth.copy_to(tmp_path / "results")
+
+
+def edit_json(path: Path, edit: Callable[[dict[str, Any]], object]) -> None:
+    """Load an asv results file, change it in place, write it back (asv's NaN spelling kept)."""
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data))
+
+
+def row(data: dict[str, Any], bench: str) -> dict[str, Any]:
+    """One benchmark's row as a column -> value dict (a view for reading)."""
+    return dict(zip(data["result_columns"], data["results"][bench], strict=False))
+
+
+def set_column(data: dict[str, Any], bench: str, column: str, value: Any) -> None:
+    cols = data["result_columns"]
+    r = data["results"][bench]
+    r.extend([None] * (len(cols) - len(r)))
+    r[cols.index(column)] = value
+
+
+Rounds = dict[tuple[str, str], dict[str, list[float]]]
+
+
+def state_from_rounds(commit: str, rounds: Rounds, machine: str = MACHINE) -> CommitResults:
+    """An in-memory state for property tests: per (dtype, shape), per-round kernel seconds of
+    every variant ("nvfuser" included); ratios follow round by round, as in the real suite."""
+    points: dict[PointKey, Point] = {}
+    for (dtype, shape), per_variant in rounds.items():
+        ref = per_variant["nvfuser"]
+        for variant, kernel in per_variant.items():
+            key = PointKey(variant, dtype, shape)
+            ratio = None
+            if variant != "nvfuser":
+                ratio = tuple(k / r for k, r in zip(kernel, ref, strict=True))
+            points[key] = Point(key, ratio, tuple(kernel))
+    return CommitResults(machine, commit.ljust(40, "0"), Path("<memory>"), points)
