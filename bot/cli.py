@@ -142,9 +142,15 @@ def _dry(got: Loaded, ctx: Context, spec: IssueSpec | None, state: str, note: st
     ]
     if spec is None:
         lines.append("Would not touch linked issues (disabled, or no data).")
+    elif state == "recovered":
+        lines += [
+            f"Would close any open linked issue with key {spec.key} in {', '.join(spec.repos)}",
+            "after commenting:",
+            note,
+        ]
     else:
         lines += [
-            f"Would sync linked issues as '{state}' in {', '.join(spec.repos)}",
+            f"Would open or update linked issues in {', '.join(spec.repos)}",
             f"key: {spec.key}",
             f"label: {spec.label}",
             f"title: {spec.title}",

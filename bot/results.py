@@ -120,6 +120,8 @@ def _decode(path: Path, text: str, line: int | None = None) -> Any:
     where = f"{path}" if line is None else f"{path} line {line}"
     try:
         return json.loads(text)
+    except RecursionError:
+        raise BadInput(f"{where}: JSON nested too deeply") from None
     except json.JSONDecodeError as exc:
         # The parser hit the end of the text: the file was cut short, not scrambled.
         if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
@@ -165,6 +167,21 @@ def load_provenance(path: Path, commit: str) -> Provenance | None:
 
 
 _SHA = re.compile(r"[0-9a-f]{4,40}")
+_MACHINE = re.compile(r"[A-Za-z0-9_.+-]{1,100}")
+
+
+def _machine_dirs(results_dir: Path) -> list[Path]:
+    """asv's machine directories (those with a machine.json), names checked: they end up in
+    the comment, the issue key and URLs."""
+    machines = sorted(d for d in results_dir.iterdir() if (d / "machine.json").is_file())
+    if not machines:
+        raise BadInput(f"{results_dir}: no asv machine directories (no */machine.json)")
+    for mdir in machines:
+        if not _MACHINE.fullmatch(mdir.name):
+            raise BadInput(
+                f"{results_dir}: machine directory {mdir.name!r:.120} is not a plain name"
+            )
+    return machines
 
 
 def find_commit_files(results_dir: Path, sha: str) -> dict[str, tuple[str, Path]]:
@@ -178,9 +195,7 @@ def find_commit_files(results_dir: Path, sha: str) -> dict[str, tuple[str, Path]
         raise BadInput(f"{sha!r} is not a commit hash (4 to 40 hex digits)")
     if not results_dir.is_dir():
         raise BadInput(f"{results_dir}: results directory does not exist")
-    machines = sorted(d for d in results_dir.iterdir() if (d / "machine.json").is_file())
-    if not machines:
-        raise BadInput(f"{results_dir}: no asv machine directories (no */machine.json)")
+    machines = _machine_dirs(results_dir)
     found: dict[str, tuple[str, Path]] = {}
     for mdir in machines:
         hits: dict[str, list[Path]] = {}
@@ -428,7 +443,7 @@ def list_commits(results_dir: Path) -> list[CommitInfo]:
     if not results_dir.is_dir():
         raise BadInput(f"{results_dir}: results directory does not exist")
     out = []
-    for mdir in sorted(d for d in results_dir.iterdir() if (d / "machine.json").is_file()):
+    for mdir in _machine_dirs(results_dir):
         for path in sorted(mdir.glob("*.json")):
             if path.name == "machine.json":
                 continue

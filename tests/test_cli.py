@@ -155,7 +155,7 @@ def test_pr_without_token_runs_dry(
     assert cli.main(argv, env=env) == ExitCode.REGRESSION
     out = capsys.readouterr().out
     assert out.startswith("DRY RUN (no GITHUB_TOKEN): nothing was posted.")
-    assert MARKER in out and f"in {PRIMARY}, {SECONDARY}" in out
+    assert MARKER in out and f"Would open or update linked issues in {PRIMARY}, {SECONDARY}" in out
     assert fake_github.requests() == []
 
 
@@ -283,3 +283,14 @@ def test_demo_without_data_says_where_it_looked(
 ) -> None:
     assert cli.main(["demo", "--results", str(tmp_path / "none")], env={}) == ExitCode.BAD_INPUT
     assert "results directory does not exist" in capsys.readouterr().err
+
+
+def test_dry_run_of_a_recovery_only_closes(
+    synthetic: SyntheticResults, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["pr", *_args(synthetic, "same"), "--repo", PRIMARY, "--pr", "3", "--dry-run"]
+    assert cli.main(argv, env={"GITHUB_TOKEN": "unused"}) == ExitCode.OK_NO_REGRESSION
+    out = capsys.readouterr().out
+    assert out.startswith("DRY RUN (--dry-run)")
+    assert "Would close any open linked issue with key rmsnorm-bwd|synthetic-cpu|" in out
+    assert "----- issue body -----" not in out

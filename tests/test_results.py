@@ -308,3 +308,16 @@ def test_list_commits_oldest_first(synthetic: SyntheticResults) -> None:
     commits = list_commits(synthetic.results_dir)
     assert [c.commit for c in commits] == list(synthetic.commits.values())
     assert {c.thunder_variant for c in commits} == {"stock", "synthetic-slower"}
+
+
+def test_deeply_nested_json(synthetic: SyntheticResults, tmp_path: Path) -> None:
+    synth = _damage(synthetic, tmp_path, "[" * 100_000 + "]" * 100_000)
+    with pytest.raises(BadInput, match="nested too deeply"):
+        load_commit(synth.results_dir, synth.commits["same"][:8])
+
+
+def test_machine_names_must_be_plain(synthetic: SyntheticResults, tmp_path: Path) -> None:
+    synth = damaged_copy(synthetic, tmp_path)
+    shutil.copytree(synth.results_dir / MACHINE, synth.results_dir / "gpu @team <b>")
+    with pytest.raises(BadInput, match="is not a plain name"):
+        load_commit(synth.results_dir, synth.commits["same"])
