@@ -26,7 +26,7 @@ from typing import Literal
 import numpy as np
 
 from bot.config import VerdictSettings
-from bot.results import CommitResults, Point
+from bot.results import CommitResults, Point, PointKey
 from bot.verdict import Overall, decide
 
 Mode = Literal["bootstrap", "split"]
@@ -90,11 +90,17 @@ def _take(p: Point, idx: Sequence[int], scale: float) -> Point:
 def pseudo_pair(
     state: CommitResults, rng: np.random.Generator, mode: Mode, shift: float, s: VerdictSettings
 ) -> tuple[CommitResults, CommitResults]:
-    """Two pseudo-states drawn from one state's rounds; the head's gating side scaled."""
-    a: dict[object, Point] = {}
-    b: dict[object, Point] = {}
+    """Two pseudo-states drawn from one state's rounds; the head's gating side scaled.
+
+    Only gating points are kept: the others cannot change the verdict, and dropping them
+    halves the cost of each trial.
+    """
+    a: dict[PointKey, Point] = {}
+    b: dict[PointKey, Point] = {}
     rounds: dict[tuple[str, str], tuple[list[int], list[int]]] = {}
     for key, point in state.points.items():
+        if not s.is_gating(key.variant):
+            continue
         n = len(point.kernel_s or point.ratio or ())
         group = (key.dtype, key.shape)
         if group not in rounds:
@@ -108,8 +114,8 @@ def pseudo_pair(
         a[key] = _take(point, ia, 1.0)
         b[key] = _take(point, ib, 1.0 + shift if s.is_gating(key.variant) else 1.0)
     return (
-        replace(state, commit="a" * 40, points=a),  # type: ignore[arg-type]
-        replace(state, commit="b" * 40, points=b),  # type: ignore[arg-type]
+        replace(state, commit="a" * 40, points=a),
+        replace(state, commit="b" * 40, points=b),
     )
 
 

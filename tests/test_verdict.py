@@ -11,8 +11,9 @@ from data_helpers import Rounds, SyntheticResults, state_from_rounds, synthetic
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.calibrate import Mode, binomial_upper, pseudo_pair
 from bot.config import Threshold, VerdictSettings
-from bot.results import CommitResults, load_pair
+from bot.results import CommitResults, PointKey, load_pair
 from bot.verdict import Verdict, decide, to_json
 
 __all__ = ["synthetic"]
@@ -242,3 +243,30 @@ def test_explain_only_changes_the_side_analysis(synthetic: SyntheticResults, exp
     v = decide(*_pair(synthetic, "thunder_slower"), S, explain=explain)
     assert v.overall == "regressed"
     assert ({p.moved for p in v.points if p.ratio} == {"unknown"}) is not explain
+
+
+def test_calibration_pseudo_pairs_keep_rounds_paired(synthetic: SyntheticResults) -> None:
+    base, _ = _pair(synthetic, "same")
+    rng = np.random.default_rng(0)
+    modes: tuple[Mode, ...] = ("bootstrap", "split")
+    for mode in modes:
+        a, b = pseudo_pair(base, rng, mode, 0.10, S)
+        assert {k.variant for k in a.points} == {"thunder-prims", "thunder-func"}
+        for key, pa in a.points.items():
+            pb = b.points[key]
+            assert pa.ratio and pa.kernel_s and pb.ratio and pb.kernel_s
+            n = len(base.points[key].ratio or ())
+            assert len(pa.ratio) == (n if mode == "bootstrap" else n // 2)
+            # ratio / kernel is nvFuser's kernel time of the same round: the pairing survived
+            nv = set(base.points[PointKey("nvfuser", key.dtype, key.shape)].kernel_s or ())
+            for r, k in zip(pa.ratio, pa.kernel_s, strict=True):
+                assert any(abs(k / r - x) < 1e-15 for x in nv)
+            for r, k in zip(pb.ratio, pb.kernel_s, strict=True):  # both scaled by the shift
+                assert any(abs(k / r - x) < 1e-15 for x in nv)
+            assert set(pb.ratio) <= {x * 1.10 for x in base.points[key].ratio or ()}
+
+
+def test_binomial_upper_bound() -> None:
+    assert binomial_upper(0, 300) == pytest.approx(1 - 0.05 ** (1 / 300), rel=1e-6)
+    assert binomial_upper(300, 300) == 1.0
+    assert 0.05 < binomial_upper(10, 100) < 0.2
