@@ -132,7 +132,7 @@ def main_row(p: PointVerdict) -> str:
 
 MAIN_HEADER = (
     "| point | ratio base [95% CI] | ratio head [95% CI] | change [95% CI] | verdict "
-    "| % of peak bandwidth | side that moved |\n|---|---|---|---|---|---|---|"
+    "| % of peak bandwidth, base → head | side that moved |\n|---|---|---|---|---|---|---|"
 )
 
 
@@ -189,6 +189,7 @@ def provenance_table(base: Provenance | None, head: Provenance | None, v: Verdic
     rows = [("commit", v.base[:12], v.head[:12]), ("machine", v.machine, v.machine)]
     fields = [
         ("GPU", ("gpu", "name")),
+        ("peak bandwidth GB/s", ("gpu", "peak_bandwidth_gbps")),
         ("driver", ("gpu", "driver")),
         ("CUDA", ("gpu", "cuda")),
         ("torch", ("versions", "torch")),
