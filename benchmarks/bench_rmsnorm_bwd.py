@@ -1,0 +1,114 @@
+"""asv suite: RMSNorm backward, hand-written nvFuser fusion against thunder.jit and baselines.
+
+One paired measurement (``setup_cache``, run once per ``asv run``) feeds every benchmark here;
+each benchmark reports one slice of it. The ``track_*`` benchmarks return
+``{"samples": [...], "number": 1}``, which asv stores exactly like a timing benchmark's samples
+(``--record-samples``), so the per-round kernel times and ratios land in asv's results JSON.
+The data contract is docs/DATA.md.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from .rmsnorm_bwd.config import BASELINE, CONTENDERS, VARIANTS, SuiteConfig
+
+_CONFIG = SuiteConfig.from_env()
+_DTYPES = list(_CONFIG.dtypes)
+_SHAPES = [s.label for s in _CONFIG.shapes]
+#: Long enough for the nightly grid on one GPU; the pr set takes a few minutes.
+_SWEEP_TIMEOUT_S = 4 * 3600
+
+
+def setup_cache() -> dict[str, Any]:
+    """Measure the whole sweep once; every benchmark below reads its slice."""
+    from .rmsnorm_bwd.measure import measure_suite
+
+    return measure_suite(SuiteConfig.from_env())
+
+
+setup_cache.timeout = _SWEEP_TIMEOUT_S  # type: ignore[attr-defined]
+
+
+def _variant_entry(cache: dict[str, Any], variant: str, dtype: str, shape: str) -> dict[str, Any]:
+    """The measured entry, or the asv way of saying why there is none.
+
+    NotImplementedError makes asv mark the benchmark skipped (no GPU stack here);
+    any other exception marks this point failed, with the reason in asv's log.
+    """
+    if "skip" in cache:
+        raise NotImplementedError(f"RMSNorm backward suite skipped: {cache['skip']}")
+    point = cache["points"].get(f"{dtype}/{shape}")
+    if point is None:
+        raise NotImplementedError(f"{dtype}/{shape} is not in size set {cache.get('size_set')!r}")
+    if "error" in point:
+        raise RuntimeError(f"{dtype}/{shape} failed: {point['error']}")
+    entry: dict[str, Any] = point["variants"][variant]
+    if entry["status"] != "ok":
+        raise RuntimeError(f"{variant} {dtype}/{shape} {entry['status']}: {entry.get('error')}")
+    return entry
+
+
+def _samples(values: list[float]) -> dict[str, Any]:
+    return {"samples": values, "number": 1}
+
+
+class RMSNormBackward:
+    """Per-variant figures: kernel time, host time, bandwidth, kernel count, compile time."""
+
+    params = [list(VARIANTS), _DTYPES, _SHAPES]
+    param_names = ["variant", "dtype", "shape"]
+    timeout = _SWEEP_TIMEOUT_S
+
+    def setup(self, cache: dict[str, Any], variant: str, dtype: str, shape: str) -> None:
+        self.entry = _variant_entry(cache, variant, dtype, shape)
+        point = cache["points"][f"{dtype}/{shape}"]
+        self.bytes_moved = point["bytes_moved"]
+        self.peak_gbps = cache["gpu"]["peak_bandwidth_gbps"]
+
+    def track_kernel_time(self, cache: dict[str, Any], variant: str, dtype: str, shape: str) -> dict[str, Any]:
+        return _samples([us * 1e-6 for us in self.entry["kernel_us"]])
+
+    track_kernel_time.unit = "seconds"  # type: ignore[attr-defined]
+
+    def track_host_time(self, cache: dict[str, Any], variant: str, dtype: str, shape: str) -> dict[str, Any]:
+        return _samples([us * 1e-6 for us in self.entry["host_us"]])
+
+    track_host_time.unit = "seconds"  # type: ignore[attr-defined]
+
+    def track_bandwidth_pct(self, cache: dict[str, Any], variant: str, dtype: str, shape: str) -> float:
+        seconds = statistics.median(self.entry["kernel_us"]) * 1e-6
+        return float(100.0 * self.bytes_moved / seconds / (self.peak_gbps * 1e9))
+
+    track_bandwidth_pct.unit = "% of peak bandwidth"  # type: ignore[attr-defined]
+
+    def track_kernel_count(self, cache: dict[str, Any], variant: str, dtype: str, shape: str) -> int:
+        return int(self.entry["kernel_count"])
+
+    track_kernel_count.unit = "kernels"  # type: ignore[attr-defined]
+
+    def track_compile_time(self, cache: dict[str, Any], variant: str, dtype: str, shape: str) -> float:
+        return float(self.entry["compile_s"])
+
+    track_compile_time.unit = "seconds"  # type: ignore[attr-defined]
+
+
+class RatioToNvfuser:
+    """The headline: kernel time of a contender over the hand-written fusion, per paired round.
+
+    Above 1: the contender is slower than hand-written nvFuser.
+    """
+
+    params = [list(CONTENDERS), _DTYPES, _SHAPES]
+    param_names = ["variant", "dtype", "shape"]
+    timeout = _SWEEP_TIMEOUT_S
+
+    def setup(self, cache: dict[str, Any], variant: str, dtype: str, shape: str) -> None:
+        _variant_entry(cache, BASELINE, dtype, shape)
+        self.entry = _variant_entry(cache, variant, dtype, shape)
+
+    def track_ratio(self, cache: dict[str, Any], variant: str, dtype: str, shape: str) -> dict[str, Any]:
+        return _samples(list(self.entry["ratio"]))
+
+    track_ratio.unit = "ratio (contender / nvFuser kernel time)"  # type: ignore[attr-defined]

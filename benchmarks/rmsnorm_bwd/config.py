@@ -1,0 +1,111 @@
+"""Which points, variants and dtypes the suite measures, and how hard.
+
+Size sets live in ``benchmarks/size_sets.toml`` so that a sweep is chosen by name
+(``RMSNORM_BENCH_SIZES``), never by literals scattered through the code.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+SIZE_SETS_FILE = Path(__file__).resolve().parent.parent / "size_sets.toml"
+
+#: The hand-written fusion every other variant is compared with.
+BASELINE = "nvfuser"
+#: Variants compared with the baseline, in the order they are reported.
+CONTENDERS = ("thunder-prims", "thunder-func", "eager", "torch-compile")
+VARIANTS = (BASELINE, *CONTENDERS)
+DTYPES = ("bfloat16", "float16", "float32")
+
+#: Max error relative to the largest reference magnitude that a variant may show and still be
+#: timed. bf16 keeps 8 significant bits (2**-8 = 0.4% per element) and eager bf16 computes its
+#: intermediates in bf16 too, so its budget is widest; fp32 leaves room for reordered sums over
+#: up to 16384 rows.
+REL_TOLERANCE = {"bfloat16": 4e-2, "float16": 1e-2, "float32": 1e-4}
+
+DEFAULT_ROUNDS = 25
+DEFAULT_WARMUP = 3
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One problem size: ``m`` rows normalised over a hidden size of ``n``."""
+
+    m: int
+    n: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.m}x{self.n}"
+
+    @classmethod
+    def parse(cls, label: str) -> Shape:
+        m, _, n = label.partition("x")
+        return cls(int(m), int(n))
+
+
+@dataclass(frozen=True)
+class SuiteConfig:
+    """What one asv run measures; read from the environment so asv's processes agree."""
+
+    size_set: str
+    shapes: tuple[Shape, ...]
+    dtypes: tuple[str, ...]
+    rounds: int
+    warmup: int
+    thunder_variant: str
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> SuiteConfig:
+        env = os.environ if env is None else env
+        size_set = env.get("RMSNORM_BENCH_SIZES", "pr")
+        shapes, dtypes = load_size_set(size_set)
+        rounds = int(env.get("RMSNORM_BENCH_ROUNDS", DEFAULT_ROUNDS))
+        if rounds < 10:
+            raise ValueError(f"RMSNORM_BENCH_ROUNDS={rounds}: at least 10 samples are needed")
+        return cls(
+            size_set=size_set,
+            shapes=shapes,
+            dtypes=dtypes,
+            rounds=rounds,
+            warmup=int(env.get("RMSNORM_BENCH_WARMUP", DEFAULT_WARMUP)),
+            thunder_variant=env.get("RMSNORM_BENCH_THUNDER_VARIANT", "stock"),
+        )
+
+
+def load_size_set(name: str, path: Path = SIZE_SETS_FILE) -> tuple[tuple[Shape, ...], tuple[str, ...]]:
+    """Shapes and dtypes of the named set; unknown names fail loudly with the known ones."""
+    with path.open("rb") as fh:
+        doc: dict[str, Any] = tomllib.load(fh)
+    sets = doc.get("sets", {})
+    if name not in sets:
+        raise ValueError(f"unknown size set {name!r} (known: {', '.join(sorted(sets))}) in {path}")
+    spec = sets[name]
+    if "shapes" in spec:
+        shapes = tuple(Shape(int(m), int(n)) for m, n in spec["shapes"])
+    else:
+        shapes = tuple(Shape(int(m), int(n)) for m in spec["m"] for n in spec["n"])
+    dtypes = tuple(spec.get("dtypes", doc.get("dtypes", DTYPES)))
+    unknown = set(dtypes) - set(DTYPES)
+    if unknown:
+        raise ValueError(f"size set {name!r}: unsupported dtypes {sorted(unknown)}")
+    return shapes, dtypes
+
+
+def bytes_moved(shape: Shape, itemsize: int) -> int:
+    """Bytes one backward call must move at minimum, counted as nvFuser's harness counts them.
+
+    Reads x, grad and weight and writes grad_input and grad_weight (all in the input dtype), and
+    reads the fp32 rms of each row: itemsize * (3*M*N + 2*N) + 4*M.
+    """
+    return itemsize * (3 * shape.m * shape.n + 2 * shape.n) + 4 * shape.m

@@ -1,0 +1,187 @@
+"""One paired measurement of the whole sweep: every variant, interleaved round by round.
+
+asv runs this once per run (``setup_cache``); every asv benchmark of the suite then reports one
+slice of it. Interleaving the variants inside each round, in a rotating order, makes clock and
+thermal drift hit all of them alike, so the per-round ratio thunder/nvFuser is a paired sample.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+from . import model, provenance, timing, variants
+from .config import BASELINE, REL_TOLERANCE, VARIANTS, Shape, SuiteConfig, bytes_moved
+
+SCHEMA = "rmsnorm-bwd-provenance/1"
+HOST_ROUNDS = 10
+
+
+def _progress(message: str) -> None:
+    """Progress for a person watching a long GPU run; asv swallows stdout, so use a file too."""
+    print(message, file=sys.stderr, flush=True)
+    path = os.environ.get("RMSNORM_BENCH_PROGRESS")
+    if path:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(message + "\n")
+
+
+def missing_stack() -> str | None:
+    """Why this machine cannot run the suite, or None when it can."""
+    try:
+        import torch
+    except ImportError as exc:
+        return f"torch is not installed ({exc})"
+    if not torch.cuda.is_available():
+        return "no CUDA device is visible (torch.cuda.is_available() is False)"
+    for module in ("nvfuser_direct", "thunder"):
+        try:
+            __import__(module)
+        except Exception as exc:
+            return f"{module} does not import ({exc.__class__.__name__}: {exc})"
+    return None
+
+
+def _rel_error(got: Any, want: Any) -> tuple[float, float]:
+    diff = float((got.double() - want).abs().max())
+    scale = float(want.abs().max()) or 1.0
+    return diff, diff / scale
+
+
+def _check(variant: variants.Variant, ref: tuple[Any, Any], dtype: str) -> dict[str, Any]:
+    """Correctness before speed: a wrong result is a failed point, never a timed one."""
+    import torch
+
+    variant.clear()
+    variant.call()
+    torch.cuda.synchronize()
+    errors = [_rel_error(got, want) for got, want in zip(variant.outputs(), ref)]
+    max_abs = max(e[0] for e in errors)
+    rel = max(e[1] for e in errors)
+    tol = REL_TOLERANCE[dtype]
+    status = "ok" if rel <= tol and rel == rel else "incorrect"  # rel != rel: NaN
+    return {"max_abs_error": max_abs, "rel_error": rel, "tolerance": tol, "status": status}
+
+
+def measure_point(shape: Shape, dtype: str, cfg: SuiteConfig, flush: timing.L2Flusher) -> dict[str, Any]:
+    import torch
+
+    inputs = model.make_inputs(shape, dtype)
+    ref = model.reference_grads(inputs)
+    built: dict[str, variants.Variant] = {}
+    report: dict[str, dict[str, Any]] = {}
+    for name in VARIANTS:
+        try:
+            variant = variants.build(name, inputs, dtype, cfg.thunder_variant)
+            entry = {"compile_s": variant.compile_s, **_check(variant, ref, dtype)}
+            if entry["status"] == "ok":
+                built[name] = variant
+            else:
+                entry["error"] = (
+                    f"incorrect result: max |error| {entry['max_abs_error']:.3g}, "
+                    f"{entry['rel_error']:.3g} of the largest reference value "
+                    f"(tolerance {entry['tolerance']:.0e})"
+                )
+        except Exception as exc:
+            entry = {"status": "error", "error": f"{exc.__class__.__name__}: {exc}"}
+            _progress(traceback.format_exc())
+        entry.update(kernel_us=[], host_us=[], kernel_names=[], kernel_count=None)
+        report[name] = entry
+    del ref
+
+    order = list(built)
+    for _ in range(cfg.warmup):
+        for name in order:
+            built[name].clear()
+            built[name].call()
+    for round_idx in range(cfg.rounds):
+        shift = round_idx % len(order) if order else 0
+        for name in order[shift:] + order[:shift]:
+            built[name].clear()
+            flush()
+            sample = timing.profile_call(built[name].call)
+            report[name]["kernel_us"].append(sample.kernel_us)
+            if not report[name]["kernel_names"]:
+                report[name]["kernel_names"] = list(sample.names)
+            report[name].setdefault("_counts", []).append(len(sample.names))
+    for round_idx in range(HOST_ROUNDS):
+        shift = round_idx % len(order) if order else 0
+        for name in order[shift:] + order[:shift]:
+            built[name].clear()
+            flush()
+            report[name]["host_us"].append(timing.host_wall_us(built[name].call))
+    for name in order:
+        counts = report[name].pop("_counts")
+        report[name]["kernel_count"] = int(statistics.median(counts))
+
+    base = report[BASELINE]["kernel_us"]
+    for name in order:
+        if name != BASELINE and base:
+            report[name]["ratio"] = [t / b for t, b in zip(report[name]["kernel_us"], base)]
+    del built, inputs
+    torch.cuda.empty_cache()
+    itemsize = torch.empty((), dtype=getattr(torch, dtype)).element_size()
+    return {"dtype": dtype, "shape": shape.label, "bytes_moved": bytes_moved(shape, itemsize), "variants": report}
+
+
+def measure_suite(cfg: SuiteConfig) -> dict[str, Any]:
+    """The whole sweep as one JSON-able record (docs/DATA.md); ``skip`` set when it cannot run."""
+    reason = missing_stack()
+    if reason is not None:
+        return {"schema": SCHEMA, "skip": reason}
+    import torch
+
+    started = provenance.utc_now()
+    gpu = provenance.gpu()
+    gpu["clocks_start"] = provenance.clocks()
+    flush = timing.L2Flusher(int(gpu.get("l2_bytes") or 0))
+    points: dict[str, Any] = {}
+    total = len(cfg.dtypes) * len(cfg.shapes)
+    for dtype in cfg.dtypes:
+        for shape in cfg.shapes:
+            key = f"{dtype}/{shape.label}"
+            _progress(f"[{len(points) + 1}/{total}] {key} ...")
+            try:
+                points[key] = measure_point(shape, dtype, cfg, flush)
+            except Exception as exc:  # one broken point must not sink the sweep
+                _progress(traceback.format_exc())
+                points[key] = {"dtype": dtype, "shape": shape.label, "error": f"{exc.__class__.__name__}: {exc}"}
+                torch.cuda.empty_cache()
+            _progress(f"[{len(points)}/{total}] {key} {_point_line(points[key])}")
+    gpu["clocks_end"] = provenance.clocks()
+    record = {
+        "schema": SCHEMA,
+        "commit": os.environ.get("ASV_COMMIT"),
+        "machine": os.environ.get("RMSNORM_BENCH_MACHINE"),
+        "size_set": cfg.size_set,
+        "rounds": cfg.rounds,
+        "thunder_variant": cfg.thunder_variant,
+        "started_at": started,
+        "finished_at": provenance.utc_now(),
+        "gpu": gpu,
+        "versions": provenance.versions(),
+        "points": points,
+    }
+    target = os.environ.get("RMSNORM_BENCH_RECORD")
+    if target:
+        Path(target).parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record, sort_keys=True) + "\n")
+    return record
+
+
+def _point_line(point: dict[str, Any]) -> str:
+    if "error" in point:
+        return f"FAILED: {point['error']}"
+    parts = []
+    for name, entry in point["variants"].items():
+        if entry["status"] != "ok":
+            parts.append(f"{name} {entry['status'].upper()}")
+        elif entry["kernel_us"]:
+            parts.append(f"{name} {statistics.median(entry['kernel_us']):.1f}us")
+    return ", ".join(parts)

@@ -1,0 +1,111 @@
+"""The math of RMSNorm and its backward, written once.
+
+Three forms of the same function: from primitives exactly as in the originating report
+(NVIDIA/Fuser#3629), through ``F.rms_norm``, and as a hand-written nvFuser backward fusion with
+the semantics of nvFuser's own benchmark. A float64 autograd reference judges all of them.
+torch and nvFuser are imported inside the functions: asv must be able to discover the suite on
+machines without them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .config import Shape
+
+if TYPE_CHECKING:
+    import torch
+
+EPS = 1e-5
+
+
+def rmsnorm_prims(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """RMSNorm from primitives, as the report wrote it (rms kept, not 1/rms)."""
+    import torch
+
+    squared_mean = (x**2).mean(1, keepdim=True)
+    rms = torch.sqrt(squared_mean + EPS)
+    return w * (x / rms)
+
+
+def rmsnorm_func(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """RMSNorm through the functional API that Thunder decomposes itself."""
+    import torch.nn.functional as F
+
+    return F.rms_norm(x, (x.shape[-1],), w, eps=EPS)
+
+
+def saved_rms(x: torch.Tensor) -> torch.Tensor:
+    """The fp32 ``[M, 1]`` rms that a forward saves for the hand-written backward."""
+    import torch
+
+    return torch.sqrt((x.float() ** 2).mean(1, keepdim=True) + EPS)
+
+
+def make_inputs(shape: Shape, dtype_name: str, seed: int = 0) -> dict[str, torch.Tensor]:
+    """x, grad and weight drawn from a fixed seed, so every run times the same data."""
+    import torch
+
+    dtype = getattr(torch, dtype_name)
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    x = torch.randn(shape.m, shape.n, device="cuda", dtype=dtype, generator=gen)
+    grad = torch.randn(shape.m, shape.n, device="cuda", dtype=dtype, generator=gen)
+    weight = torch.randn(shape.n, device="cuda", dtype=dtype, generator=gen)
+    return {"x": x, "grad": grad, "weight": weight}
+
+
+def reference_grads(inputs: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """grad_input and grad_weight in float64 autograd: the yardstick for every variant."""
+    x = inputs["x"].double().requires_grad_()
+    w = inputs["weight"].double().requires_grad_()
+    rmsnorm_prims(x, w).backward(inputs["grad"].double())
+    assert x.grad is not None and w.grad is not None
+    return x.grad, w.grad
+
+
+def _extent(fd: Any, tv: Any, dim: int) -> Any:
+    """A symbolic extent of ``tv``; the accessor's name moved between nvFuser frontends."""
+    if hasattr(tv, "size"):
+        return tv.size(dim)
+    return fd.ops.size(tv, dim)
+
+
+def define_backward_fusion(fd: Any, dtype_name: str) -> None:
+    """The hand-written nvFuser RMSNorm backward, in ``nvfuser_direct``.
+
+    Inputs, as in nvFuser's benchmark: x ``[M, N]``, the saved rms ``[M, 1]`` in fp32 (rms itself,
+    not its reciprocal), grad ``[M, N]``, weight ``[N]``; shapes symbolic; bf16/fp16 upcast to fp32.
+    Outputs: grad_input = g*w/rms - x * sum_N(g*w*x) / (N * rms^3) and
+    grad_weight = sum_M(g * x / rms), cast back to the input dtype.
+    """
+    from nvfuser_direct import DataType
+
+    nv_dtype = {"bfloat16": DataType.BFloat16, "float16": DataType.Half, "float32": DataType.Float}[
+        dtype_name
+    ]
+    x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=nv_dtype, is_cpu=False)
+    rms = fd.define_tensor(shape=[-1, 1], contiguity=[True, None], dtype=DataType.Float, is_cpu=False)
+    grad = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=nv_dtype, is_cpu=False)
+    weight = fd.define_tensor(shape=[-1], contiguity=[True], dtype=nv_dtype, is_cpu=False)
+    if nv_dtype != DataType.Float:
+        x = fd.ops.cast(x, DataType.Float)
+        grad = fd.ops.cast(grad, DataType.Float)
+        weight = fd.ops.cast(weight, DataType.Float)
+
+    inv_rms = fd.ops.reciprocal(fd.ops.broadcast_in_dim(rms, shape=x.shape(), broadcast_dims=[0, 1]))
+    w_b = fd.ops.broadcast_in_dim(weight, shape=x.shape(), broadcast_dims=[1])
+    gw = fd.ops.mul(grad, w_b)
+
+    grad_weight = fd.ops.sum(fd.ops.mul(grad, fd.ops.mul(x, inv_rms)), [0], False, DataType.Null)
+
+    row_dot = fd.ops.sum(fd.ops.mul(gw, x), [1], False, DataType.Null)
+    row_dot_b = fd.ops.broadcast_in_dim(row_dot, shape=x.shape(), broadcast_dims=[0])
+    inv_rms3 = fd.ops.mul(fd.ops.mul(inv_rms, inv_rms), inv_rms)
+    coef = fd.ops.div(fd.ops.mul(row_dot_b, inv_rms3), _extent(fd, x, 1))
+    grad_input = fd.ops.sub(fd.ops.mul(gw, inv_rms), fd.ops.mul(x, coef))
+
+    if nv_dtype != DataType.Float:
+        grad_input = fd.ops.cast(grad_input, nv_dtype)
+        grad_weight = fd.ops.cast(grad_weight, nv_dtype)
+    fd.add_output(grad_input)
+    fd.add_output(grad_weight)

@@ -1,0 +1,127 @@
+"""Where a number came from: the GPU, its clocks, the driver and every version that matters.
+
+asv's machine.json has no GPU fields, so the suite keeps this record itself (docs/DATA.md).
+NVML (nvidia-ml-py) is optional: without it the record says what it could not read.
+"""
+
+from __future__ import annotations
+
+import platform
+from datetime import datetime, timezone
+from typing import Any
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _nvml_handle() -> Any:
+    import pynvml
+
+    pynvml.nvmlInit()
+    return pynvml.nvmlDeviceGetHandleByIndex(0)
+
+
+def clocks() -> dict[str, Any]:
+    """SM and memory clocks and temperature now; drift between start and end is worth seeing."""
+    try:
+        import pynvml
+
+        handle = _nvml_handle()
+        return {
+            "sm_mhz": pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM),
+            "mem_mhz": pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM),
+            "temperature_c": pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU),
+        }
+    except Exception as exc:  # NVML absent or refused: say so, do not guess
+        return {"error": f"NVML unavailable: {exc}"}
+
+
+def peak_bandwidth() -> tuple[float | None, str]:
+    """Theoretical DRAM bandwidth in GB/s from NVML: max memory clock x bus width x 2 (DDR)."""
+    try:
+        import pynvml
+
+        handle = _nvml_handle()
+        mem_mhz = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM)
+        bus_bits = pynvml.nvmlDeviceGetMemoryBusWidth(handle)
+        gbps = mem_mhz * 1e6 * 2 * bus_bits / 8 / 1e9
+        return gbps, f"nvml: max memory clock {mem_mhz} MHz x {bus_bits}-bit bus x 2"
+    except Exception as exc:
+        return None, f"NVML unavailable: {exc}"
+
+
+def copy_bandwidth_gbps(nbytes: int = 2 << 30, repeats: int = 5) -> float:
+    """Measured device-to-device copy rate (read + write bytes), the practical ceiling."""
+    import torch
+
+    src = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    dst.copy_(src)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    best_ms = float("inf")
+    for _ in range(repeats):
+        start.record()
+        dst.copy_(src)
+        end.record()
+        end.synchronize()
+        best_ms = min(best_ms, start.elapsed_time(end))
+    del src, dst
+    torch.cuda.empty_cache()
+    return 2 * nbytes / (best_ms * 1e-3) / 1e9
+
+
+def gpu() -> dict[str, Any]:
+    """Static facts of device 0."""
+    import torch
+
+    props = torch.cuda.get_device_properties(0)
+    info: dict[str, Any] = {
+        "name": props.name,
+        "cuda": torch.version.cuda,
+        "sm_count": props.multi_processor_count,
+        "l2_bytes": getattr(props, "L2_cache_size", None),
+        "memory_bytes": props.total_memory,
+        "capability": f"{props.major}.{props.minor}",
+    }
+    try:
+        import pynvml
+
+        _nvml_handle()
+        driver = pynvml.nvmlSystemGetDriverVersion()
+        info["driver"] = driver.decode() if isinstance(driver, bytes) else driver
+    except Exception as exc:
+        info["driver"] = f"unknown (NVML unavailable: {exc})"
+    peak, source = peak_bandwidth()
+    info["peak_bandwidth_gbps"] = peak
+    info["peak_bandwidth_source"] = source
+    info["copy_bandwidth_gbps"] = round(copy_bandwidth_gbps(), 1)
+    if peak is None:  # no datasheet figure is hard-coded: fall back to what we measured
+        info["peak_bandwidth_gbps"] = info["copy_bandwidth_gbps"]
+        info["peak_bandwidth_source"] = f"measured device copy ({source})"
+    return info
+
+
+def versions() -> dict[str, str]:
+    from importlib import metadata
+
+    import torch
+
+    found = {"python": platform.python_version(), "torch": torch.__version__}
+    for key, dist in (
+        ("nvfuser", "nvfuser-cu130-torch210"),
+        ("thunder", "lightning-thunder"),
+        ("asv", "asv"),
+        ("asv_runner", "asv-runner"),
+    ):
+        try:
+            found[key] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            found[key] = "not installed"
+    try:
+        import nvfuser_direct
+
+        found["nvfuser"] = str(nvfuser_direct.version())  # carries the git hash of the build
+    except Exception as exc:
+        found["nvfuser"] += f" (nvfuser_direct does not import: {exc.__class__.__name__})"
+    return found

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Run one size set of the RMSNorm-backward suite on this GPU machine, end to end, and print the
+# summary table. asv does the running and the storing (results/<machine>/...json, samples kept);
+# the provenance record lands beside it (docs/DATA.md).
+#
+#   bash benchmarks/run_gpu.sh [--size-set pr|nightly|smoke] [--commit SHA] [--results DIR]
+#                              [--machine NAME] [--thunder-variant stock|unfused-backward]
+#                              [--rounds N]
+#
+# asv's forkserver is safe with CUDA here: the server process only imports the suite (which
+# imports no torch), and CUDA is first touched in the forked setup_cache child. With "spawn",
+# each of the ~260 benchmark processes paid seconds of interpreter start-up (measured: a pr run
+# spent over 7 minutes just starting processes).
+#
+# Needs: a CUDA GPU, torch, nvFuser (nvfuser_direct), Thunder and asv importable by python3.
+set -euo pipefail
+
+size_set=pr commit="" results=results machine="" thunder_variant=stock rounds=25
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --size-set) size_set=$2; shift 2 ;;
+    --commit) commit=$2; shift 2 ;;
+    --results) results=$2; shift 2 ;;
+    --machine) machine=$2; shift 2 ;;
+    --thunder-variant) thunder_variant=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) echo "run_gpu.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+[ -n "$commit" ] || commit=$(git rev-parse HEAD)
+if ! gpu=$(python3 -c "import torch; assert torch.cuda.is_available(), 'no CUDA device'; print(torch.cuda.get_device_name(0))" 2>&1); then
+  echo "run_gpu.sh: no usable GPU here: $gpu" >&2
+  exit 3
+fi
+# The asv machine name carries the GPU model (asv's machine.json has no GPU fields).
+[ -n "$machine" ] || machine=$(echo "$gpu" | tr '[:upper:]' '[:lower:]' | tr -cs 'a-z0-9' '-' | sed 's/-$//')
+mkdir -p "$results/$machine"
+record="$results/$machine/$commit.provenance.jsonl"
+progress=$(mktemp)
+conf=$(mktemp --suffix=.json -p "$root" .asv-run-XXXX)
+trap 'rm -f "$progress" "$conf"; kill "${tailer:-0}" 2>/dev/null || true' EXIT
+python3 - "$conf" "$results" <<'PY'
+import json, sys
+conf = json.load(open("asv.conf.json"))
+conf["results_dir"] = sys.argv[2]
+json.dump(conf, open(sys.argv[1], "w"))
+PY
+
+echo "== RMSNorm backward: size set '$size_set' on $gpu (machine '$machine'), commit $commit, thunder '$thunder_variant'"
+asv machine --config "$conf" --yes --machine "$machine" --os "$(uname -sr)" --arch "$(uname -m)" \
+  --cpu "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)" --num_cpu "$(nproc)" \
+  --ram "$(awk '/MemTotal/{print $2}' /proc/meminfo)" >/dev/null
+export RMSNORM_BENCH_SIZES=$size_set RMSNORM_BENCH_ROUNDS=$rounds RMSNORM_BENCH_MACHINE=$machine
+export RMSNORM_BENCH_THUNDER_VARIANT=$thunder_variant RMSNORM_BENCH_RECORD=$root/$record
+export RMSNORM_BENCH_PROGRESS=$progress
+tail -n +1 -f "$progress" & tailer=$!
+start=$(date +%s)
+asv run --config "$conf" -E existing:python3 --set-commit-hash "$commit" --record-samples \
+  --launch-method forkserver --machine "$machine" --show-stderr --bench '^bench_rmsnorm_bwd\.'
+echo "== asv run took $(( $(date +%s) - start )) s"
+python3 -m benchmarks.rmsnorm_bwd.summary "$record"
