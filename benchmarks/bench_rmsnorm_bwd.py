@@ -10,7 +10,8 @@ The data contract is docs/DATA.md.
 from __future__ import annotations
 
 import statistics
-from typing import Any
+import sys
+from typing import Any, ClassVar
 
 from .rmsnorm_bwd.config import BASELINE, CONTENDERS, VARIANTS, SuiteConfig
 
@@ -38,7 +39,9 @@ def _variant_entry(cache: dict[str, Any], variant: str, dtype: str, shape: str) 
     any other exception marks this point failed, with the reason in asv's log.
     """
     if "skip" in cache:
-        raise NotImplementedError(f"RMSNorm backward suite skipped: {cache['skip']}")
+        reason = f"RMSNorm backward suite skipped: {cache['skip']}"
+        print(reason, file=sys.stderr)  # asv shows only "n/a"; --show-stderr shows why
+        raise NotImplementedError(reason)
     point = cache["points"].get(f"{dtype}/{shape}")
     if point is None:
         raise NotImplementedError(f"{dtype}/{shape} is not in size set {cache.get('size_set')!r}")
@@ -57,8 +60,8 @@ def _samples(values: list[float]) -> dict[str, Any]:
 class RMSNormBackward:
     """Per-variant figures: kernel time, host time, bandwidth, kernel count, compile time."""
 
-    params = [list(VARIANTS), _DTYPES, _SHAPES]
-    param_names = ["variant", "dtype", "shape"]
+    params: ClassVar[list[list[str]]] = [list(VARIANTS), _DTYPES, _SHAPES]
+    param_names: ClassVar[list[str]] = ["variant", "dtype", "shape"]
     timeout = _SWEEP_TIMEOUT_S
 
     def setup(self, cache: dict[str, Any], variant: str, dtype: str, shape: str) -> None:
@@ -67,28 +70,38 @@ class RMSNormBackward:
         self.bytes_moved = point["bytes_moved"]
         self.peak_gbps = cache["gpu"]["peak_bandwidth_gbps"]
 
-    def track_kernel_time(self, cache: dict[str, Any], variant: str, dtype: str, shape: str) -> dict[str, Any]:
+    def track_kernel_time(
+        self, cache: dict[str, Any], variant: str, dtype: str, shape: str
+    ) -> dict[str, Any]:
         return _samples([us * 1e-6 for us in self.entry["kernel_us"]])
 
     track_kernel_time.unit = "seconds"  # type: ignore[attr-defined]
 
-    def track_host_time(self, cache: dict[str, Any], variant: str, dtype: str, shape: str) -> dict[str, Any]:
+    def track_host_time(
+        self, cache: dict[str, Any], variant: str, dtype: str, shape: str
+    ) -> dict[str, Any]:
         return _samples([us * 1e-6 for us in self.entry["host_us"]])
 
     track_host_time.unit = "seconds"  # type: ignore[attr-defined]
 
-    def track_bandwidth_pct(self, cache: dict[str, Any], variant: str, dtype: str, shape: str) -> float:
+    def track_bandwidth_pct(
+        self, cache: dict[str, Any], variant: str, dtype: str, shape: str
+    ) -> float:
         seconds = statistics.median(self.entry["kernel_us"]) * 1e-6
         return float(100.0 * self.bytes_moved / seconds / (self.peak_gbps * 1e9))
 
     track_bandwidth_pct.unit = "% of peak bandwidth"  # type: ignore[attr-defined]
 
-    def track_kernel_count(self, cache: dict[str, Any], variant: str, dtype: str, shape: str) -> int:
+    def track_kernel_count(
+        self, cache: dict[str, Any], variant: str, dtype: str, shape: str
+    ) -> int:
         return int(self.entry["kernel_count"])
 
     track_kernel_count.unit = "kernels"  # type: ignore[attr-defined]
 
-    def track_compile_time(self, cache: dict[str, Any], variant: str, dtype: str, shape: str) -> float:
+    def track_compile_time(
+        self, cache: dict[str, Any], variant: str, dtype: str, shape: str
+    ) -> float:
         return float(self.entry["compile_s"])
 
     track_compile_time.unit = "seconds"  # type: ignore[attr-defined]
@@ -100,15 +113,17 @@ class RatioToNvfuser:
     Above 1: the contender is slower than hand-written nvFuser.
     """
 
-    params = [list(CONTENDERS), _DTYPES, _SHAPES]
-    param_names = ["variant", "dtype", "shape"]
+    params: ClassVar[list[list[str]]] = [list(CONTENDERS), _DTYPES, _SHAPES]
+    param_names: ClassVar[list[str]] = ["variant", "dtype", "shape"]
     timeout = _SWEEP_TIMEOUT_S
 
     def setup(self, cache: dict[str, Any], variant: str, dtype: str, shape: str) -> None:
         _variant_entry(cache, BASELINE, dtype, shape)
         self.entry = _variant_entry(cache, variant, dtype, shape)
 
-    def track_ratio(self, cache: dict[str, Any], variant: str, dtype: str, shape: str) -> dict[str, Any]:
+    def track_ratio(
+        self, cache: dict[str, Any], variant: str, dtype: str, shape: str
+    ) -> dict[str, Any]:
         return _samples(list(self.entry["ratio"]))
 
     track_ratio.unit = "ratio (contender / nvFuser kernel time)"  # type: ignore[attr-defined]

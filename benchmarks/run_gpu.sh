@@ -56,10 +56,11 @@ asv machine --config "$conf" --yes --machine "$machine" --os "$(uname -sr)" --ar
   --ram "$(awk '/MemTotal/{print $2}' /proc/meminfo)" >/dev/null
 export RMSNORM_BENCH_SIZES=$size_set RMSNORM_BENCH_ROUNDS=$rounds RMSNORM_BENCH_MACHINE=$machine
 export RMSNORM_BENCH_THUNDER_VARIANT=$thunder_variant RMSNORM_BENCH_RECORD=$root/$record
-export RMSNORM_BENCH_PROGRESS=$progress
+export RMSNORM_BENCH_PROGRESS=$progress RMSNORM_BENCH_COMMIT=$commit
 tail -n +1 -f "$progress" & tailer=$!
 start=$(date +%s)
 asv run --config "$conf" -E existing:python3 --set-commit-hash "$commit" --record-samples \
-  --launch-method forkserver --machine "$machine" --show-stderr --bench '^bench_rmsnorm_bwd\.'
+  --launch-method forkserver --machine "$machine" --show-stderr --bench '^bench_rmsnorm_bwd\.' \
+  | while IFS= read -r line; do printf '%s %s\n' "$(date +%T)" "$line"; done
 echo "== asv run took $(( $(date +%s) - start )) s"
 python3 -m benchmarks.rmsnorm_bwd.summary "$record"

@@ -83,7 +83,9 @@ class SuiteConfig:
         )
 
 
-def load_size_set(name: str, path: Path = SIZE_SETS_FILE) -> tuple[tuple[Shape, ...], tuple[str, ...]]:
+def load_size_set(
+    name: str, path: Path = SIZE_SETS_FILE
+) -> tuple[tuple[Shape, ...], tuple[str, ...]]:
     """Shapes and dtypes of the named set; unknown names fail loudly with the known ones."""
     with path.open("rb") as fh:
         doc: dict[str, Any] = tomllib.load(fh)

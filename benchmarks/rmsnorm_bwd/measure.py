@@ -11,6 +11,7 @@ import json
 import os
 import statistics
 import sys
+import time
 import traceback
 from pathlib import Path
 from typing import Any
@@ -60,7 +61,7 @@ def _check(variant: variants.Variant, ref: tuple[Any, Any], dtype: str) -> dict[
     variant.clear()
     variant.call()
     torch.cuda.synchronize()
-    errors = [_rel_error(got, want) for got, want in zip(variant.outputs(), ref)]
+    errors = [_rel_error(got, want) for got, want in zip(variant.outputs(), ref, strict=True)]
     max_abs = max(e[0] for e in errors)
     rel = max(e[1] for e in errors)
     tol = REL_TOLERANCE[dtype]
@@ -68,9 +69,13 @@ def _check(variant: variants.Variant, ref: tuple[Any, Any], dtype: str) -> dict[
     return {"max_abs_error": max_abs, "rel_error": rel, "tolerance": tol, "status": status}
 
 
-def measure_point(shape: Shape, dtype: str, cfg: SuiteConfig, flush: timing.L2Flusher) -> dict[str, Any]:
+def measure_point(
+    shape: Shape, dtype: str, cfg: SuiteConfig, flush: timing.L2Flusher
+) -> dict[str, Any]:
     import torch
 
+    phases: dict[str, float] = {}
+    phase_start = time.perf_counter()
     inputs = model.make_inputs(shape, dtype)
     ref = model.reference_grads(inputs)
     built: dict[str, variants.Variant] = {}
@@ -93,22 +98,28 @@ def measure_point(shape: Shape, dtype: str, cfg: SuiteConfig, flush: timing.L2Fl
         entry.update(kernel_us=[], host_us=[], kernel_names=[], kernel_count=None)
         report[name] = entry
     del ref
+    phases["build_and_check_s"] = time.perf_counter() - phase_start
 
     order = list(built)
     for _ in range(cfg.warmup):
         for name in order:
             built[name].clear()
             built[name].call()
+    phase_start = time.perf_counter()
+    fallbacks = 0
     for round_idx in range(cfg.rounds):
         shift = round_idx % len(order) if order else 0
-        for name in order[shift:] + order[:shift]:
-            built[name].clear()
-            flush()
-            sample = timing.profile_call(built[name].call)
+        calls = [(n, built[n].call, built[n].clear) for n in order[shift:] + order[:shift]]
+        samples = timing.profile_round(calls, flush)
+        fallbacks += samples.pop("__fallback__", None) is not None
+        for name, sample in samples.items():
             report[name]["kernel_us"].append(sample.kernel_us)
             if not report[name]["kernel_names"]:
                 report[name]["kernel_names"] = list(sample.names)
             report[name].setdefault("_counts", []).append(len(sample.names))
+    phases["rounds_s"] = time.perf_counter() - phase_start
+    phases["per_call_fallback_rounds"] = fallbacks
+    phase_start = time.perf_counter()
     for round_idx in range(HOST_ROUNDS):
         shift = round_idx % len(order) if order else 0
         for name in order[shift:] + order[:shift]:
@@ -119,14 +130,23 @@ def measure_point(shape: Shape, dtype: str, cfg: SuiteConfig, flush: timing.L2Fl
         counts = report[name].pop("_counts")
         report[name]["kernel_count"] = int(statistics.median(counts))
 
+    phases["host_s"] = time.perf_counter() - phase_start
     base = report[BASELINE]["kernel_us"]
     for name in order:
         if name != BASELINE and base:
-            report[name]["ratio"] = [t / b for t, b in zip(report[name]["kernel_us"], base)]
+            report[name]["ratio"] = [
+                t / b for t, b in zip(report[name]["kernel_us"], base, strict=True)
+            ]
     del built, inputs
     torch.cuda.empty_cache()
     itemsize = torch.empty((), dtype=getattr(torch, dtype)).element_size()
-    return {"dtype": dtype, "shape": shape.label, "bytes_moved": bytes_moved(shape, itemsize), "variants": report}
+    return {
+        "dtype": dtype,
+        "shape": shape.label,
+        "bytes_moved": bytes_moved(shape, itemsize),
+        "variants": report,
+        "phases_s": phases,
+    }
 
 
 def measure_suite(cfg: SuiteConfig) -> dict[str, Any]:
@@ -150,13 +170,21 @@ def measure_suite(cfg: SuiteConfig) -> dict[str, Any]:
                 points[key] = measure_point(shape, dtype, cfg, flush)
             except Exception as exc:  # one broken point must not sink the sweep
                 _progress(traceback.format_exc())
-                points[key] = {"dtype": dtype, "shape": shape.label, "error": f"{exc.__class__.__name__}: {exc}"}
+                points[key] = {
+                    "dtype": dtype,
+                    "shape": shape.label,
+                    "error": f"{exc.__class__.__name__}: {exc}",
+                }
                 torch.cuda.empty_cache()
-            _progress(f"[{len(points)}/{total}] {key} {_point_line(points[key])}")
+            phases = points[key].get("phases_s", {})
+            timing_txt = ", ".join(f"{k} {v:.1f}" for k, v in phases.items())
+            _progress(f"[{len(points)}/{total}] {key} {_point_line(points[key])} ({timing_txt})")
     gpu["clocks_end"] = provenance.clocks()
     record = {
         "schema": SCHEMA,
-        "commit": os.environ.get("ASV_COMMIT"),
+        # asv does not pass ASV_COMMIT to setup_cache in an existing environment; the run
+        # script passes the commit it gave asv.
+        "commit": os.environ.get("RMSNORM_BENCH_COMMIT") or os.environ.get("ASV_COMMIT"),
         "machine": os.environ.get("RMSNORM_BENCH_MACHINE"),
         "size_set": cfg.size_set,
         "rounds": cfg.rounds,

@@ -84,7 +84,9 @@ def define_backward_fusion(fd: Any, dtype_name: str) -> None:
         dtype_name
     ]
     x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=nv_dtype, is_cpu=False)
-    rms = fd.define_tensor(shape=[-1, 1], contiguity=[True, None], dtype=DataType.Float, is_cpu=False)
+    rms = fd.define_tensor(
+        shape=[-1, 1], contiguity=[True, None], dtype=DataType.Float, is_cpu=False
+    )
     grad = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=nv_dtype, is_cpu=False)
     weight = fd.define_tensor(shape=[-1], contiguity=[True], dtype=nv_dtype, is_cpu=False)
     if nv_dtype != DataType.Float:
@@ -92,7 +94,9 @@ def define_backward_fusion(fd: Any, dtype_name: str) -> None:
         grad = fd.ops.cast(grad, DataType.Float)
         weight = fd.ops.cast(weight, DataType.Float)
 
-    inv_rms = fd.ops.reciprocal(fd.ops.broadcast_in_dim(rms, shape=x.shape(), broadcast_dims=[0, 1]))
+    inv_rms = fd.ops.reciprocal(
+        fd.ops.broadcast_in_dim(rms, shape=x.shape(), broadcast_dims=[0, 1])
+    )
     w_b = fd.ops.broadcast_in_dim(weight, shape=x.shape(), broadcast_dims=[1])
     gw = fd.ops.mul(grad, w_b)
 

@@ -15,7 +15,11 @@ from .config import BASELINE, CONTENDERS
 
 
 def _cov_pct(values: list[float]) -> float:
-    return 100.0 * statistics.stdev(values) / statistics.mean(values) if len(values) > 1 else float("nan")
+    return (
+        100.0 * statistics.stdev(values) / statistics.mean(values)
+        if len(values) > 1
+        else float("nan")
+    )
 
 
 def render(record: dict[str, Any]) -> str:
@@ -28,7 +32,8 @@ def render(record: dict[str, Any]) -> str:
         f"({gpu['peak_bandwidth_source']}) | copy {gpu['copy_bandwidth_gbps']:.0f} GB/s",
         "versions: " + ", ".join(f"{k} {v}" for k, v in record["versions"].items()),
         f"clocks start {gpu['clocks_start']} end {gpu['clocks_end']}",
-        f"size set {record['size_set']}, {record['rounds']} paired rounds, thunder {record['thunder_variant']}",
+        f"size set {record['size_set']}, {record['rounds']} paired rounds, "
+        f"thunder {record['thunder_variant']}",
         "",
         f"{'point':<22}{'variant':<15}{'kernel us':>10}{'ratio':>8}{'CoV %':>7}{'% peak':>8}"
         f"{'kernels':>8}{'host us':>9}{'compile s':>10}",
@@ -45,7 +50,11 @@ def render(record: dict[str, Any]) -> str:
             kernel = statistics.median(entry["kernel_us"])
             pct = 100.0 * point["bytes_moved"] / (kernel * 1e-6) / (peak * 1e9)
             ratio = entry.get("ratio")
-            ratio_txt = f"{statistics.median(ratio):8.3f}{_cov_pct(ratio):7.2f}" if ratio else f"{'':8}{'':7}"
+            ratio_txt = (
+                f"{statistics.median(ratio):8.3f}{_cov_pct(ratio):7.2f}"
+                if ratio
+                else f"{'':8}{'':7}"
+            )
             lines.append(
                 f"{key:<22}{name:<15}{kernel:10.1f}{ratio_txt}{pct:8.1f}{entry['kernel_count']:8d}"
                 f"{statistics.median(entry['host_us']):9.0f}{entry['compile_s']:10.2f}"
@@ -55,7 +64,11 @@ def render(record: dict[str, Any]) -> str:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        print("usage: python -m benchmarks.rmsnorm_bwd.summary RESULTS/<machine>/<sha>.provenance.jsonl", file=sys.stderr)
+        print(
+            "usage: python -m benchmarks.rmsnorm_bwd.summary "
+            "RESULTS/<machine>/<sha>.provenance.jsonl",
+            file=sys.stderr,
+        )
         return 2
     with open(argv[0], encoding="utf-8") as fh:
         lines = [line for line in fh if line.strip()]

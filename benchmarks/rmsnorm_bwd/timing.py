@@ -32,7 +32,9 @@ class L2Flusher:
     def __init__(self, l2_bytes: int) -> None:
         import torch
 
-        self._buf = torch.empty(max(l2_bytes, 1 << 20) * FLUSH_FACTOR, dtype=torch.int8, device="cuda")
+        self._buf = torch.empty(
+            max(l2_bytes, 1 << 20) * FLUSH_FACTOR, dtype=torch.int8, device="cuda"
+        )
 
     def __call__(self) -> None:
         self._buf.zero_()
@@ -57,6 +59,92 @@ def profile_call(call: Callable[[], None]) -> KernelSample:
         kernel_us=sum(_duration_us(e) for e in device_events),
         names=tuple(e.name for e in device_events),
     )
+
+
+@dataclass(frozen=True)
+class DeviceEvent:
+    """One GPU activity on the profiler's timeline (microseconds)."""
+
+    name: str
+    start_us: float
+    duration_us: float
+
+
+@dataclass(frozen=True)
+class Window:
+    """The host-side span of one labelled call, from launch to its synchronize."""
+
+    label: str
+    start_us: float
+    end_us: float
+
+
+def attribute(
+    windows: list[Window], events: list[DeviceEvent], expected_outside: int
+) -> dict[str, KernelSample] | None:
+    """Assign each GPU activity to the call whose window contains its start.
+
+    Why: one profiler session per round instead of one per call (each session costs far more
+    than the kernels it times). The calls are separated by synchronizes, so their activities
+    cannot overlap; the only activities outside every window are the L2 flushes. When the count
+    outside is not exactly ``expected_outside``, or a window caught nothing, the attribution is
+    not trusted and None is returned (the caller then profiles call by call).
+    """
+    found: dict[str, list[DeviceEvent]] = {w.label: [] for w in windows}
+    outside = 0
+    for event in events:
+        owners = [w for w in windows if w.start_us <= event.start_us <= w.end_us]
+        if len(owners) == 1:
+            found[owners[0].label].append(event)
+        elif not owners:
+            outside += 1
+        else:
+            return None
+    if outside != expected_outside or any(not hits for hits in found.values()):
+        return None
+    return {
+        label: KernelSample(
+            kernel_us=sum(e.duration_us for e in hits), names=tuple(e.name for e in hits)
+        )
+        for label, hits in found.items()
+    }
+
+
+def profile_round(
+    calls: list[tuple[str, Callable[[], None], Callable[[], None]]], flush: L2Flusher
+) -> dict[str, KernelSample]:
+    """Kernel time of each (name, call, clear) in order, under one profiler session."""
+    import torch
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for name, call, clear in calls:
+            clear()
+            flush()
+            torch.cuda.synchronize()
+            with record_function(f"rmsnorm-call:{name}"):
+                call()
+                torch.cuda.synchronize()
+    windows, events = [], []
+    for e in prof.events():
+        if e.device_type == DeviceType.CUDA:
+            if not e.name.startswith("rmsnorm-call:"):  # GPU-side copies of the annotations
+                events.append(DeviceEvent(e.name, float(e.time_range.start), _duration_us(e)))
+        elif e.name.startswith("rmsnorm-call:"):
+            windows.append(
+                Window(e.name.split(":", 1)[1], float(e.time_range.start), float(e.time_range.end))
+            )
+    samples = attribute(windows, events, expected_outside=len(calls))
+    if samples is None:  # not trusted: fall back to one session per call
+        samples = {}
+        for name, call, clear in calls:
+            clear()
+            flush()
+            samples[name] = profile_call(call)
+        samples["__fallback__"] = KernelSample(0.0, ())
+    return samples
 
 
 def host_wall_us(call: Callable[[], None]) -> float:

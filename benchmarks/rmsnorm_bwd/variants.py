@@ -72,7 +72,9 @@ def _nvfuser(inputs: dict[str, Tensor], dtype_name: str) -> Variant:
     return Variant("nvfuser", call, lambda: holder.pop("out", None), outputs, compile_s)
 
 
-def _autograd(name: str, fn: Callable[[Tensor, Tensor], Tensor], inputs: dict[str, Tensor]) -> Variant:
+def _autograd(
+    name: str, fn: Callable[[Tensor, Tensor], Tensor], inputs: dict[str, Tensor]
+) -> Variant:
     """Forward once, then time only ``y.backward(grad)`` with the graph retained."""
     import torch
 

@@ -1,0 +1,55 @@
+"""On a GPU machine: the whole measurement of the smoke point, correctness gate included.
+
+Run there with: RMSNORM_BENCH_SIZES=smoke python -m pytest -m gpu tests/gpu
+"""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from benchmarks.rmsnorm_bwd.config import CONTENDERS, VARIANTS, SuiteConfig
+from benchmarks.rmsnorm_bwd.measure import measure_suite, missing_stack
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def record() -> dict:
+    reason = missing_stack()
+    if reason:
+        pytest.skip(reason)
+    return measure_suite(
+        SuiteConfig.from_env({"RMSNORM_BENCH_SIZES": "smoke", "RMSNORM_BENCH_ROUNDS": "10"})
+    )
+
+
+def test_every_variant_is_correct_and_timed(record: dict) -> None:
+    (point,) = record["points"].values()
+    for name in VARIANTS:
+        entry = point["variants"][name]
+        assert entry["status"] == "ok", entry
+        assert len(entry["kernel_us"]) == 10
+        assert all(us > 0 for us in entry["kernel_us"])
+        assert entry["kernel_count"] >= 1
+
+
+def test_ratios_are_paired_per_round(record: dict) -> None:
+    (point,) = record["points"].values()
+    base = point["variants"]["nvfuser"]["kernel_us"]
+    for name in CONTENDERS:
+        entry = point["variants"][name]
+        assert entry["ratio"] == [t / b for t, b in zip(entry["kernel_us"], base, strict=True)]
+
+
+def test_the_hand_written_fusion_runs_few_kernels(record: dict) -> None:
+    (point,) = record["points"].values()
+    assert point["variants"]["nvfuser"]["kernel_count"] <= 3
+    assert statistics.median(point["variants"]["nvfuser"]["kernel_us"]) < 1000
+
+
+def test_provenance_names_the_gpu_and_versions(record: dict) -> None:
+    assert record["gpu"]["name"]
+    assert record["gpu"]["peak_bandwidth_gbps"] > 0
+    assert set(record["versions"]) >= {"torch", "nvfuser", "thunder", "asv"}
