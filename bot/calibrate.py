@@ -30,7 +30,7 @@ from bot.results import CommitResults, Point, PointKey
 from bot.verdict import Overall, decide
 
 Mode = Literal["bootstrap", "split"]
-DEFAULT_SHIFTS = (0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05)
+DEFAULT_SHIFTS = (0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1)
 
 
 @dataclass(frozen=True)

@@ -267,10 +267,11 @@ METHOD = (
     "rounds; the change is head/base with a 95% bootstrap CI (rounds resampled within each "
     "side). A point regressed when the change is at least its threshold, its one-sided "
     "Mann-Whitney p (Holm-adjusted over the gating points) is below alpha and its CI is above "
-    "1. The verdict needs a corroborated point (CI above the threshold, or its variant's "
-    "geometric mean significantly up) or a variant-wide geometric-mean change above the "
-    "threshold. Side that moved: which kernel time (Thunder's or nvFuser's) changed, base to "
-    "head, by at least half the threshold with a CI excluding 1."
+    "1. The verdict needs a corroborated point (its CI above the threshold, or the variant's "
+    "other sizes significantly up as a group) or a geometric-mean change above the threshold "
+    "over at least 3 points of a variant. Side that moved: which kernel time (Thunder's or "
+    "nvFuser's) changed, base to head, with a CI excluding 1, by at least half the ratio's "
+    "change and half the threshold."
 )
 
 

@@ -20,7 +20,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BadInput", "CommitResults", "Point", "PointKey", "load_commit", "load_pair"]
+__all__ = [
+    "BadInput",
+    "CommitInfo",
+    "CommitResults",
+    "Point",
+    "PointKey",
+    "Provenance",
+    "list_commits",
+    "load_commit",
+    "load_pair",
+]
 
 SUITE = "bench_rmsnorm_bwd"
 BENCH_RATIO = f"{SUITE}.RatioToNvfuser.track_ratio"

@@ -16,11 +16,12 @@ Rules, and why (defaults in bot/config.py and perfbot.toml):
 * Gating: only variants matching ``gating_variants`` (default ``thunder-*``) decide the verdict;
   eager and torch.compile are shown for context and tested as their own Holm family.
 * One noisy point must not decide alone: the overall verdict is "regressed" when a gating
-  variant's geometric-mean change across its points is at least ``1 + effect`` with its CI above
-  1 (a broad regression), or when a point regressed AND is corroborated: its own CI lies
-  entirely above its threshold, or its variant's geometric mean is significantly above 1.
-  "improved" mirrors this and only applies when nothing regressed. No gating point with data on
-  both sides: "inconclusive (no data)".
+  variant's geometric-mean change over at least 3 of its points is at least ``1 + effect`` with
+  its CI above 1 (a broad regression), or when a point regressed AND is corroborated: its own CI
+  lies entirely above ``1 + effect``, or the geometric mean of the variant's OTHER points is
+  significantly above 1 (CI above 1). Other variants at the same size do not corroborate: they
+  share its nvFuser rounds. "improved" mirrors this and only applies when nothing regressed.
+  No gating point with data on both sides: "inconclusive (no data)".
 * Which side moved (explanation only): a side's kernel time, base to head, moved when its CI
   excludes 1 and it changed by at least half the ratio's change and half the threshold (half:
   a ratio change can be split between the two sides; absolute times also drift together
@@ -38,6 +39,9 @@ from bot.config import VerdictSettings
 from bot.results import REFERENCE, CommitResults, PointKey, compared_keys
 from bot.stats import Comparison, Interval, compare, geometric_mean, holm, point_seed
 
+#: A variant-wide geometric mean decides on its own only over this many points: with fewer, it is
+#: one or two points again and must pass the point rule instead.
+MIN_BROAD_POINTS = 3
 Overall = Literal["regressed", "improved", "no change", "inconclusive (no data)"]
 State = Literal["regressed", "improved", "no change", "no data"]
 Moved = Literal["thunder", "nvfuser", "both", "neither", "unknown"]
@@ -163,8 +167,6 @@ def decide(
         family = [k for k in cmps if s.is_gating(k.variant) == gating]
         states.update(_states(family, cmps, s))
     summaries = _summaries(cmps, s)
-    up_variants = {v.variant for v in summaries if v.geomean.low > 1}
-    down_variants = {v.variant for v in summaries if v.geomean.high < 1}
     nv_cache: dict[tuple[str, str], Comparison | None] = {}
     points = []
     for k in keys:
@@ -174,10 +176,7 @@ def decide(
             points.append(PointVerdict(k, gating, t, "no data", no_data=no_data[k]))
             continue
         state, pu, pd = states[k]
-        c = cmps[k].change
-        corroborated = (state == "regressed" and (c.low >= 1 + t or k.variant in up_variants)) or (
-            state == "improved" and (c.high <= 1 / (1 + t) or k.variant in down_variants)
-        )
+        corroborated = _corroborated(k, state, cmps, t)
         contender = nvfuser = None
         if explain:
             contender = _kernel(k, base, head, s)
@@ -204,6 +203,23 @@ def decide(
     return _overall(base, head, s, tuple(points), summaries)
 
 
+def _corroborated(k: PointKey, state: State, cmps: dict[PointKey, Comparison], t: float) -> bool:
+    """A flagged point is not alone: its CI clears the threshold by itself, or the variant's
+    OTHER points (other sizes, so independent rounds) moved the same way as a group.
+
+    Other variants at the same size do not count: they share the nvFuser measurement, so one
+    noisy nvFuser round set would "corroborate" itself.
+    """
+    c = cmps[k].change
+    if state == "no change" or (c.low >= 1 + t if state == "regressed" else c.high <= 1 / (1 + t)):
+        return state != "no change"
+    others = [cmps[o] for o in cmps if o.variant == k.variant and o != k]
+    if not others:
+        return False
+    group = geometric_mean(others)
+    return group.low > 1 if state == "regressed" else group.high < 1
+
+
 def _summaries(cmps: dict[PointKey, Comparison], s: VerdictSettings) -> tuple[VariantSummary, ...]:
     variants = sorted({k.variant for k in cmps if s.is_gating(k.variant)})
     out = []
@@ -222,9 +238,10 @@ def _overall(
 ) -> Verdict:
     gating = [p for p in points if p.gating and p.ratio is not None]
     worst = max(gating, key=lambda p: p.ratio.change.estimate if p.ratio else 0.0, default=None)
-    broad_up = [v for v in summaries if v.geomean.estimate >= 1 + s.effect and v.geomean.low > 1]
+    broad = [v for v in summaries if v.points >= MIN_BROAD_POINTS]
+    broad_up = [v for v in broad if v.geomean.estimate >= 1 + s.effect and v.geomean.low > 1]
     broad_down = [
-        v for v in summaries if v.geomean.estimate <= 1 / (1 + s.effect) and v.geomean.high < 1
+        v for v in broad if v.geomean.estimate <= 1 / (1 + s.effect) and v.geomean.high < 1
     ]
     ups = [p for p in gating if p.state == "regressed" and p.corroborated]
     downs = [p for p in gating if p.state == "improved" and p.corroborated]

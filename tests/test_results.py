@@ -321,3 +321,27 @@ def test_machine_names_must_be_plain(synthetic: SyntheticResults, tmp_path: Path
     shutil.copytree(synth.results_dir / MACHINE, synth.results_dir / "gpu @team <b>")
     with pytest.raises(BadInput, match="is not a plain name"):
         load_commit(synth.results_dir, synth.commits["same"])
+
+
+SMOKE = Path(__file__).resolve().parents[1] / "data" / "h200-smoke" / "results"
+
+
+def test_reads_the_recorded_h200_smoke_run() -> None:
+    """Real GPU output (data/README.md): the reader takes it as asv and the suite wrote it."""
+    res = load_commit(SMOKE, "8b8c0041")
+    assert res.machine == "nvidia-h200"
+    assert res.provenance is not None and res.provenance.text("gpu", "name") == "NVIDIA H200"
+    assert {k.variant for k in res.points} == {
+        "nvfuser",
+        "thunder-prims",
+        "thunder-func",
+        "eager",
+        "torch-compile",
+    }
+    for key in res.contenders():
+        point, ref = res.points[key], res.reference(key)
+        assert point.ratio is not None and point.kernel_s is not None and ref is not None
+        assert len(point.ratio) == len(point.kernel_s) == 10
+        assert ref.kernel_s is not None
+        for r, t, n in zip(point.ratio, point.kernel_s, ref.kernel_s, strict=True):
+            assert math.isclose(r, t / n, rel_tol=1e-9)  # paired by round, through asv
