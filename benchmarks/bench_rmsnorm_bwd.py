@@ -47,6 +47,10 @@ def _variant_entry(cache: dict[str, Any], variant: str, dtype: str, shape: str) 
         raise NotImplementedError(f"{dtype}/{shape} is not in size set {cache.get('size_set')!r}")
     if "error" in point:
         raise RuntimeError(f"{dtype}/{shape} failed: {point['error']}")
+    if variant not in point["variants"]:
+        raise NotImplementedError(
+            f"{variant} was not measured in this run (RMSNORM_BENCH_VARIANTS)"
+        )
     entry: dict[str, Any] = point["variants"][variant]
     if entry["status"] != "ok":
         raise RuntimeError(f"{variant} {dtype}/{shape} {entry['status']}: {entry.get('error')}")

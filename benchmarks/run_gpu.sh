@@ -5,7 +5,7 @@
 #
 #   bash benchmarks/run_gpu.sh [--size-set pr|nightly|smoke] [--commit SHA] [--results DIR]
 #                              [--machine NAME] [--thunder-variant stock|unfused-backward]
-#                              [--rounds N]
+#                              [--rounds N] [--variants nvfuser,thunder-prims,...]
 #
 # asv's forkserver is safe with CUDA here: the server process only imports the suite (which
 # imports no torch), and CUDA is first touched in the forked setup_cache child. With "spawn",
@@ -24,7 +24,8 @@ while [ $# -gt 0 ]; do
     --machine) machine=$2; shift 2 ;;
     --thunder-variant) thunder_variant=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    --variants) export RMSNORM_BENCH_VARIANTS=$2; shift 2 ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
     *) echo "run_gpu.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done

@@ -121,3 +121,23 @@ def test_committed_smoke_results_hold_samples_for_every_variant() -> None:
     row = dict(zip(columns, values, strict=False))  # asv drops trailing empty columns
     assert len(row["samples"]) == 5  # nvfuser, thunder-prims, thunder-func, eager, torch-compile
     assert all(len(s) == 10 for s in row["samples"])
+
+
+def test_gpu_run_command_refuses_a_machine_without_gpu() -> None:
+    done = subprocess.run(
+        ["bash", "benchmarks/run_gpu.sh", "--size-set", "smoke"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "no usable GPU here" in done.stderr
+
+
+def test_gpu_run_command_refuses_unknown_arguments() -> None:
+    done = subprocess.run(
+        ["bash", "benchmarks/run_gpu.sh", "--sizes", "pr"], cwd=REPO, capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    assert "unknown argument --sizes" in done.stderr

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.rmsnorm_bwd.config import Shape, SuiteConfig, bytes_moved, load_size_set
+from benchmarks.rmsnorm_bwd.config import (
+    VARIANTS,
+    Shape,
+    SuiteConfig,
+    bytes_moved,
+    load_size_set,
+)
 
 
 def test_pr_set_holds_the_report_points() -> None:
@@ -63,3 +69,14 @@ def test_fewer_than_ten_rounds_is_refused() -> None:
 
 def test_shape_label_round_trips() -> None:
     assert Shape.parse(Shape(2048, 8192).label) == Shape(2048, 8192)
+
+
+def test_variants_subset_always_keeps_the_baseline() -> None:
+    cfg = SuiteConfig.from_env({"RMSNORM_BENCH_VARIANTS": "thunder-prims, thunder-func"})
+    assert cfg.variants == ("nvfuser", "thunder-prims", "thunder-func")
+    assert SuiteConfig.from_env({}).variants == VARIANTS
+
+
+def test_unknown_variant_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown"):
+        SuiteConfig.from_env({"RMSNORM_BENCH_VARIANTS": "triton"})

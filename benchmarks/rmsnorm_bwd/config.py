@@ -64,6 +64,7 @@ class SuiteConfig:
     rounds: int
     warmup: int
     thunder_variant: str
+    variants: tuple[str, ...] = VARIANTS
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> SuiteConfig:
@@ -80,7 +81,26 @@ class SuiteConfig:
             rounds=rounds,
             warmup=int(env.get("RMSNORM_BENCH_WARMUP", DEFAULT_WARMUP)),
             thunder_variant=env.get("RMSNORM_BENCH_THUNDER_VARIANT", "stock"),
+            variants=parse_variants(env.get("RMSNORM_BENCH_VARIANTS", "")),
         )
+
+
+def parse_variants(text: str) -> tuple[str, ...]:
+    """A comma list of variants to measure (empty: all); the baseline is always measured.
+
+    Why: the context baselines (eager, torch.compile) cost most of a run's compile time and say
+    nothing about Thunder against nvFuser; a PR job in a hurry may leave them out. The asv
+    parameter list stays the full one, so the results of every run line up.
+    """
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        return VARIANTS
+    unknown = sorted(set(names) - set(VARIANTS))
+    if unknown:
+        raise ValueError(
+            f"RMSNORM_BENCH_VARIANTS: unknown {unknown} (known: {', '.join(VARIANTS)})"
+        )
+    return tuple(v for v in VARIANTS if v == BASELINE or v in names)
 
 
 def load_size_set(

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import model, provenance, timing, variants
-from .config import BASELINE, REL_TOLERANCE, VARIANTS, Shape, SuiteConfig, bytes_moved
+from .config import BASELINE, REL_TOLERANCE, Shape, SuiteConfig, bytes_moved
 
 SCHEMA = "rmsnorm-bwd-provenance/1"
 HOST_ROUNDS = 10
@@ -80,7 +80,7 @@ def measure_point(
     ref = model.reference_grads(inputs)
     built: dict[str, variants.Variant] = {}
     report: dict[str, dict[str, Any]] = {}
-    for name in VARIANTS:
+    for name in cfg.variants:
         try:
             variant = variants.build(name, inputs, dtype, cfg.thunder_variant)
             entry = {"compile_s": variant.compile_s, **_check(variant, ref, dtype)}
@@ -189,6 +189,7 @@ def measure_suite(cfg: SuiteConfig) -> dict[str, Any]:
         "size_set": cfg.size_set,
         "rounds": cfg.rounds,
         "thunder_variant": cfg.thunder_variant,
+        "variants": list(cfg.variants),
         "started_at": started,
         "finished_at": provenance.utc_now(),
         "gpu": gpu,

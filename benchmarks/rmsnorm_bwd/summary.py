@@ -43,6 +43,8 @@ def render(record: dict[str, Any]) -> str:
             lines.append(f"{key:<22}FAILED: {point['error']}")
             continue
         for name in (BASELINE, *CONTENDERS):
+            if name not in point["variants"]:
+                continue
             entry = point["variants"][name]
             if entry["status"] != "ok":
                 lines.append(f"{key:<22}{name:<15}{entry['status'].upper()}: {entry.get('error')}")
