@@ -27,7 +27,11 @@ from bot.results import BadInput, CommitResults, list_commits, load_pair
 from bot.verdict import Verdict, decide, to_json
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-DEMO_RESULTS = REPO_ROOT / "data" / "h200" / "results"
+#: The recorded H200 results, newest first: the full demo pair, else the smoke run.
+DEMO_RESULTS = (
+    REPO_ROOT / "data" / "h200" / "results",
+    REPO_ROOT / "data" / "h200-smoke" / "results",
+)
 
 
 class StepFailed(Exception):
@@ -265,6 +269,8 @@ def cmd_demo(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> 
     from bot.localgithub import BOT_LOGIN, BOT_TOKEN, HUMAN_LOGIN, start_server
 
     with step("pick the demo commits", ExitCode.USAGE):
+        if args.results is None:
+            args.results = next((d for d in DEMO_RESULTS if d.is_dir()), DEMO_RESULTS[0])
         if (args.base is None) != (args.head is None):
             raise ConfigError("give both --base and --head, or neither")
         if args.base is None:
@@ -296,6 +302,7 @@ def cmd_demo(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> 
             head_ref="demo/rmsnorm-bwd",
             site_url=got.config.site_url,
         )
+        out.write(f"Results {args.results}: base {args.base[:12]}, head {args.head[:12]}\n")
         out.write(f"Local fake GitHub at {fake.web_url}; posting as {BOT_LOGIN}\n")
         code = publish(got, ctx, out)
         out.write("\n===== the comment on " + f"{DEMO_REPO}#{pull.number} =====\n")
@@ -313,7 +320,8 @@ def cmd_demo(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> 
 
 
 def demo_pair(results: Path) -> tuple[str, str]:
-    """The committed demo pair: the stock run as base, the deliberately slower one as head."""
+    """The recorded demo pair: the stock run as base, the deliberately slower one as head; with
+    two plain runs, older against newer; with one, that run against itself (an A/A demo)."""
     commits = list_commits(results)
     stock = [c for c in commits if c.thunder_variant == "stock"]
     other = [c for c in commits if c.thunder_variant not in (None, "stock")]
@@ -321,6 +329,8 @@ def demo_pair(results: Path) -> tuple[str, str]:
         return stock[-1].commit, other[-1].commit
     if len(commits) == 2:
         return commits[0].commit, commits[1].commit
+    if len(commits) == 1:  # only one run recorded: an A/A demo, the commit against itself
+        return commits[0].commit, commits[0].commit
     listing = ", ".join(f"{c.commit[:12]} ({c.thunder_variant})" for c in commits) or "none"
     raise ConfigError(
         f"cannot tell the demo pair in {results} (commits: {listing}): pass --base and --head"
@@ -394,7 +404,13 @@ def build_parser() -> argparse.ArgumentParser:
         "demo", "the whole flow on the committed H200 data against a local fake GitHub", cmd_demo
     )
     _common(p, shas=False)
-    p.set_defaults(results=DEMO_RESULTS, base=None, head=None)
+    p.set_defaults(results=None, base=None, head=None)
+    p.description = (
+        "the whole flow on the recorded H200 data against a local fake GitHub. Without "
+        "--results: data/h200/results, else data/h200-smoke/results; without --base/--head: the "
+        "stock run against the deliberately slower one (or older against newer, or one run "
+        "against itself)"
+    )
     return parser
 
 

@@ -294,3 +294,12 @@ def test_dry_run_of_a_recovery_only_closes(
     assert out.startswith("DRY RUN (--dry-run)")
     assert "Would close any open linked issue with key rmsnorm-bwd|synthetic-cpu|" in out
     assert "----- issue body -----" not in out
+
+
+def test_demo_with_no_arguments_uses_the_recorded_data(capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's main command on a fresh clone."""
+    assert cli.main(["demo"], env={}) == ExitCode.OK_NO_REGRESSION
+    out = capsys.readouterr().out
+    assert "data/h200" in out.splitlines()[0]
+    assert "===== the comment on Lightning-AI/lightning-thunder#1 =====" in out
+    assert "nvidia-h200" in out
