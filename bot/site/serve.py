@@ -1,0 +1,112 @@
+"""``site serve``: the built site over HTTP on this machine (loopback by default).
+
+The standard library's static file server, restricted to the site folder, with the content
+types asv's files need (Atom feed, JSON) and no directory listings. :func:`start_server`
+runs it on a thread for tests and previews; :func:`serve_site` blocks until Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from bot.site.build import SiteReport, build_site
+
+
+class _Handler(SimpleHTTPRequestHandler):
+    extensions_map = {  # noqa: RUF012 - the base class declares it a plain attribute
+        **SimpleHTTPRequestHandler.extensions_map,
+        ".json": "application/json",
+        ".xml": "application/atom+xml",
+        ".js": "text/javascript",
+        ".css": "text/css",
+        ".woff": "font/woff",
+        ".ico": "image/x-icon",
+    }
+
+    def list_directory(self, path: Any) -> None:
+        self.send_error(404, "no directory listings")
+        return None
+
+    def end_headers(self) -> None:
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Cache-Control", "no-cache")
+        super().end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.server.verbose:  # type: ignore[attr-defined]
+            sys.stderr.write(f"site: {self.address_string()} {format % args}\n")
+
+
+@dataclass
+class RunningSite:
+    server: ThreadingHTTPServer
+    thread: threading.Thread
+
+    @property
+    def url(self) -> str:
+        host, port = (str(x) for x in self.server.server_address[:2])
+        shown = f"[{host}]" if ":" in host else host
+        return f"http://{shown}:{port}"
+
+
+def _server(site_dir: Path, host: str, port: int, verbose: bool) -> ThreadingHTTPServer:
+    if not (site_dir / "index.html").is_file():
+        raise FileNotFoundError(f"{site_dir}: no index.html (build the site first)")
+    handler = functools.partial(_Handler, directory=str(site_dir.resolve()))
+    server = ThreadingHTTPServer((host, port), handler)
+    server.verbose = verbose  # type: ignore[attr-defined]
+    server.daemon_threads = True
+    return server
+
+
+@contextmanager
+def start_server(
+    site_dir: Path, host: str = "127.0.0.1", port: int = 0, *, verbose: bool = False
+) -> Iterator[RunningSite]:
+    """Serve ``site_dir`` on a background thread (port 0: an ephemeral port) until exit."""
+    server = _server(site_dir, host, port, verbose)
+    thread = threading.Thread(target=server.serve_forever, name="site-server", daemon=True)
+    thread.start()
+    try:
+        yield RunningSite(server, thread)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def serve_site(site_dir: Path, host: str = "127.0.0.1", port: int = 0) -> None:
+    """Serve ``site_dir`` in the foreground until interrupted; prints the URL first."""
+    server = _server(site_dir, host, port, verbose=True)
+    with server:
+        host_, port_ = (str(x) for x in server.server_address[:2])
+        print(f"site: serving {site_dir} at http://{host_}:{port_}/ (Ctrl-C stops)", flush=True)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            print("site: stopped", file=sys.stderr)
+
+
+def serve_results(
+    results_dir: Path,
+    *,
+    conf_path: Path = Path("asv.conf.json"),
+    host: str = "127.0.0.1",
+    port: int = 0,
+) -> SiteReport:
+    """Build the site into a temporary folder and serve it until interrupted."""
+    with tempfile.TemporaryDirectory(prefix="perfbot-site-") as tmp:
+        report = build_site(results_dir, Path(tmp) / "site", conf_path=conf_path)
+        for line in report.lines():
+            print(line, flush=True)
+        serve_site(report.out_dir, host, port)
+    return report
