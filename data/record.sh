@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# How the recorded H200 data sets are produced, one asv run per call, in the lab copy of this
+# repo (it has no git history, so each state gets its own throwaway commit, whose hash asv stores).
+#
+#   bash data/record.sh baseline        # stock Thunder
+#   bash data/record.sh baseline-again  # stock Thunder again, same code: the A/A pair
+#   bash data/record.sh regressed       # Thunder's nvFuser executor fuses the forward only
+#
+# Results accumulate in results/<machine>/ and are copied to $OUT/r/ (when OUT is set) after
+# each run, so a run cut short still returns what finished. Commit what comes back under
+# data/h200/results/ unchanged, and say in data/README.md which commit is which state.
+set -euo pipefail
+state=${1:?usage: data/record.sh baseline|baseline-again|regressed}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+git_lab=(git -c user.name=perfbot -c user.email=perfbot@localhost)
+[ -d .git ] || { git init -q -b main .; "${git_lab[@]}" add -A; "${git_lab[@]}" commit -qm "lab copy"; }
+case "$state" in
+  baseline) variant=stock; message="baseline: stock Thunder" ;;
+  baseline-again) variant=stock; message="baseline again (A/A): stock Thunder, same code" ;;
+  regressed) variant=unfused-backward; message="regressed: Thunder's nvFuser executor fuses the forward only" ;;
+  *) echo "data/record.sh: unknown state $state" >&2; exit 2 ;;
+esac
+"${git_lab[@]}" commit -q --allow-empty -m "$message"
+echo "== $state at $(git rev-parse HEAD)"
+status=0
+bash benchmarks/run_gpu.sh --size-set pr --thunder-variant "$variant" || status=$?
+if [ -n "${OUT:-}" ]; then
+  mkdir -p "$OUT/r"
+  cp results/*/* "$OUT/r/" 2>/dev/null || true
+  cp results/benchmarks.json "$OUT/r/" 2>/dev/null || true
+  git log --format='%H %s' -n 4 > "$OUT/r/commits.txt"
+fi
+exit "$status"
