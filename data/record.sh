@@ -6,8 +6,8 @@
 #   bash data/record.sh baseline-again  # stock Thunder again, same code: the A/A pair
 #   bash data/record.sh regressed       # Thunder's nvFuser executor fuses the forward only
 #
-# Results accumulate in results/<machine>/ and are copied to $OUT/r/ (when OUT is set) after
-# each run, so a run cut short still returns what finished. Commit what comes back under
+# Results accumulate in results/<machine>/; this state's files are copied to $OUT/r/ (when OUT
+# is set) after its run, so a run cut short still returns what finished. Commit what comes back under
 # data/h200/results/ unchanged, and say in data/README.md which commit is which state.
 set -euo pipefail
 state=${1:?usage: data/record.sh baseline|baseline-again|regressed}
@@ -22,13 +22,15 @@ case "$state" in
   *) echo "data/record.sh: unknown state $state" >&2; exit 2 ;;
 esac
 "${git_lab[@]}" commit -q --allow-empty -m "$message"
-echo "== $state at $(git rev-parse HEAD)"
+sha=$(git rev-parse HEAD)
+echo "== $state at $sha"
 status=0
 bash benchmarks/run_gpu.sh --size-set pr --thunder-variant "$variant" || status=$?
 if [ -n "${OUT:-}" ]; then
   mkdir -p "$OUT/r"
-  cp results/*/* "$OUT/r/" 2>/dev/null || true
-  cp results/benchmarks.json "$OUT/r/" 2>/dev/null || true
+  # Only this state's files: what comes back from the lab is limited to 8 files a call.
+  cp results/*/"${sha:0:8}"-*.json results/*/"$sha".provenance.jsonl results/*/machine.json \
+     results/benchmarks.json "$OUT/r/" 2>/dev/null || true
   git log --format='%H %s' -n 4 > "$OUT/r/commits.txt"
 fi
 exit "$status"
