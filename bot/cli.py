@@ -337,6 +337,25 @@ def demo_pair(results: Path) -> tuple[str, str]:
     )
 
 
+def cmd_site(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
+    """The history website (bot/site, docs/SITE.md): build it, or build and serve it.
+
+    Bad results exit 3, a bad asv.conf.json or output folder 2; a failing ``asv publish`` or
+    site audit (SiteBuildError) is also 3, as the results are what it could not publish.
+    """
+    from bot.site import build_site, serve_results
+
+    with step(f"site {args.action}", ExitCode.BAD_INPUT):
+        if args.action == "build":
+            report = build_site(
+                args.results, args.out, conf_path=args.asv_conf, history=args.history
+            )
+            out.write("\n".join(report.lines()) + "\n")
+        else:
+            serve_results(args.results, conf_path=args.asv_conf, host=args.host, port=args.port)
+    return ExitCode.OK_NO_REGRESSION
+
+
 def _common(p: argparse.ArgumentParser, *, shas: bool = True) -> None:
     p.add_argument("--results", type=Path, required=shas, help="asv results directory")
     p.add_argument("--base", type=_sha, required=shas, help="base commit (full or abbreviated)")
@@ -411,6 +430,34 @@ def build_parser() -> argparse.ArgumentParser:
         "stock run against the deliberately slower one (or older against newer, or one run "
         "against itself)"
     )
+    p = add("site", "build (or build and serve) the history website; see docs/SITE.md", cmd_site)
+    site_sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    build = site_sub.add_parser(
+        "build", help="build the static site into --out", formatter_class=fmt, epilog=epilog
+    )
+    build.add_argument("--out", type=Path, required=True, help="output folder (replaced whole)")
+    build.add_argument(
+        "--history",
+        choices=("auto", "git", "recorded"),
+        default="auto",
+        help="where commit order comes from (default: auto)",
+    )
+    serve = site_sub.add_parser(
+        "serve",
+        help="build into a temporary folder and serve it",
+        formatter_class=fmt,
+        epilog=epilog,
+    )
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=0, help="0: any free port")
+    for sp in (build, serve):
+        sp.add_argument("--results", type=Path, required=True, help="asv results directory")
+        sp.add_argument(
+            "--asv-conf",
+            type=Path,
+            default=Path("asv.conf.json"),
+            help="asv configuration (default: ./asv.conf.json)",
+        )
     return parser
 
 

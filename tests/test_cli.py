@@ -303,3 +303,24 @@ def test_demo_with_no_arguments_uses_the_recorded_data(capsys: pytest.CaptureFix
     assert "data/h200" in out.splitlines()[0]
     assert "===== the comment on Lightning-AI/lightning-thunder#1 =====" in out
     assert "nvidia-h200" in out
+
+
+def test_site_build_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The subcommand docs/SITE.md and the publish-site workflow call (bot/site does the work)."""
+    smoke = ROOT / "data" / "h200-smoke" / "results"
+    argv = [
+        "site",
+        "build",
+        "--results",
+        str(smoke),
+        "--out",
+        str(tmp_path / "site"),
+        "--asv-conf",
+        str(ROOT / "asv.conf.json"),
+    ]
+    assert cli.main(argv, env={}) == ExitCode.OK_NO_REGRESSION
+    assert capsys.readouterr().out.startswith(f"site: {tmp_path / 'site'}")
+    assert (tmp_path / "site" / "index.html").is_file()
+    missing = ["site", "build", "--results", str(tmp_path / "none"), "--out", str(tmp_path / "x")]
+    assert cli.main(missing, env={}) == ExitCode.BAD_INPUT
+    assert "step 'site build' failed" in capsys.readouterr().err
