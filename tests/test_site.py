@@ -510,3 +510,70 @@ def test_server_serves_the_site_and_nothing_else(built: SiteReport) -> None:
             with pytest.raises(urllib.error.HTTPError) as err:
                 urllib.request.urlopen(site.url + path)
             assert err.value.code == 404
+
+
+# --- the landing view's summary (pure) --------------------------------------------------------
+
+
+def _index(machine: str) -> dict[str, Any]:
+    """A minimal index.json in asv's shape (parameter values as reprs); no measured values."""
+    return {
+        "benchmarks": {
+            BENCH_RATIO: {
+                "name": BENCH_RATIO,
+                "params": [["'thunder-prims'", "'eager'"], ["'bfloat16'"], ["'16x1024'"]],
+            },
+            BENCH_KERNEL: {
+                "name": BENCH_KERNEL,
+                "params": [
+                    ["'nvfuser'", "'thunder-prims'", "'eager'"],
+                    ["'bfloat16'"],
+                    ["'16x1024'"],
+                ],
+            },
+        },
+        "revision_to_hash": {"0": "a" * 40, "3": "b" * 40},
+        "revision_to_date": {"0": 0, "3": 86_400_000},
+        "graph_param_list": [{"machine": machine, "branch": "main"}],
+    }
+
+
+def test_summary_takes_the_newest_commit_and_marks_failed_points() -> None:
+    from bot.site.overview import machine_block, summarize
+
+    ratio = [[0, [2.0, 3.0]], [3, [None, 4.0]]]  # thunder-prims failed at the newest commit
+    kernel = [[0, [1e-5, 2e-5, 3e-5]], [3, [1e-5, None, 4e-5]]]
+    summary = summarize(_index("m"), "m", ratio, kernel, {"b" * 40: "stock"})
+    assert summary is not None
+    assert (summary.commit, summary.n_commits, summary.thunder_variant) == ("b" * 40, 2, "stock")
+    assert [(r.variant, r.ratio, r.contender_s, r.nvfuser_s) for r in summary.rows] == [
+        ("thunder-prims", None, None, 1e-5),
+        ("eager", 4.0, 4e-5, 1e-5),
+    ]
+    block = machine_block(summary, "https://example.org/c/")
+    assert block.count("no data") == 2 and "1970-01-02" in block
+    assert summarize(_index("m"), "m", [], kernel, {}) is None
+
+
+def test_summary_escapes_what_came_from_the_results() -> None:
+    from bot.site.overview import machine_block, summarize
+
+    evil = "<script>alert(1)</script>"
+    summary = summarize(_index(evil), evil, [[0, [1.0, 1.0]]], [], {"a" * 40: evil})
+    assert summary is not None
+    block = machine_block(summary, "")
+    assert "<script>" not in block and "&lt;script&gt;" in block
+
+
+def test_a_graph_that_does_not_fit_its_parameters_is_refused() -> None:
+    from bot.site.overview import summarize
+
+    with pytest.raises(ValueError, match="3 values for 2"):
+        summarize(_index("m"), "m", [[0, [1.0, 1.0, 1.0]]], [], {})
+
+
+def test_the_package_exports_what_the_cli_wires() -> None:
+    import bot.site
+
+    for name in bot.site.__all__:
+        assert callable(getattr(bot.site, name)), name

@@ -266,6 +266,8 @@ def build_site(
     (asv publish, site_assets/ differing from its lockfile, or the audit).
     """
     results_dir, out_dir = results_dir.resolve(), out_dir.resolve()
+    if not (ASSETS / "vendor.lock.json").is_file():
+        raise SiteBuildError(f"{ASSETS}: the site's assets are missing (run from a checkout)")
     conf = _load_conf(conf_path)
     check_out_dir(out_dir)
     infos = check_results(results_dir)
