@@ -16,11 +16,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from test_site import REPO, SITE, measured
+from data_helpers import SyntheticResults, synthetic
+from test_site import REPO, SITE, STEP, _conf, _subset, measured
 
 from bot.render import graph_url
 from bot.results import BENCH_RATIO
 from bot.site import SiteReport, build_site, start_server
+
+__all__ = ["synthetic"]  # the shared fixture of real asv output (tests/data_helpers.py)
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -219,4 +222,28 @@ def test_asv_views_work_offline(
             tab.wait_for_selector("#summarylist-body table thead th.desc", state="attached")
             assert "dir=desc" in urlsplit(tab.url).fragment
         _shot(tab, f"site-view-{route.strip('#/') or 'grid'}.png")
+    _assert_clean(traffic)
+
+
+def test_the_regressions_page_lists_a_ratio_step(
+    synthetic: SyntheticResults, tmp_path: Path, page: tuple[Any, Traffic]
+) -> None:
+    """SYNTHETIC TEST INPUT (tests/data_helpers.py): a 10% step of Thunder's kernel time."""
+    results = _subset(synthetic, tmp_path, STEP)
+    conf = _conf(tmp_path, synthetic.results_dir.parent / "project")
+    report = build_site(results, tmp_path / "site", conf_path=conf)
+    tab, traffic = page
+    with start_server(report.out_dir) as server:
+        tab.goto(f"{server.url}/#regressions")
+        tab.wait_for_selector("#regressions-body table.table tbody tr", state="attached")
+        tab.wait_for_load_state("networkidle")
+        names = tab.locator("#regressions-body table.table tbody tr td a").all_inner_texts()
+        _shot(tab, "site-regressions-synthetic.png")
+        ratio = [n for n in names if n.startswith(BENCH_RATIO)]
+        assert any("thunder-prims" in n for n in ratio), names
+        # Its link opens the ratio graph at that point.
+        tab.locator("#regressions-body a", has_text="thunder-prims").first.click()
+        tab.wait_for_function("() => { const p = $('#main-graph').data('plot');"
+                              " return p && p.getData().length > 0; }")  # fmt: skip
+        assert BENCH_RATIO in tab.locator("#title").inner_text()
     _assert_clean(traffic)
