@@ -483,6 +483,8 @@ def test_asv_applies_the_largest_matching_threshold() -> None:
     }
     assert thresholds(disjoint, benches) == {BENCH_RATIO: 0.03, BENCH_KERNEL: 0.05}
     assert threshold_notes(disjoint, sorted(benches)) == []
+    switched_off = {**disjoint, "regressions_first_commits": {".*track_kernel_time": None}}
+    assert thresholds(switched_off, benches) == {BENCH_RATIO: 0.03, BENCH_KERNEL: None}
 
 
 # --- links and serving --------------------------------------------------------------------------

@@ -54,7 +54,7 @@ class SiteReport:
     ratio_graphs: tuple[str, ...]  # site-relative paths of the ratio's graph files
     regressions: int  # entries in regressions.json
     ratio_regressions: int  # of which for the ratio
-    thresholds: Mapping[str, float]  # benchmark -> the threshold asv applies to it
+    thresholds: Mapping[str, float | None]  # benchmark -> asv's threshold (None: detection off)
     files: int
     size_bytes: int
     warnings: tuple[str, ...]
@@ -68,7 +68,10 @@ class SiteReport:
             f"ratio graphs: {len(self.ratio_graphs)}; regressions: {self.regressions} "
             f"({self.ratio_regressions} of the ratio)",
         ]
-        out += [f"threshold {name}: {value:.0%}" for name, value in self.thresholds.items()]
+        out += [
+            f"threshold {name}: {'off' if value is None else f'{value:.0%}'}"
+            for name, value in self.thresholds.items()
+        ]
         out += [f"dropped (not on a configured branch): {h}" for h in self.dropped]
         out += [f"warning: {w}" for w in self.warnings]
         return out
@@ -119,9 +122,10 @@ def check_out_dir(out_dir: Path) -> None:
 
 def thresholds(
     conf: Mapping[str, Any], benchmarks: Mapping[str, Mapping[str, Any]]
-) -> dict[str, float]:
+) -> dict[str, float | None]:
     """The threshold asv's own regression filter applies to each benchmark (first branch),
-    asked of asv's code with the entry name asv uses (``name(param, ...)@branch``).
+    asked of asv's code with the entry name asv uses (``name(param, ...)@branch``); None
+    where ``regressions_first_commits`` maps the benchmark to null (detection off).
 
     asv takes the largest threshold among all matching patterns, not the first match.
     """
@@ -133,12 +137,17 @@ def thresholds(
     aconf.regressions_thresholds = dict(conf.get("regressions_thresholds", {}))
     branch = (conf.get("branches") or [None])[0]
     filt = _GraphDataFilter(aconf, None, {})
-    out = {}
+    off = [p for p, c in dict(conf.get("regressions_first_commits", {})).items() if c is None]
+    out: dict[str, float | None] = {}
     for name, bench in sorted(benchmarks.items()):
         graph = Graph(name, {"branch": branch} if branch else {})
         first = [str(values[0]) for values in bench.get("params", []) if values]
         entry = f"{name}({', '.join(first)})" if first else name
-        out[name] = float(filt._get_threshold(graph, bench, entry))
+        suffix = f"@{branch}" if branch else ""
+        if any(re.match(p, entry + suffix) for p in off):  # as asv's _get_start_revision
+            out[name] = None
+        else:
+            out[name] = float(filt._get_threshold(graph, bench, entry))
     return out
 
 
