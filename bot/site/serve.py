@@ -8,6 +8,7 @@ runs it on a thread for tests and previews; :func:`serve_site` blocks until Ctrl
 from __future__ import annotations
 
 import functools
+import signal
 import sys
 import tempfile
 import threading
@@ -87,6 +88,9 @@ def start_server(
 def serve_site(site_dir: Path, host: str = "127.0.0.1", port: int = 0) -> None:
     """Serve ``site_dir`` in the foreground until interrupted; prints the URL first."""
     server = _server(site_dir, host, port, verbose=True)
+    main = threading.current_thread() is threading.main_thread()
+    # SIGTERM (a CI step's timeout, `kill`) stops it like Ctrl-C, so callers clean up.
+    previous = signal.signal(signal.SIGTERM, _interrupt) if main else None
     with server:
         host_, port_ = (str(x) for x in server.server_address[:2])
         print(f"site: serving {site_dir} at http://{host_}:{port_}/ (Ctrl-C stops)", flush=True)
@@ -94,6 +98,13 @@ def serve_site(site_dir: Path, host: str = "127.0.0.1", port: int = 0) -> None:
             server.serve_forever()
         except KeyboardInterrupt:
             print("site: stopped", file=sys.stderr)
+        finally:
+            if main:
+                signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def serve_results(
