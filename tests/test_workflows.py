@@ -1,429 +1,62 @@
 """The GitHub workflows stay safe against fork pull requests (docs/WORKFLOWS.md).
 
-The linters (jactionlint, zizmor, check-jsonschema) catch the generic mistakes; the rules below
-pin down the properties this project's trust model rests on, and which no linter knows: which
-events may reach the self-hosted GPU runner, where secrets may appear, and what the privileged
-poster may check out. Each rule is a pure function from a parsed workflow to a list of problems,
-and each has a negative test that feeds it a small bad workflow, so none of them can pass by
-checking nothing. The step scripts that handle untrusted data are run for real (bash, python,
-git), extracted from the workflow files, so the tests follow any edit to them.
+The linters (jactionlint, zizmor, check-jsonschema) catch the generic mistakes; the rules in
+workflow_rules.py pin down the properties this project's trust model rests on, and which no
+linter knows: which events may reach the self-hosted GPU runner, where secrets may appear, and
+what the privileged poster may check out. Each rule holds on every real workflow, and each has a
+negative test here that feeds it a small bad workflow, so none of them can pass by checking
+nothing. The step scripts that handle untrusted data are run for real (bash, python, git),
+extracted from the workflow files, so the tests follow any edit to them.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import os
-import re
 import subprocess
-import sys
-import sysconfig
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import pytest
-from ruamel.yaml import YAML
-
-REPO = Path(__file__).resolve().parents[1]
-WORKFLOWS = REPO / ".github" / "workflows"
-BENCH, POSTER, SITE, CI = "bench-pr.yml", "post-results.yml", "publish-site.yml", "ci.yml"
-USES_LINE = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<ref>\S+)(?P<rest>.*)$")
-PINNED_WITH_VERSION = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
-VERSION_COMMENT = re.compile(r"^\s+#\s+v\d+(\.\d+)*\b")
-GATE_LABEL = "run-gpu-bench"
-OUR_REPO = "example-org/fusion-perfbot"
-# Events only people with write access can cause: the only ones besides the gated
-# pull_request that may start a job on the self-hosted runner.
-SELF_HOSTED_TRIGGERS = {"pull_request", "push", "schedule", "workflow_dispatch"}
-
-
-class Workflow(NamedTuple):
-    path: Path
-    text: str
-    data: dict[str, Any]
-
-
-def load_workflow(path: Path) -> Workflow:
-    """YAML 1.2 (ruamel), as GitHub reads it: `on` stays a string key, not YAML 1.1's True."""
-    text = path.read_text(encoding="utf-8")
-    data = YAML(typ="safe", pure=True).load(text)
-    assert isinstance(data, dict), f"{path.name}: not a mapping"
-    return Workflow(path, text, data)
-
-
-def triggers(wf: Workflow) -> dict[str, Any]:
-    on = wf.data.get("on", {})
-    if isinstance(on, str):
-        return {on: None}
-    if isinstance(on, list):
-        return dict.fromkeys(on)
-    return dict(on or {})
-
-
-def jobs(wf: Workflow) -> dict[str, dict[str, Any]]:
-    return dict(wf.data.get("jobs") or {})
-
-
-def iter_steps(wf: Workflow) -> Iterator[tuple[str, dict[str, Any]]]:
-    for job_id, job in jobs(wf).items():
-        for step in job.get("steps") or []:
-            yield job_id, step
-
-
-def step_by_id(wf: Workflow, step_id: str) -> dict[str, Any]:
-    found = [step for _, step in iter_steps(wf) if step.get("id") == step_id]
-    assert len(found) == 1, f"{wf.path.name}: want one step with id {step_id!r}"
-    return found[0]
-
-
-# ----- rules: each returns the problems it finds, empty when the workflow is fine -----
-
-
-def check_top_level_permissions(wf: Workflow) -> list[str]:
-    """Every job must then ask for what it needs: nothing is inherited from repo settings."""
-    if "permissions" not in wf.data or wf.data["permissions"] != {}:
-        return ["top-level permissions must be {}"]
-    return []
-
-
-def check_no_pull_request_target(wf: Workflow) -> list[str]:
-    bad = "pull_request_target" in triggers(wf) or "pull_request_target" in wf.text
-    return ["pull_request_target is never used here"] if bad else []
-
-
-def check_uses_pinned(wf: Workflow) -> list[str]:
-    """A tag can be moved to other code; a full commit SHA cannot. The comment says which tag."""
-    problems = []
-    refs = [s["uses"] for _, s in iter_steps(wf) if "uses" in s]
-    refs += [job["uses"] for job in jobs(wf).values() if "uses" in job]
-    problems += [f"{ref}: not pinned to a full commit SHA" for ref in refs if not pinned(ref)]
-    for number, line in enumerate(wf.text.splitlines(), 1):
-        match = USES_LINE.match(line)
-        if match and not VERSION_COMMENT.match(match["rest"]):
-            problems.append(f"line {number}: a pinned uses: needs a '# vX.Y.Z' comment")
-    return problems
-
-
-def pinned(ref: str) -> bool:
-    return PINNED_WITH_VERSION.fullmatch(ref) is not None
-
-
-def check_checkout_credentials(wf: Workflow) -> list[str]:
-    """A persisted token in .git/config is readable by every later step, PR code included."""
-    return [
-        f"{job_id}: checkout without persist-credentials: false"
-        for job_id, step in iter_steps(wf)
-        if str(step.get("uses", "")).startswith("actions/checkout@")
-        and (step.get("with") or {}).get("persist-credentials") not in (False, "false")
-    ]
-
-
-def check_no_expressions_in_run(wf: Workflow) -> list[str]:
-    """Stricter than no `github.event` in run:: no ${{ }} at all, every value comes by env:."""
-    return [
-        f"{job_id}: ${{{{ }}}} inside run: {expr.strip()!r} (pass it through env:)"
-        for job_id, step in iter_steps(wf)
-        for expr in re.findall(r"\$\{\{(.*?)\}\}", str(step.get("run", "")), re.DOTALL)
-    ]
-
-
-def check_timeouts(wf: Workflow) -> list[str]:
-    return [
-        f"{job_id}: no timeout-minutes"
-        for job_id, job in jobs(wf).items()
-        if "uses" not in job and not isinstance(job.get("timeout-minutes"), int)
-    ]
-
-
-def check_secrets_only_in_step_env(wf: Workflow) -> list[str]:
-    """A secret in a job's env reaches every step; only the step that needs it may see it."""
-    return [f"secret outside a step's env: at {where}" for where in _secret_refs(wf.data, ())]
-
-
-def _secret_refs(node: Any, path: tuple[str, ...]) -> Iterator[str]:
-    if isinstance(node, dict):
-        for key, value in node.items():
-            yield from _secret_refs(value, (*path, str(key)))
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            yield from _secret_refs(value, (*path, str(index)))
-    elif isinstance(node, str) and re.search(r"\bsecrets\s*[.\[]", node):
-        in_step_env = len(path) == 6 and path[0] == "jobs" and path[2:5:2] == ("steps", "env")
-        if not in_step_env:
-            yield ".".join(path)
-
-
-def check_no_secrets_no_write(wf: Workflow) -> list[str]:
-    """For a workflow that runs PR code: nothing in it worth stealing."""
-    problems = ["refers to secrets"] if re.search(r"\bsecrets\s*[.\[]", wf.text) else []
-    blocks = [("workflow", wf.data.get("permissions"))]
-    blocks += [(job_id, job.get("permissions")) for job_id, job in jobs(wf).items()]
-    for where, perms in blocks:
-        if perms == "write-all" or (isinstance(perms, dict) and "write" in perms.values()):
-            problems.append(f"{where}: asks for a write permission")
-        if perms is None and where != "workflow":
-            problems.append(f"{where}: no job permissions (would inherit)")
-    return problems
-
-
-def check_privileged_checkout_is_default_branch(wf: Workflow) -> list[str]:
-    """workflow_run runs with secrets: it may check out only this repo's default branch."""
-    if "workflow_run" not in triggers(wf):
-        return []
-    problems = []
-    for job_id, step in iter_steps(wf):
-        given = set(step.get("with") or {}) & {"ref", "repository"}
-        if str(step.get("uses", "")).startswith("actions/checkout@") and given:
-            problems.append(f"{job_id}: checkout sets {sorted(given)} in a workflow_run workflow")
-        if re.search(
-            r"\b(git\s+(fetch|checkout|switch|pull)|gh\s+pr\s+checkout)\b", str(step.get("run", ""))
-        ):
-            problems.append(f"{job_id}: a run: step fetches or checks out code")
-    return problems
-
-
-class Scenario(NamedTuple):
-    name: str
-    github: dict[str, Any]
-
-
-def pr_event(action: str, head_repo: str | None, label: str | None = None) -> Scenario:
-    """`label` is the label of a (un)labeled event, and on other events one the PR carries."""
-    repo = None if head_repo is None else {"full_name": head_repo}
-    labels = [] if label is None else [{"name": label}]
-    event: dict[str, Any] = {
-        "action": action,
-        "pull_request": {"number": 7, "head": {"repo": repo, "sha": "b" * 40}, "labels": labels},
-    }
-    if label is not None:
-        event["label"] = {"name": label}
-    github = {"repository": OUR_REPO, "event_name": "pull_request", "event": event}
-    return Scenario(f"{action} (head {head_repo}, label {label})", github)
-
-
-FORK = "mallory/fusion-perfbot"
-UNTRUSTED_EVENTS = [
-    *(pr_event(a, FORK) for a in ("opened", "synchronize", "reopened", "edited")),
-    pr_event("synchronize", None),  # the fork was deleted: head.repo is null
-    pr_event("labeled", FORK, "bug"),
-    pr_event("unlabeled", FORK, GATE_LABEL),
-    pr_event("synchronize", FORK, GATE_LABEL),
-]
-
-
-def runs_on_self_hosted(job: dict[str, Any]) -> bool | None:
-    """None when runs-on is an expression: then nobody can say where the job runs."""
-    runs_on = job.get("runs-on")
-    labels = runs_on.get("labels", []) if isinstance(runs_on, dict) else runs_on
-    labels = [labels] if isinstance(labels, str) else list(labels or [])
-    if isinstance(runs_on, dict) and "group" in runs_on:
-        return True
-    if any("${{" in str(label) for label in labels):
-        return None
-    return "self-hosted" in labels
-
-
-def check_self_hosted_gated(wf: Workflow) -> list[str]:
-    """Evaluates each self-hosted job's if: for every event a fork author can cause alone."""
-    problems = []
-    for job_id, job in jobs(wf).items():
-        where = runs_on_self_hosted(job)
-        if where is None:
-            problems.append(f"{job_id}: runs-on is an expression: cannot prove the gate")
-        if not where:
-            continue
-        problems += [
-            f"{job_id}: self-hosted job on {t}"
-            for t in sorted(set(triggers(wf)) - SELF_HOSTED_TRIGGERS)
-        ]
-        if "if" not in job:
-            problems.append(f"{job_id}: self-hosted job without an if: gate")
-            continue
-        for scenario in UNTRUSTED_EVENTS:
-            try:
-                runs = truthy(evaluate_if(str(job["if"]), {"github": scenario.github}))
-            except ExpressionError as err:
-                problems.append(f"{job_id}: cannot evaluate the gate: {err}")
-                break
-            if runs:
-                problems.append(f"{job_id}: runs fork code on {scenario.name}")
-    return problems
-
-
-RULES: list[Callable[[Workflow], list[str]]] = [
-    check_top_level_permissions,
-    check_no_pull_request_target,
-    check_uses_pinned,
+from workflow_expr import ExpressionError, evaluate_if, truthy
+from workflow_rules import (
+    BENCH,
+    CI,
+    FORK,
+    GATE_LABEL,
+    OUR_REPO,
+    POSTER,
+    REPO,
+    RULES,
+    SITE,
+    WORKFLOWS,
+    Scenario,
+    Workflow,
     check_checkout_credentials,
+    check_jsonschema,
     check_no_expressions_in_run,
-    check_timeouts,
-    check_secrets_only_in_step_env,
+    check_no_pull_request_target,
+    check_no_secrets_no_write,
     check_privileged_checkout_is_default_branch,
+    check_secrets_only_in_step_env,
     check_self_hosted_gated,
-]
-
-
-# ----- a small evaluator for GitHub's expression language (the subset gates use) -----
-
-
-class ExpressionError(ValueError):
-    pass
-
-
-TOKEN = re.compile(
-    r"\s*(?:(?P<str>'(?:[^']|'')*')|(?P<num>\d+(?:\.\d+)?)|(?P<op>==|!=|&&|\|\||[!(),])"
-    r"|(?P<name>[A-Za-z_][\w-]*(?:\.(?:[A-Za-z_][\w-]*|\*))*))"
+    check_timeouts,
+    check_top_level_permissions,
+    check_uses_pinned,
+    git,
+    iter_steps,
+    jactionlint,
+    jobs,
+    load_workflow,
+    outputs,
+    pr_event,
+    run_step,
+    runs_on_self_hosted,
+    shim,
+    step_by_id,
+    triggers,
+    zizmor,
 )
-FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "contains": lambda hay, needle: (
-        any(equal(item, needle) for item in hay)
-        if isinstance(hay, list)
-        else str(needle).casefold() in str(hay).casefold()
-    ),
-    "startsWith": lambda text, prefix: str(text).casefold().startswith(str(prefix).casefold()),
-    "endsWith": lambda text, suffix: str(text).casefold().endswith(str(suffix).casefold()),
-    # Job-status functions, for a job whose needs all succeeded.
-    "success": lambda: True,
-    "always": lambda: True,
-    "failure": lambda: False,
-    "cancelled": lambda: False,
-}
-
-
-def evaluate_if(condition: str, context: dict[str, Any]) -> Any:
-    """An if: is one bare expression or exactly one ${{ }}; any other text (a space, the newline
-    of a `|` block) makes GitHub read it as a non-empty string: always true."""
-    wrapped = re.fullmatch(r"\$\{\{(.*)\}\}", condition, re.DOTALL)
-    text = wrapped[1] if wrapped else condition
-    if "${{" in text or "}}" in text:
-        raise ExpressionError("text around ${{ }}: such an if: is always true")
-    tokens = _tokenize(text)
-    value, rest = _parse_or(tokens, context)
-    if rest:
-        raise ExpressionError(f"unexpected {rest[0][1]!r}")
-    return value
-
-
-def _tokenize(text: str) -> list[tuple[str, str]]:
-    tokens, pos = [], 0
-    while text[pos:].strip():
-        match = TOKEN.match(text, pos)
-        if not match:
-            raise ExpressionError(f"cannot read {text[pos:].strip()[:20]!r} (functions?)")
-        kind = match.lastgroup or ""
-        tokens.append((kind, match[kind]))
-        pos = match.end()
-    return tokens
-
-
-Tokens = list[tuple[str, str]]
-
-
-def _parse_or(tokens: Tokens, ctx: dict[str, Any]) -> tuple[Any, Tokens]:
-    value, tokens = _parse_and(tokens, ctx)
-    while tokens and tokens[0] == ("op", "||"):
-        right, tokens = _parse_and(tokens[1:], ctx)
-        value = value if truthy(value) else right
-    return value, tokens
-
-
-def _parse_and(tokens: Tokens, ctx: dict[str, Any]) -> tuple[Any, Tokens]:
-    value, tokens = _parse_eq(tokens, ctx)
-    while tokens and tokens[0] == ("op", "&&"):
-        right, tokens = _parse_eq(tokens[1:], ctx)
-        value = right if truthy(value) else value
-    return value, tokens
-
-
-def _parse_eq(tokens: Tokens, ctx: dict[str, Any]) -> tuple[Any, Tokens]:
-    value, tokens = _parse_unary(tokens, ctx)
-    while tokens and tokens[0] in (("op", "=="), ("op", "!=")):
-        op = tokens[0][1]
-        right, tokens = _parse_unary(tokens[1:], ctx)
-        value = equal(value, right) == (op == "==")
-    return value, tokens
-
-
-def _parse_unary(tokens: Tokens, ctx: dict[str, Any]) -> tuple[Any, Tokens]:
-    if not tokens:
-        raise ExpressionError("expression ends too early")
-    (kind, text), rest = tokens[0], tokens[1:]
-    if (kind, text) == ("op", "!"):
-        value, rest = _parse_unary(rest, ctx)
-        return not truthy(value), rest
-    if (kind, text) == ("op", "("):
-        value, rest = _parse_or(rest, ctx)
-        if not rest or rest[0] != ("op", ")"):
-            raise ExpressionError("unbalanced (")
-        return value, rest[1:]
-    if kind == "str":
-        return text[1:-1].replace("''", "'"), rest
-    if kind == "num":
-        return float(text), rest
-    if kind == "name":
-        if rest and rest[0] == ("op", "("):
-            return _call(text, rest[1:], ctx)
-        keywords = {"true": True, "false": False, "null": None}
-        return (keywords[text] if text in keywords else lookup(ctx, text)), rest
-    raise ExpressionError(f"unexpected {text!r}")
-
-
-def _call(name: str, tokens: Tokens, ctx: dict[str, Any]) -> tuple[Any, Tokens]:
-    if name not in FUNCTIONS:
-        raise ExpressionError(f"function {name}() is not supported")
-    args: list[Any] = []
-    while tokens and tokens[0] != ("op", ")"):
-        if args:
-            if tokens[0] != ("op", ","):
-                raise ExpressionError(f"{name}(): want ','")
-            tokens = tokens[1:]
-        value, tokens = _parse_or(tokens, ctx)
-        args.append(value)
-    if not tokens:
-        raise ExpressionError(f"{name}(: unbalanced (")
-    try:
-        return FUNCTIONS[name](*args), tokens[1:]
-    except TypeError as err:
-        raise ExpressionError(f"{name}(): {err}") from err
-
-
-def lookup(ctx: dict[str, Any], dotted: str) -> Any:
-    """`a.*.b` maps over a list, as GitHub's object filter does."""
-    node: Any = ctx
-    for part in dotted.split("."):
-        if part == "*":
-            node = node if isinstance(node, list) else []
-        elif isinstance(node, list):
-            node = [item.get(part) for item in node if isinstance(item, dict)]
-        else:
-            node = node.get(part) if isinstance(node, dict) else None
-    return node
-
-
-def truthy(value: Any) -> bool:
-    return not (value in (None, False, 0, "") or (isinstance(value, float) and math.isnan(value)))
-
-
-def equal(left: Any, right: Any) -> bool:
-    """GitHub compares strings ignoring case, and coerces mixed types to numbers."""
-    if isinstance(left, str) and isinstance(right, str):
-        return left.casefold() == right.casefold()
-    if type(left) is type(right):
-        return bool(left == right)
-    return _number(left) == _number(right)
-
-
-def _number(value: Any) -> float:
-    if value is None or isinstance(value, bool):
-        return float(bool(value))
-    if isinstance(value, (int, float)):
-        return float(value)
-    try:
-        return float(value) if isinstance(value, str) else math.nan
-    except ValueError:
-        return math.nan
-
 
 # ----- the rules on the real workflows -----
 
@@ -663,37 +296,6 @@ jobs:
 """
 
 
-def tool(name: str) -> str:
-    """The console script installed beside this interpreter (zizmor ships no module)."""
-    path = Path(sysconfig.get_path("scripts")) / name
-    assert path.is_file(), f"{name} is not installed beside {sys.executable}: pip install .[test]"
-    return str(path)
-
-
-def run_tool(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
-
-
-def jactionlint(cwd: Path, *files: str) -> tuple[int, list[dict[str, Any]]]:
-    """--strict-exit: a warning or an info finding fails too. Without files: the whole repo."""
-    args = [sys.executable, "-m", "jactionlint", "--format", "json", "--strict-exit", "--no-hints"]
-    proc = run_tool([*args, *files], cwd)
-    assert proc.returncode in (0, 1), proc.stderr
-    return proc.returncode, json.loads(proc.stdout or "[]")
-
-
-def zizmor(cwd: Path, *paths: str) -> tuple[int, list[dict[str, Any]]]:
-    args = [tool("zizmor"), "--offline", "--strict-collection", "--format", "json", *paths]
-    proc = run_tool(args, cwd)
-    assert "error" not in proc.stderr.lower(), proc.stderr
-    return proc.returncode, json.loads(proc.stdout)
-
-
-def check_jsonschema(cwd: Path, *files: str) -> subprocess.CompletedProcess[str]:
-    args = [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows"]
-    return run_tool([*args, *files], cwd)
-
-
 @pytest.fixture
 def bad_repo(tmp_path: Path) -> Path:
     (tmp_path / ".github" / "workflows").mkdir(parents=True)
@@ -736,38 +338,6 @@ def test_schema_rejects_bad_workflow(bad_repo: Path) -> None:
 
 
 # ----- the step scripts that touch untrusted data, run for real -----
-
-
-def run_step(
-    step: dict[str, Any], cwd: Path, env: dict[str, str]
-) -> subprocess.CompletedProcess[str]:
-    """As the runner does: `bash --noprofile --norc -eo pipefail` or `python` on the script."""
-    script = cwd / "step-script"
-    script.write_text(step["run"], encoding="utf-8")
-    shell = step.get("shell", "bash")
-    cmd = (
-        [sys.executable, str(script)]
-        if shell == "python"
-        else ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)]
-    )
-    full_env = {"PATH": os.environ["PATH"], "HOME": str(cwd), **env}
-    return subprocess.run(
-        cmd, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=60, check=False
-    )
-
-
-def outputs(path: Path) -> dict[str, str]:
-    if not path.exists():
-        return {}
-    return dict(line.split("=", 1) for line in path.read_text(encoding="utf-8").splitlines())
-
-
-def git(cwd: Path, *args: str) -> str:
-    ident = ["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
-    proc = subprocess.run(
-        ["git", *ident, *args], cwd=cwd, capture_output=True, text=True, check=True, timeout=30
-    )
-    return proc.stdout.strip()
 
 
 def test_bench_finds_the_merge_base_not_the_base_tip(tmp_path: Path) -> None:
@@ -901,16 +471,6 @@ STEP_ENV = {
     "BASE_SHA": BASE,
     "HEAD_SHA": HEAD,
 }
-
-
-def shim(tmp_path: Path, name: str, body: str) -> str:
-    """A stand-in for a program the step calls (the bot, gh): the step's own logic is under test."""
-    bindir = tmp_path / "bin"
-    bindir.mkdir(exist_ok=True)
-    program = bindir / name
-    program.write_text(f"#!/bin/bash\nprintf '%s\\n' \"$*\" >> {tmp_path}/{name}.calls\n{body}\n")
-    program.chmod(0o755)
-    return f"{bindir}:{os.environ['PATH']}"
 
 
 EXIT_CODES = [(0, 0, ""), (1, 0, "::warning::"), *((rc, rc, "::error::") for rc in (2, 3, 4))]
