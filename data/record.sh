@@ -25,7 +25,11 @@ esac
 sha=$(git rev-parse HEAD)
 echo "== $state at $sha"
 status=0
-bash benchmarks/run_gpu.sh --size-set pr --thunder-variant "$variant" || status=$?
+# asv writes its results file only when the whole run ends: stop it ourselves before the lab's
+# 10-minute command limit would, so that the copy below still runs and returns at least the
+# provenance record (written as soon as the measurement ends, with every sample).
+timeout "${RECORD_TIME_LIMIT:-560}" bash benchmarks/run_gpu.sh --size-set pr --thunder-variant "$variant" \
+  || status=$?
 if [ -n "${OUT:-}" ]; then
   mkdir -p "$OUT/r"
   # Only this state's files: what comes back from the lab is limited to 8 files a call.
