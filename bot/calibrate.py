@@ -26,7 +26,7 @@ from typing import Literal
 import numpy as np
 
 from bot.config import VerdictSettings
-from bot.results import CommitResults, Point, PointKey
+from bot.result_types import CommitResults, Point, PointKey
 from bot.verdict import Overall, decide
 
 Mode = Literal["bootstrap", "split"]

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from bot.results import BENCH_RATIO, PointKey, Provenance
+from bot.result_types import BENCH_RATIO, PointKey, Provenance
 from bot.stats import Comparison, Interval
 from bot.verdict import PointVerdict, Verdict
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.config import VerdictSettings
-from bot.results import REFERENCE, CommitResults, PointKey, compared_keys
+from bot.result_types import REFERENCE, CommitResults, PointKey, compared_keys
 from bot.stats import Comparison, Interval, compare, geometric_mean, holm, point_seed
 
 #: A variant-wide geometric mean decides on its own only over this many points: with fewer, it is

@@ -27,7 +27,8 @@ from bot.render import (
     render_comment,
     update_note,
 )
-from bot.results import PointKey, load_pair
+from bot.result_types import PointKey
+from bot.results import load_pair
 from bot.verdict import Verdict, decide
 
 __all__ = ["synthetic"]

@@ -23,16 +23,8 @@ from data_helpers import (
     synthetic,
 )
 
-from bot.results import (
-    BENCH_BANDWIDTH,
-    BENCH_KERNEL,
-    BENCH_RATIO,
-    BadInput,
-    PointKey,
-    list_commits,
-    load_commit,
-    load_pair,
-)
+from bot.result_types import BENCH_BANDWIDTH, BENCH_KERNEL, BENCH_RATIO, BadInput, PointKey
+from bot.results import list_commits, load_commit, load_pair
 
 __all__ = ["synthetic"]  # the session fixture, used by name
 

@@ -30,7 +30,7 @@ from data_helpers import SyntheticResults, synthetic
 
 from bot.config import ConfigError
 from bot.render import graph_url as render_graph_url
-from bot.results import BENCH_KERNEL, BENCH_RATIO, BadInput, CommitInfo, PointKey
+from bot.result_types import BENCH_KERNEL, BENCH_RATIO, BadInput, CommitInfo, PointKey
 from bot.site import SiteReport, build_site, start_server
 from bot.site.asv_history import RecordedHistory, write_history
 from bot.site.build import MARKER, threshold_notes, thresholds

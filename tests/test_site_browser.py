@@ -20,7 +20,7 @@ from data_helpers import SyntheticResults, synthetic
 from test_site import REPO, SITE, STEP, _conf, _subset, measured
 
 from bot.render import graph_url
-from bot.results import BENCH_RATIO
+from bot.result_types import BENCH_RATIO
 from bot.site import SiteReport, build_site, start_server
 
 __all__ = ["synthetic"]  # the shared fixture of real asv output (tests/data_helpers.py)

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from bot.calibrate import Mode, binomial_upper, pseudo_pair
 from bot.config import Threshold, VerdictSettings
-from bot.results import CommitResults, PointKey, load_pair
+from bot.result_types import CommitResults, PointKey
+from bot.results import load_pair
 from bot.verdict import Verdict, decide, to_json
 
 __all__ = ["synthetic"]

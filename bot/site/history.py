@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from bot.results import CommitInfo
+from bot.result_types import CommitInfo
 
 Mode = Literal["auto", "git", "recorded"]
 

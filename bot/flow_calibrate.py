@@ -1,0 +1,47 @@
+"""The ``calibrate`` command: read one real base/head pair and report the verdict's A/A false
+alarms and power on it (the resampling itself is bot/calibrate.py).
+
+It reads the results itself rather than taking a decided verdict, because it overrides the
+bootstrap resamples before any verdict is computed (``--resamples``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import IO
+
+from bot.calibrate import Mode, calibrate, report_text
+from bot.calibrate import to_json as calibration_json
+from bot.config import Config
+from bot.exitcodes import ExitCode
+from bot.inputs import Selection
+from bot.results import load_pair
+from bot.steps import step, write_json_atomically
+
+
+def run_calibrate(
+    sel: Selection,
+    env: Mapping[str, str],
+    out: IO[str],
+    *,
+    trials: int,
+    power_trials: int,
+    mode: Mode,
+    resamples: int | None,
+    json_path: Path | None,
+) -> int:
+    with step("load configuration", ExitCode.USAGE):
+        config = Config.from_env(env, sel.config)
+        s = config.verdict if resamples is None else replace(config.verdict, resamples=resamples)
+    with step("read results", ExitCode.BAD_INPUT):
+        machine = sel.machine or config.machine
+        base, head = load_pair(sel.results, sel.base, sel.head, machine, s.min_samples)
+    with step("calibrate", ExitCode.BAD_INPUT):
+        result = calibrate(base, head, s, trials=trials, power_trials=power_trials, mode=mode)
+    if json_path is not None:
+        with step(f"write {json_path}", ExitCode.USAGE):
+            write_json_atomically(json_path, calibration_json(result))
+    out.write(report_text(result) + "\n")
+    return ExitCode.OK_NO_REGRESSION
