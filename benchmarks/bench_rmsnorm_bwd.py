@@ -13,7 +13,7 @@ import statistics
 import sys
 from typing import Any, ClassVar
 
-from .rmsnorm_bwd.config import BASELINE, CONTENDERS, VARIANTS, SuiteConfig
+from .rmsnorm_bwd.config import BASELINE, CONTENDERS, VARIANTS, SuiteConfig, bandwidth_pct
 
 _CONFIG = SuiteConfig.from_env()
 _DTYPES = list(_CONFIG.dtypes)
@@ -91,8 +91,8 @@ class RMSNormBackward:
     def track_bandwidth_pct(
         self, cache: dict[str, Any], variant: str, dtype: str, shape: str
     ) -> float:
-        seconds = statistics.median(self.entry["kernel_us"]) * 1e-6
-        return float(100.0 * self.bytes_moved / seconds / (self.peak_gbps * 1e9))
+        kernel_us = statistics.median(self.entry["kernel_us"])
+        return bandwidth_pct(self.bytes_moved, kernel_us, self.peak_gbps)
 
     track_bandwidth_pct.unit = "% of peak bandwidth"  # type: ignore[attr-defined]
 

@@ -131,3 +131,8 @@ def bytes_moved(shape: Shape, itemsize: int) -> int:
     reads the fp32 rms of each row: itemsize * (3*M*N + 2*N) + 4*M.
     """
     return itemsize * (3 * shape.m * shape.n + 2 * shape.n) + 4 * shape.m
+
+
+def bandwidth_pct(moved: int, kernel_us: float, peak_gbps: float) -> float:
+    """Achieved bandwidth (bytes moved over kernel time) as a share of the GPU's peak."""
+    return 100.0 * moved / (kernel_us * 1e-6) / (peak_gbps * 1e9)

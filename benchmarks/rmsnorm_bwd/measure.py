@@ -69,6 +69,13 @@ def _check(variant: variants.Variant, ref: tuple[Any, Any], dtype: str) -> dict[
     return {"max_abs_error": max_abs, "rel_error": rel, "tolerance": tol, "status": status}
 
 
+def _rotated(order: list[str], round_idx: int) -> list[str]:
+    """The variants in this round's order: each takes every position in turn, so none is
+    always first after the flush or always last before the next round."""
+    shift = round_idx % len(order) if order else 0
+    return order[shift:] + order[:shift]
+
+
 def measure_point(
     shape: Shape, dtype: str, cfg: SuiteConfig, flush: timing.L2Flusher
 ) -> dict[str, Any]:
@@ -108,8 +115,7 @@ def measure_point(
     phase_start = time.perf_counter()
     fallbacks = 0
     for round_idx in range(cfg.rounds):
-        shift = round_idx % len(order) if order else 0
-        calls = [(n, built[n].call, built[n].clear) for n in order[shift:] + order[:shift]]
+        calls = [(n, built[n].call, built[n].clear) for n in _rotated(order, round_idx)]
         samples = timing.profile_round(calls, flush)
         fallbacks += samples.pop("__fallback__", None) is not None
         for name, sample in samples.items():
@@ -121,8 +127,7 @@ def measure_point(
     phases["per_call_fallback_rounds"] = fallbacks
     phase_start = time.perf_counter()
     for round_idx in range(HOST_ROUNDS):
-        shift = round_idx % len(order) if order else 0
-        for name in order[shift:] + order[:shift]:
+        for name in _rotated(order, round_idx):
             built[name].clear()
             flush()
             report[name]["host_us"].append(timing.host_wall_us(built[name].call))

@@ -11,7 +11,7 @@ import statistics
 import sys
 from typing import Any
 
-from .config import BASELINE, CONTENDERS
+from .config import BASELINE, CONTENDERS, bandwidth_pct
 
 
 def _cov_pct(values: list[float]) -> float:
@@ -50,7 +50,7 @@ def render(record: dict[str, Any]) -> str:
                 lines.append(f"{key:<22}{name:<15}{entry['status'].upper()}: {entry.get('error')}")
                 continue
             kernel = statistics.median(entry["kernel_us"])
-            pct = 100.0 * point["bytes_moved"] / (kernel * 1e-6) / (peak * 1e9)
+            pct = bandwidth_pct(point["bytes_moved"], kernel, peak)
             ratio = entry.get("ratio")
             ratio_txt = (
                 f"{statistics.median(ratio):8.3f}{_cov_pct(ratio):7.2f}"
