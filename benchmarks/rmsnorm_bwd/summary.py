@@ -42,6 +42,9 @@ def render(record: dict[str, Any]) -> str:
         if "error" in point:
             lines.append(f"{key:<22}FAILED: {point['error']}")
             continue
+        if point.get("phases_s"):
+            phases = ", ".join(f"{k} {v:.1f}" for k, v in point["phases_s"].items())
+            lines.append(f"{key:<22}(seconds: {phases})")
         for name in (BASELINE, *CONTENDERS):
             if name not in point["variants"]:
                 continue
