@@ -9,6 +9,7 @@ The data contract is docs/DATA.md.
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 from typing import Any, ClassVar
@@ -23,10 +24,23 @@ _SWEEP_TIMEOUT_S = 4 * 3600
 
 
 def setup_cache() -> dict[str, Any]:
-    """Measure the whole sweep once; every benchmark below reads its slice."""
-    from .rmsnorm_bwd.measure import measure_suite
+    """Measure the whole sweep once; every benchmark below reads its slice.
 
-    return measure_suite(SuiteConfig.from_env())
+    With ``RMSNORM_BENCH_REPLAY`` set to a provenance file, asv reports that recorded
+    measurement instead of measuring (recovery when asv died after the measurement, and the
+    CPU tests of the asv path on real H200 data).
+    """
+    import json
+
+    from .rmsnorm_bwd.measure import measure_suite, replay_record
+
+    replay = os.environ.get("RMSNORM_BENCH_REPLAY")
+    if replay:
+        return replay_record(replay, os.environ.get("RMSNORM_BENCH_COMMIT"))
+    # Plain JSON types only: asv unpickles this in every one of its ~260 benchmark processes,
+    # and a value of a GPU library's type would make each of them import that library.
+    record: dict[str, Any] = json.loads(json.dumps(measure_suite(SuiteConfig.from_env())))
+    return record
 
 
 setup_cache.timeout = _SWEEP_TIMEOUT_S  # type: ignore[attr-defined]
