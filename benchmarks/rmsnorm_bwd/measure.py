@@ -114,15 +114,24 @@ def measure_point(
             built[name].call()
     phase_start = time.perf_counter()
     fallbacks = 0
+    reps = cfg.calls_per_sample
     for round_idx in range(cfg.rounds):
-        calls = [(n, built[n].call, built[n].clear) for n in _rotated(order, round_idx)]
+        rotated = _rotated(order, round_idx)
+        # The calls of all variants alternate inside the round, so the paired sample of each
+        # variant spans the same stretch of time.
+        calls = [
+            (f"{n}#{rep}", built[n].call, built[n].clear) for rep in range(reps) for n in rotated
+        ]
         samples = timing.profile_round(calls, flush)
         fallbacks += samples.pop("__fallback__", None) is not None
-        for name, sample in samples.items():
-            report[name]["kernel_us"].append(sample.kernel_us)
+        for name in rotated:
+            per_call = [samples[f"{name}#{rep}"] for rep in range(reps)]
+            call_us = [s.kernel_us for s in per_call]
+            report[name]["kernel_us"].append(statistics.fmean(call_us))
+            report[name].setdefault("kernel_us_calls", []).append(call_us)
             if not report[name]["kernel_names"]:
-                report[name]["kernel_names"] = list(sample.names)
-            report[name].setdefault("_counts", []).append(len(sample.names))
+                report[name]["kernel_names"] = list(per_call[0].names)
+            report[name].setdefault("_counts", []).extend(len(s.names) for s in per_call)
     phases["rounds_s"] = time.perf_counter() - phase_start
     phases["per_call_fallback_rounds"] = fallbacks
     phase_start = time.perf_counter()
@@ -193,6 +202,7 @@ def measure_suite(cfg: SuiteConfig) -> dict[str, Any]:
         "machine": os.environ.get("RMSNORM_BENCH_MACHINE"),
         "size_set": cfg.size_set,
         "rounds": cfg.rounds,
+        "calls_per_sample": cfg.calls_per_sample,
         "thunder_variant": cfg.thunder_variant,
         "variants": list(cfg.variants),
         "started_at": started,
@@ -248,4 +258,3 @@ def main() -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-

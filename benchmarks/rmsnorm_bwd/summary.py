@@ -32,7 +32,8 @@ def render(record: dict[str, Any]) -> str:
         f"({gpu['peak_bandwidth_source']}) | copy {gpu['copy_bandwidth_gbps']:.0f} GB/s",
         "versions: " + ", ".join(f"{k} {v}" for k, v in record["versions"].items()),
         f"clocks start {gpu['clocks_start']} end {gpu['clocks_end']}",
-        f"size set {record['size_set']}, {record['rounds']} paired rounds, "
+        f"size set {record['size_set']}, {record['rounds']} paired rounds "
+        f"x {record.get('calls_per_sample', 1)} calls per sample, "
         f"thunder {record['thunder_variant']}",
         "",
         f"{'point':<22}{'variant':<15}{'kernel us':>10}{'ratio':>8}{'CoV %':>7}{'% peak':>8}"

@@ -53,3 +53,18 @@ def test_provenance_names_the_gpu_and_versions(record: dict) -> None:
     assert record["gpu"]["name"]
     assert record["gpu"]["peak_bandwidth_gbps"] > 0
     assert set(record["versions"]) >= {"torch", "nvfuser", "thunder", "asv"}
+
+
+def test_each_sample_is_the_mean_of_its_flushed_calls(record: dict) -> None:
+    (point,) = record["points"].values()
+    for name in VARIANTS:
+        entry = point["variants"][name]
+        assert len(entry["kernel_us_calls"]) == 10
+        for sample, calls in zip(entry["kernel_us"], entry["kernel_us_calls"], strict=True):
+            assert len(calls) == record["calls_per_sample"]
+            assert sample == pytest.approx(statistics.fmean(calls))
+
+
+def test_one_profiler_session_per_round_was_trusted(record: dict) -> None:
+    (point,) = record["points"].values()
+    assert point["phases_s"]["per_call_fallback_rounds"] == 0
