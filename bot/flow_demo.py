@@ -96,13 +96,14 @@ def run_demo(
 
 
 def demo_pair(results: Path) -> tuple[str, str]:
-    """The recorded demo pair: the stock run as base, the deliberately slower one as head; with
-    two plain runs, older against newer; with one, that run against itself (an A/A demo)."""
+    """The recorded demo pair: the first stock run (the baseline) as base, the deliberately
+    slower one as head; with two plain runs, older against newer; with one, that run against
+    itself (an A/A demo)."""
     commits = list_commits(results)
     stock = [c for c in commits if c.thunder_variant == "stock"]
     other = [c for c in commits if c.thunder_variant not in (None, "stock")]
     if stock and other:
-        return stock[-1].commit, other[-1].commit
+        return stock[0].commit, other[-1].commit
     if len(commits) == 2:
         return commits[0].commit, commits[1].commit
     if len(commits) == 1:  # only one run recorded: an A/A demo, the commit against itself

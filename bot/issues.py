@@ -11,13 +11,15 @@ hidden markers and is rewritten from scratch every run, so a link that could not
 (a repository failed, or a run crashed between two creates) is written down as missing and
 repaired by the next run: the same call repeated converges instead of piling up.
 
-A repeated `update_note` identical to the bot's latest comment on that issue is not posted
-again ("unchanged"): a re-run of the same workflow (for instance after a partial failure)
-must not spam the issue, while a changed note is news and is posted ("commented").
+A repeated `update_note` identical to the bot's latest comment on that issue, or to the note of
+the run that opened it (kept as a digest in a hidden marker of the body), is not posted again
+("unchanged"): a re-run of the same workflow (for instance after a partial failure) must not
+touch the issue, while a changed note is news and is posted ("commented").
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -33,6 +35,7 @@ from bot.github_api import GitHubFailure, authenticated_login, github_step
 
 Action = Literal["opened", "commented", "closed", "unchanged", "absent", "failed"]
 KEY_MARKER = "<!-- fusion-perfbot-key: {} -->"
+NOTE_MARKER = "<!-- fusion-perfbot-note: {} -->"
 LINKS_START = "<!-- fusion-perfbot-links:start -->"
 LINKS_END = "<!-- fusion-perfbot-links:end -->"
 MAX_BODY = 65536
@@ -65,6 +68,12 @@ class RepoIssueOutcome:
     number: int | None
     url: str | None
     error: str | None = None
+
+
+def note_marker(note: str) -> str:
+    """The hidden record, in an issue's body, of the note of the run that opened it."""
+    digest = hashlib.sha256(note.strip().encode("utf-8")).hexdigest()[:16]
+    return NOTE_MARKER.format(digest)
 
 
 def escape_key(key: str) -> str:
@@ -138,7 +147,12 @@ def validate(spec: IssueSpec, state: str, update_note: str) -> None:
         raise ValueError("spec.key must be non-empty and spec.label 1-50 characters")
     if not spec.title.strip() or len(spec.title) > MAX_TITLE:
         raise ValueError(f"spec.title must have 1-{MAX_TITLE} characters")
-    worst = len(key_marker(spec.key)) + len(spec.body) + LINK_LINE_BUDGET * (len(spec.repos) + 1)
+    worst = (
+        len(key_marker(spec.key))
+        + len(note_marker(""))
+        + len(spec.body)
+        + LINK_LINE_BUDGET * (len(spec.repos) + 1)
+    )
     if worst > MAX_BODY:
         raise ValueError(f"spec.body is too long for a GitHub issue ({MAX_BODY} characters)")
     if not update_note.strip() or len(update_note) > MAX_BODY:
@@ -223,7 +237,7 @@ def _ensure_open(run: _Run, spec: IssueSpec, runs: list[_Run], note: str) -> Non
     issue = run.issue
     try:
         if issue is None:
-            run.issue = _open_new(run, spec, runs)
+            run.issue = _open_new(run, spec, runs, note)
             run.action = "opened"
         elif issue.state == "open":
             run.action = "commented" if _note(run, issue, note) else "unchanged"
@@ -238,10 +252,13 @@ def _ensure_open(run: _Run, spec: IssueSpec, runs: list[_Run], note: str) -> Non
         run.failure = failure
 
 
-def _open_new(run: _Run, spec: IssueSpec, runs: list[_Run]) -> Issue:
+def _open_new(run: _Run, spec: IssueSpec, runs: list[_Run], note: str) -> Issue:
     assert run.repo is not None
     _ensure_label(run.repo, run.name, spec.label)
-    body = f"{key_marker(spec.key)}\n{spec.body}\n\n{links_section(runs, run.name)}"
+    body = (
+        f"{key_marker(spec.key)}\n{note_marker(note)}\n{spec.body}\n\n"
+        f"{links_section(runs, run.name)}"
+    )
     try:
         with github_step(f"open issue in {run.name}"):
             return run.repo.create_issue(title=spec.title, body=body, labels=[spec.label])
@@ -281,6 +298,8 @@ def _note(run: _Run, issue: Issue, note: str) -> bool:
         latest = newest_own(list(issue.get_comments()), "", run.login)
     if latest is not None and same_text(latest.body, note):
         return False
+    if latest is None and note_marker(note) in (issue.body or ""):
+        return False  # the run that opened the issue said this already
     with github_step(f"comment on {where}"):
         issue.create_comment(note)
     return True

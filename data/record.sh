@@ -28,7 +28,8 @@ for state in "$@"; do
     regressed) variant=unfused-backward; message="regressed: Thunder's nvFuser executor fuses the forward only" ;;
     *) echo "data/record.sh: unknown state $state" >&2; exit 2 ;;
   esac
-  "${git_lab[@]}" commit -q --allow-empty -m "$message"
+  # Snapshot the tree that runs (the lab may keep an older .git between calls).
+  "${git_lab[@]}" add -A && "${git_lab[@]}" commit -q --allow-empty -m "$message"
   sha=$(git rev-parse HEAD)
   echo "== $state at $sha"
   status=0

@@ -84,18 +84,19 @@ def test_opens_one_issue_per_repo_cross_linked_both_ways(
     assert SPEC.label in fake_github.state.repo(SECONDARY).labels  # created when missing
 
 
-def test_repeat_runs_comment_then_stay_quiet_and_never_duplicate(
+def test_repeat_runs_stay_quiet_news_comments_and_never_duplicate(
     fake_github: LocalGitHub, gh: github.Github
 ) -> None:
+    """A re-run of the run that opened the issues touches nothing; a new finding is a comment."""
     assert sync(gh, note="Still slower at def456.") == ["opened", "opened"]
-    assert sync(gh, note="Still slower at def456.") == ["commented", "commented"]
+    bodies = [only_issue(fake_github, repo).body for repo in (PRIMARY, SECONDARY)]
     assert sync(gh, note="Still slower at def456.") == ["unchanged", "unchanged"]
     assert sync(gh, note="Still slower at 0a1b2c.") == ["commented", "commented"]
-    for repo in (PRIMARY, SECONDARY):
-        assert comments(fake_github, only_issue(fake_github, repo)) == [
-            "Still slower at def456.",
-            "Still slower at 0a1b2c.",
-        ]
+    assert sync(gh, note="Still slower at 0a1b2c.") == ["unchanged", "unchanged"]
+    for repo, body in zip((PRIMARY, SECONDARY), bodies, strict=True):
+        issue = only_issue(fake_github, repo)
+        assert comments(fake_github, issue) == ["Still slower at 0a1b2c."]
+        assert issue.body == body
     assert_cross_linked(fake_github)
 
 
@@ -141,10 +142,9 @@ def test_secondary_failure_is_reported_written_down_and_repaired(
     assert f"{SECONDARY}: not linked yet (GitHub gave HTTP 500" in (primary.body or "")
 
     fault.times = fault.hits  # GitHub recovers
-    assert sync(gh, note="note") == ["commented", "opened"]
+    assert sync(gh, note="note") == ["unchanged", "opened"]  # links repaired, no new note
     assert_cross_linked(fake_github)
-    # As after any opening, the first repeat comments on the new issue, then all is quiet.
-    assert sync(gh, note="note") == ["unchanged", "commented"]
+    # The new issue was opened with this note: a repeat leaves both alone.
     assert sync(gh, note="note") == ["unchanged", "unchanged"]
 
 
@@ -220,7 +220,7 @@ def test_finds_its_issue_on_a_later_page_and_ignores_lookalikes(
         state.add_issue(PRIMARY, f"other {i}", author=BOT_LOGIN, labels=[SPEC.label])
     copy = f"{key_marker(SPEC.key)} copied by a human"
     state.add_issue(PRIMARY, "lookalike", author=HUMAN_LOGIN, body=copy, labels=[SPEC.label])
-    assert sync(make_client(per_page=30)) == ["commented", "commented"]
+    assert sync(make_client(per_page=30)) == ["unchanged", "unchanged"]
     assert len([i for i in state.issues(PRIMARY) if key_marker(SPEC.key) in (i.body or "")]) == 2
     human = next(i for i in state.issues(PRIMARY) if i.author == HUMAN_LOGIN)
     assert (human.body, comments(fake_github, human)) == (copy, [])
@@ -264,7 +264,7 @@ def test_primary_listing_failure_still_files_the_secondary_and_converges(
     secondary = only_issue(fake_github, SECONDARY)
     assert f"{PRIMARY}: not linked yet (GitHub gave HTTP 503" in (secondary.body or "")
     fault.times = fault.hits
-    assert sync(gh) == ["opened", "commented"]
+    assert sync(gh) == ["opened", "unchanged"]
     assert_cross_linked(fake_github)
 
 
@@ -278,5 +278,5 @@ def test_failed_link_edit_reports_the_existing_issue_and_is_repaired(
     assert "link NVIDIA/Fuser#1 to the other issues" in (outcomes[0].error or "")
     assert outcomes[1].action == "opened"
     fault.times = fault.hits
-    assert sync(gh, note="note") == ["commented", "commented"]
+    assert sync(gh, note="note") == ["unchanged", "unchanged"]
     assert_cross_linked(fake_github)
