@@ -88,9 +88,15 @@ def _take(p: Point, idx: Sequence[int], scale: float) -> Point:
 
 
 def pseudo_pair(
-    state: CommitResults, rng: np.random.Generator, mode: Mode, shift: float, s: VerdictSettings
+    state: CommitResults,
+    rng: np.random.Generator,
+    mode: Mode,
+    shift: float,
+    s: VerdictSettings,
+    only: PointKey | None = None,
 ) -> tuple[CommitResults, CommitResults]:
-    """Two pseudo-states drawn from one state's rounds; the head's gating side scaled.
+    """Two pseudo-states drawn from one state's rounds; the head's gating side scaled (every
+    gating point, or ``only`` that one).
 
     Only gating points are kept: the others cannot change the verdict, and dropping them
     halves the cost of each trial.
@@ -112,7 +118,7 @@ def pseudo_pair(
                 rounds[group] = ([int(i) for i in draw[0]], [int(i) for i in draw[1]])
         ia, ib = rounds[group]
         a[key] = _take(point, ia, 1.0)
-        b[key] = _take(point, ib, 1.0 + shift if s.is_gating(key.variant) else 1.0)
+        b[key] = _take(point, ib, 1.0 + shift if only in (None, key) else 1.0)
     return (
         replace(state, commit="a" * 40, points=a),
         replace(state, commit="b" * 40, points=b),

@@ -22,6 +22,7 @@ from bot.config import Config
 from bot.exitcodes import HELP, ExitCode
 from bot.flow_calibrate import run_calibrate
 from bot.flow_demo import run_demo
+from bot.flow_noise import run_noise
 from bot.flow_pr import run_pr
 from bot.flow_report import run_report
 from bot.flow_site import run_site_build, run_site_serve
@@ -95,6 +96,20 @@ def cmd_calibrate(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]
         power_trials=args.power_trials,
         mode=args.mode,
         resamples=args.resamples,
+        json_path=args.json,
+        point_trials=args.point_trials,
+    )
+
+
+def cmd_noise(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
+    return run_noise(
+        args.results,
+        env,
+        out,
+        thunder_variant=args.thunder_variant,
+        machine=args.machine,
+        config_path=args.config,
+        margin=args.margin,
         json_path=args.json,
     )
 
@@ -187,7 +202,42 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--power-trials", type=int, default=100, help="pairs per shift (default 100)")
     p.add_argument("--mode", choices=("bootstrap", "split"), default="bootstrap")
     p.add_argument("--resamples", type=int, help="bootstrap resamples (default: the config's)")
+    p.add_argument(
+        "--point-trials",
+        type=int,
+        default=0,
+        help="also measure each point's power alone, with this many pairs per shift (0: skip)",
+    )
     p.add_argument("--json", type=Path, help="write the calibration as JSON to this file")
+
+    p = add(
+        "noise",
+        "run-to-run spread over recorded A/A runs; suggests per-point thresholds",
+        cmd_noise,
+    )
+    p.add_argument(
+        "--results",
+        type=Path,
+        action="append",
+        required=True,
+        help="asv results directory (repeat to pool several)",
+    )
+    p.add_argument(
+        "--thunder-variant",
+        default="stock",
+        help="the runs to pool, by their provenance record's thunder_variant (default: stock)",
+    )
+    p.add_argument("--machine", help="asv machine name, when several have runs")
+    p.add_argument(
+        "--config",
+        type=Path,
+        default=Path("perfbot.toml") if Path("perfbot.toml").is_file() else None,
+        help="TOML configuration (default: ./perfbot.toml if present)",
+    )
+    p.add_argument(
+        "--margin", type=float, default=1.5, help="threshold = margin x largest A/A change"
+    )
+    p.add_argument("--json", type=Path, help="write the spreads as JSON to this file")
 
     p = add(
         "demo", "the whole flow on the committed H200 data against a local fake GitHub", cmd_demo

@@ -17,6 +17,9 @@ from bot.calibrate import to_json as calibration_json
 from bot.config import Config
 from bot.exitcodes import ExitCode
 from bot.inputs import Selection
+from bot.point_power import PointPower, per_point_power
+from bot.point_power import report_text as point_power_text
+from bot.point_power import to_json as point_power_json
 from bot.results import load_pair
 from bot.steps import step, write_json_atomically
 
@@ -31,6 +34,7 @@ def run_calibrate(
     mode: Mode,
     resamples: int | None,
     json_path: Path | None,
+    point_trials: int = 0,
 ) -> int:
     with step("load configuration", ExitCode.USAGE):
         config = Config.from_env(env, sel.config)
@@ -40,8 +44,17 @@ def run_calibrate(
         base, head = load_pair(sel.results, sel.base, sel.head, machine, s.min_samples)
     with step("calibrate", ExitCode.BAD_INPUT):
         result = calibrate(base, head, s, trials=trials, power_trials=power_trials, mode=mode)
+    points: tuple[PointPower, ...] = ()
+    if point_trials > 0:
+        with step("per-point power", ExitCode.BAD_INPUT):
+            points = per_point_power(base, s, trials=point_trials, mode=mode)
     if json_path is not None:
         with step(f"write {json_path}", ExitCode.USAGE):
-            write_json_atomically(json_path, calibration_json(result))
+            data = calibration_json(result)
+            if points:
+                data["per_point_power"] = point_power_json(points)
+            write_json_atomically(json_path, data)
     out.write(report_text(result) + "\n")
+    if points:
+        out.write("\n" + point_power_text(points) + "\n")
     return ExitCode.OK_NO_REGRESSION

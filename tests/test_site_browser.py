@@ -159,7 +159,8 @@ def _plot(tab: Any) -> dict[str, Any]:
 def _assert_draws(drawn: dict[str, Any], value: float, n_commits: int) -> None:
     assert drawn["painted"] > 0, "the canvas is blank"
     (series,) = drawn["series"]  # one contender x dtype x shape: one line
-    assert series["label"] == f"variant-{SITE.point.variant}"
+    p = SITE.point
+    assert series["label"] == f"dtype-{p.dtype}; shape-{p.shape}; variant-{p.variant}"
     assert len(series["points"]) == n_commits
     newest = max(series["points"], key=lambda p: p["x"])
     assert newest["y"] == value, "the graph does not draw the measured ratio"
