@@ -141,3 +141,47 @@ def test_gpu_run_command_refuses_unknown_arguments() -> None:
     )
     assert done.returncode == 2
     assert "unknown argument --sizes" in done.stderr
+
+
+def test_replaying_a_recorded_measurement_stores_the_same_asv_results(lab_repo: Path) -> None:
+    """What run_gpu.sh does after measuring, here on the committed H200 baseline: asv's results
+    from the replayed record equal (value for value, sample for sample) those asv stored on the
+    H200. Also a way to recover asv results when asv died after a measurement."""
+    recorded = REPO / "data" / "h200" / "results" / "nvidia-h200"
+    sha = "06f650c87bcca99fe961d28d3bec88c38e1bfdbe"
+    here = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=lab_repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert _asv(["machine", "--yes", "--machine", "replay"], lab_repo).returncode == 0
+    args = ["run", "-E", f"existing:{sys.executable}", "--set-commit-hash", here]
+    args += ["--record-samples", "--launch-method", "forkserver", "--machine", "replay"]
+    done = _asv(
+        args,
+        lab_repo,
+        RMSNORM_BENCH_SIZES="pr",
+        RMSNORM_BENCH_REPLAY=str(recorded / f"{sha}.provenance.jsonl"),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    mine = json.loads(
+        next((lab_repo / "results" / "replay").glob(f"{here[:8]}-*.json")).read_text()
+    )
+    theirs = json.loads(next(recorded.glob(f"{sha[:8]}-*.json")).read_text())
+    assert set(mine["results"]) == set(theirs["results"])
+
+    def columns(data: dict, bench: str) -> dict:  # type: ignore[type-arg]
+        row = dict(zip(data["result_columns"], data["results"][bench], strict=False))
+        return {c: row.get(c) for c in ("result", "params", "samples")}
+
+    for bench in theirs["results"]:
+        assert columns(mine, bench) == columns(theirs, bench), bench
+    assert columns(theirs, "bench_rmsnorm_bwd.RatioToNvfuser.track_ratio")["samples"]
+
+
+def test_replay_refuses_a_record_of_another_commit(tmp_path: Path) -> None:
+    from benchmarks.rmsnorm_bwd.measure import replay_record
+
+    record = REPO / "data" / "h200" / "results" / "nvidia-h200"
+    path = record / "06f650c87bcca99fe961d28d3bec88c38e1bfdbe.provenance.jsonl"
+    assert replay_record(str(path), None)["thunder_variant"] == "stock"
+    with pytest.raises(ValueError, match="no rmsnorm-bwd-provenance/1 record for commit"):
+        replay_record(str(path), "f" * 40)
