@@ -200,6 +200,7 @@ def provenance_table(base: Provenance | None, head: Provenance | None, v: Verdic
         ("Thunder variant", ("thunder_variant",)),
         ("size set", ("size_set",)),
         ("rounds", ("rounds",)),
+        ("calls per sample", ("calls_per_sample",)),
         ("started", ("started_at",)),
     ]
     for label, keys in fields:
