@@ -27,6 +27,7 @@ from bot.flow_pr import run_pr
 from bot.flow_report import run_report
 from bot.flow_site import run_site_build, run_site_serve
 from bot.inputs import Loaded, Selection
+from bot.noise import DEFAULT_MARGIN
 from bot.results import load_pair
 from bot.steps import StepFailed, step
 from bot.verdict import decide
@@ -42,6 +43,16 @@ def _repo(text: str) -> str:
     if not re.fullmatch(r"[A-Za-z0-9-]{1,39}/[A-Za-z0-9._-]{1,100}", text):
         raise argparse.ArgumentTypeError(f"{text!r} is not OWNER/NAME")
     return text
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number")
+    return value
 
 
 def _pr(text: str) -> int:
@@ -235,7 +246,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="TOML configuration (default: ./perfbot.toml if present)",
     )
     p.add_argument(
-        "--margin", type=float, default=1.5, help="threshold = margin x largest A/A change"
+        "--margin",
+        type=_positive,
+        default=DEFAULT_MARGIN,
+        help=f"threshold = margin x largest A/A change (default {DEFAULT_MARGIN})",
     )
     p.add_argument("--json", type=Path, help="write the spreads as JSON to this file")
 

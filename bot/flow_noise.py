@@ -16,7 +16,7 @@ from typing import IO
 
 from bot.config import Config
 from bot.exitcodes import ExitCode
-from bot.noise import DEFAULT_MARGIN, report_text, run_to_run, thresholds_toml
+from bot.noise import DEFAULT_MARGIN, report_text, run_to_run, thresholds_toml, to_json
 from bot.result_types import BadInput, CommitResults
 from bot.results import list_commits, load_commit
 from bot.steps import step, write_json_atomically
@@ -66,23 +66,7 @@ def run_noise(
         spreads = run_to_run(runs, s, margin)
     if json_path is not None:
         with step(f"write {json_path}", ExitCode.USAGE):
-            write_json_atomically(
-                json_path,
-                {
-                    "runs": [r.commit for r in runs],
-                    "margin": margin,
-                    "points": [
-                        {
-                            "point": p.key.label,
-                            "medians": list(p.medians),
-                            "spread": p.spread,
-                            "threshold": p.current,
-                            "suggested": p.suggested,
-                        }
-                        for p in spreads
-                    ],
-                },
-            )
+            write_json_atomically(json_path, to_json(runs, spreads, margin))
     out.write(report_text(runs, spreads) + "\n")
     toml = thresholds_toml(spreads, s.effect)
     out.write(

@@ -83,6 +83,25 @@ def thresholds_toml(spreads: Sequence[PointSpread], default: float) -> str:
     return "\n".join(blocks)
 
 
+def to_json(
+    runs: Sequence[CommitResults], spreads: Sequence[PointSpread], margin: float
+) -> dict[str, object]:
+    return {
+        "runs": [r.commit for r in runs],
+        "margin": margin,
+        "points": [
+            {
+                "point": p.key.label,
+                "medians": list(p.medians),
+                "spread": p.spread,
+                "threshold": p.current,
+                "suggested": p.suggested,
+            }
+            for p in spreads
+        ],
+    }
+
+
 def report_text(runs: Sequence[CommitResults], spreads: Sequence[PointSpread]) -> str:
     head = " ".join(f"{r.commit[:8]:>8}" for r in runs)
     lines = [

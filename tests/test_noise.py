@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,18 @@ def test_cli_noise_prints_the_table_and_refuses_a_lone_run(
     smoke = ROOT / "data" / "h200-smoke" / "results"
     assert cli.main(["noise", "--results", str(smoke)], env={}) == ExitCode.BAD_INPUT
     assert "step 'measure run-to-run spread' failed" in capsys.readouterr().err
+
+
+def test_runs_of_different_stacks_are_not_pooled(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A version change between runs is a real change, not noise: refused (exit 3)."""
+    copy = tmp_path / "results"
+    shutil.copytree(H200[0], copy)
+    record = next(copy.glob("*/da17d548*.provenance.jsonl"))
+    data = json.loads(record.read_text())
+    data["versions"]["thunder"] = "0.2.7"
+    record.write_text(json.dumps(data) + "\n")
+    assert cli.main(["noise", "--results", str(copy)], env={}) == ExitCode.BAD_INPUT
+    assert "the runs differ in torch/nvfuser/thunder versions" in capsys.readouterr().err
+    assert cli.main(["noise", "--results", str(copy), "--margin", "0"], env={}) == ExitCode.USAGE
