@@ -1,6 +1,7 @@
 """On a GPU machine: the whole measurement of the smoke point, correctness gate included.
 
-Run there with: RMSNORM_BENCH_SIZES=smoke python -m pytest -m gpu tests/gpu
+Run there with: python -m pytest -m gpu tests/gpu --noconftest (no bot dependencies needed;
+measured on the H200 2026-11-30: 6 passed in 24 s).
 """
 
 from __future__ import annotations
