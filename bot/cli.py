@@ -157,6 +157,10 @@ def _common(p: argparse.ArgumentParser, *, shas: bool = True) -> None:
     p.add_argument("--base", type=_sha, required=shas, help="base commit (full or abbreviated)")
     p.add_argument("--head", type=_sha, required=shas, help="head commit (full or abbreviated)")
     p.add_argument("--machine", help="asv machine name, when several have both commits")
+    _config_option(p)
+
+
+def _config_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--config",
         type=Path,
@@ -239,12 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the runs to pool, by their provenance record's thunder_variant (default: stock)",
     )
     p.add_argument("--machine", help="asv machine name, when several have runs")
-    p.add_argument(
-        "--config",
-        type=Path,
-        default=Path("perfbot.toml") if Path("perfbot.toml").is_file() else None,
-        help="TOML configuration (default: ./perfbot.toml if present)",
-    )
+    _config_option(p)
     p.add_argument(
         "--margin",
         type=_positive,

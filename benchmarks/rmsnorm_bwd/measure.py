@@ -24,12 +24,8 @@ HOST_ROUNDS = 10
 
 
 def _progress(message: str) -> None:
-    """Progress for a person watching a long GPU run; asv swallows stdout, so use a file too."""
+    """Progress for a person watching a long GPU run (run_gpu.sh measures in the foreground)."""
     print(message, file=sys.stderr, flush=True)
-    path = os.environ.get("RMSNORM_BENCH_PROGRESS")
-    if path:
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(message + "\n")
 
 
 def missing_stack() -> str | None:
