@@ -57,7 +57,7 @@ class Threshold:
 
 @dataclass(frozen=True)
 class VerdictSettings:
-    """See bot/verdict.py for how each is used and why these defaults."""
+    """See bot/decide/verdict.py for how each is used and why these defaults."""
 
     effect: float = 0.02
     thresholds: tuple[Threshold, ...] = ()

@@ -13,8 +13,8 @@ from typing import Any
 import github
 import pytest
 
-from bot.github_api import make_github
-from bot.localgithub import BOT_TOKEN, HUMAN_TOKEN, LocalGitHub, start_server
+from bot.github.client import make_github
+from bot.github.fake import BOT_TOKEN, HUMAN_TOKEN, LocalGitHub, start_server
 
 PRIMARY = "NVIDIA/Fuser"
 SECONDARY = "Lightning-AI/lightning-thunder"

@@ -30,7 +30,7 @@ from typing import Any
 import asv
 import pytest
 
-from bot.result_types import CommitResults, Point, PointKey
+from bot.results.types import CommitResults, Point, PointKey
 
 MACHINE = "synthetic-cpu"
 ROUNDS = 20

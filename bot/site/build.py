@@ -3,7 +3,7 @@
 Steps, each failing with a message that names it and leaving ``out_dir`` untouched:
 
 1. read and check every results file with the bot's own reader (corrupt, truncated or
-   foreign files are :class:`~bot.result_types.BadInput`, never skipped as ``asv publish`` would);
+   foreign files are :class:`~bot.results.types.BadInput`, never skipped as ``asv publish`` would);
 2. choose the history asv sees (bot/site/history.py) and write a temporary asv.conf.json:
    the project's, with only results_dir, html_dir and the history source replaced;
 3. run the real ``asv publish`` on it, into a staging folder beside ``out_dir``;
@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.config import ConfigError
-from bot.result_types import BENCH_RATIO, REQUIRED, BadInput, CommitInfo
-from bot.results import list_commits, load_commit
+from bot.results.locate import list_commits, load_commit
+from bot.results.types import BENCH_RATIO, REQUIRED, BadInput, CommitInfo
 from bot.site import asv_history
 from bot.site.check import audit
 from bot.site.history import History, Mode, choose

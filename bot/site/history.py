@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from bot.result_types import CommitInfo
+from bot.results.types import CommitInfo
 
 Mode = Literal["auto", "git", "recorded"]
 

@@ -3,7 +3,7 @@
 asv's page routes on the URL fragment: ``#<benchmark>?p-<param>=<value>&machine=<name>``,
 each part encoded with JavaScript's ``encodeURIComponent`` (asv.js ``format_hash_string``).
 Parameter values are the Python reprs asv stores (``'bfloat16'``, quotes included).
-bot/render.py's ``graph_url`` builds the same route for the ratio benchmark only, for links
+bot/tell/render.py's ``graph_url`` builds the same route for the ratio benchmark only, for links
 from PR comments; this one serves any benchmark, for the site's own pages, and the tests check
 that the two agree.
 """

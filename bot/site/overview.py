@@ -20,7 +20,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from bot.result_types import BENCH_KERNEL, BENCH_RATIO, REFERENCE
+from bot.results.types import BENCH_KERNEL, BENCH_RATIO, REFERENCE
 from bot.site.links import graph_href
 
 GATING = re.compile(r"thunder")

@@ -1,0 +1,114 @@
+"""The ``demo`` command: the real ``pr`` flow on recorded H200 results, posting to the local
+GitHub fake (bot/github/fake) instead of GitHub, then printing what landed there.
+
+It exists so that anyone can see the bot's whole output on a fresh clone, without a GPU, a
+token or network: same loading, same publishing code as in CI, only the server differs. Its
+own exit code is 0; the code CI would have got is printed instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO
+
+from bot.commands.inputs import Loader, Selection
+from bot.commands.pr import publish
+from bot.commands.steps import step
+from bot.config import Config, ConfigError
+from bot.exitcodes import ExitCode
+from bot.results.locate import list_commits
+from bot.tell.render import Context
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+#: The recorded H200 results, newest first: the full demo pair, else the smoke run.
+DEMO_RESULTS = (
+    REPO_ROOT / "data" / "h200" / "results",
+    REPO_ROOT / "data" / "h200-smoke" / "results",
+)
+DEMO_REPO = "Lightning-AI/lightning-thunder"
+
+
+def run_demo(
+    env: Mapping[str, str],
+    out: IO[str],
+    load: Loader,
+    *,
+    results: Path | None,
+    base: str | None,
+    head: str | None,
+    machine: str | None,
+    config_path: Path | None,
+) -> int:
+    """The pr flow on real results, against bot/github/fake instead of GitHub."""
+    from bot.github.fake import BOT_LOGIN, BOT_TOKEN, HUMAN_LOGIN, start_server
+
+    with step("pick the demo commits", ExitCode.USAGE):
+        if results is None:
+            results = next((d for d in DEMO_RESULTS if d.is_dir()), DEMO_RESULTS[0])
+        if (base is None) != (head is None):
+            raise ConfigError("give both --base and --head, or neither")
+        if base is None or head is None:
+            base, head = demo_pair(results)
+    sel = Selection(results, base, head, machine, config_path)
+    with start_server() as fake:
+        with step("seed the local GitHub", ExitCode.GITHUB_FAILURE):
+            fake.state.add_repo(DEMO_REPO)
+            for repo in Config.from_env({}, config_path).issue_repos:
+                fake.state.add_repo(repo)
+            pull = fake.state.add_pull_request(
+                DEMO_REPO,
+                "Demo: the head commit of the demo pair",
+                author=HUMAN_LOGIN,
+                head_ref="demo/rmsnorm-bwd",
+                head_sha=head.ljust(40, "0")[:40],
+            )
+        local_env = {
+            "GITHUB_TOKEN": BOT_TOKEN,
+            "GITHUB_API_URL": fake.base_url,
+            "PERFBOT_COMMENT_LOGIN": BOT_LOGIN,
+        }
+        if "PERFBOT_SITE_URL" in env:
+            local_env["PERFBOT_SITE_URL"] = env["PERFBOT_SITE_URL"]
+        got = load(sel, local_env)
+        ctx = Context(
+            repo=DEMO_REPO,
+            pr=pull.number,
+            pr_title=pull.title,
+            head_ref="demo/rmsnorm-bwd",
+            site_url=got.config.site_url,
+        )
+        out.write(f"Results {results}: base {base[:12]}, head {head[:12]}\n")
+        out.write(f"Local fake GitHub at {fake.web_url}; posting as {BOT_LOGIN}\n")
+        code = publish(got, ctx, out)
+        out.write("\n===== the comment on " + f"{DEMO_REPO}#{pull.number} =====\n")
+        for comment in fake.state.comments_on(DEMO_REPO, pull.number):
+            out.write(comment.body + "\n")
+        for repo in got.config.issue_repos:
+            for issue in fake.state.issues(repo):
+                if issue.pull is None:
+                    out.write(
+                        f"\n===== issue {repo}#{issue.number} ({issue.state}): "
+                        f"{issue.title} =====\n{issue.body}\n"
+                    )
+    out.write(f"\nDemo finished: verdict {got.verdict.overall} (exit code {code} in CI).\n")
+    return ExitCode.OK_NO_REGRESSION
+
+
+def demo_pair(results: Path) -> tuple[str, str]:
+    """The recorded demo pair: the first stock run (the baseline) as base, the deliberately
+    slower one as head; with two plain runs, older against newer; with one, that run against
+    itself (an A/A demo)."""
+    commits = list_commits(results)
+    stock = [c for c in commits if c.thunder_variant == "stock"]
+    other = [c for c in commits if c.thunder_variant not in (None, "stock")]
+    if stock and other:
+        return stock[0].commit, other[-1].commit
+    if len(commits) == 2:
+        return commits[0].commit, commits[1].commit
+    if len(commits) == 1:  # only one run recorded: an A/A demo, the commit against itself
+        return commits[0].commit, commits[0].commit
+    listing = ", ".join(f"{c.commit[:12]} ({c.thunder_variant})" for c in commits) or "none"
+    raise ConfigError(
+        f"cannot tell the demo pair in {results} (commits: {listing}): pass --base and --head"
+    )

@@ -1,0 +1,76 @@
+"""The ``noise`` command: the run-to-run spread of every gating point over recorded runs of the
+same code (A/A runs), and the per-point thresholds that absorb it (the arithmetic is
+bot/decide/noise.py).
+
+Which runs are "the same code" is read from their provenance records: every run of the given
+Thunder variant (default ``stock``) on one machine, across all the results directories given,
+and they must agree on the versions of torch, nvFuser and Thunder (otherwise their spread would
+mix a real change into the noise).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO
+
+from bot.commands.steps import step, write_json_atomically
+from bot.config import Config
+from bot.decide.noise import DEFAULT_MARGIN, report_text, run_to_run, thresholds_toml, to_json
+from bot.exitcodes import ExitCode
+from bot.results.locate import list_commits, load_commit
+from bot.results.types import BadInput, CommitResults
+
+STACK = ("torch", "nvfuser", "thunder")
+
+
+def _same_code_runs(
+    dirs: Sequence[Path], thunder_variant: str, machine: str | None, min_samples: int
+) -> list[CommitResults]:
+    runs = []
+    for results in dirs:
+        for info in list_commits(results):
+            if info.thunder_variant == thunder_variant and machine in (None, info.machine):
+                runs.append(load_commit(results, info.commit, info.machine, min_samples))
+    machines = sorted({r.machine for r in runs})
+    if len(machines) > 1:
+        raise BadInput(
+            f"runs on several machines ({', '.join(machines)}): choose one with --machine"
+        )
+    stacks = {
+        tuple(r.provenance.text("versions", p) if r.provenance else None for p in STACK)
+        for r in runs
+    }
+    if len(stacks) > 1:
+        raise BadInput(f"the runs differ in {'/'.join(STACK)} versions: {sorted(map(str, stacks))}")
+    return runs
+
+
+def run_noise(
+    dirs: Sequence[Path],
+    env: Mapping[str, str],
+    out: IO[str],
+    *,
+    thunder_variant: str,
+    machine: str | None,
+    config_path: Path | None,
+    margin: float = DEFAULT_MARGIN,
+    json_path: Path | None = None,
+) -> int:
+    with step("load configuration", ExitCode.USAGE):
+        config = Config.from_env(env, config_path)
+    with step("read results", ExitCode.BAD_INPUT):
+        s = config.verdict
+        runs = _same_code_runs(dirs, thunder_variant, machine or config.machine, s.min_samples)
+    with step("measure run-to-run spread", ExitCode.BAD_INPUT):
+        spreads = run_to_run(runs, s, margin)
+    if json_path is not None:
+        with step(f"write {json_path}", ExitCode.USAGE):
+            write_json_atomically(json_path, to_json(runs, spreads, margin))
+    out.write(report_text(runs, spreads) + "\n")
+    toml = thresholds_toml(spreads, s.effect)
+    out.write(
+        f"\nThresholds (margin {margin} x largest A/A change, default {s.effect}), "
+        "for perfbot.toml's [verdict] section:\n\n" + (toml or "# none above the default") + "\n"
+    )
+    return ExitCode.OK_NO_REGRESSION

@@ -1,0 +1,55 @@
+"""How a command fails: as one named step, with the exit code of its class, leaving nothing
+half-done.
+
+Every flow is a short list of ``with step(...)`` blocks so that the one line a CI log shows
+("step 'post comment on ...' failed: HTTP 502") says which step broke, and the exit code says
+whose fault it is (bot/exitcodes.py): a bad flag or configuration, bad results, or GitHub.
+Files are replaced whole, so a failure never leaves a half-written JSON for the next job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from bot.config import ConfigError
+from bot.exitcodes import ExitCode
+from bot.results.types import BadInput
+
+
+class StepFailed(Exception):
+    def __init__(self, step: str, code: ExitCode, message: str) -> None:
+        super().__init__(f"step '{step}' failed: {message}")
+        self.code = code
+
+
+@contextmanager
+def step(name: str, default: ExitCode) -> Iterator[None]:
+    """Run one step; known failures keep their class, anything else takes the step's."""
+    from bot.github.client import GitHubFailure  # not at import: --help needs no PyGithub
+
+    try:
+        yield
+    except StepFailed:
+        raise
+    except ConfigError as exc:
+        raise StepFailed(name, ExitCode.USAGE, str(exc)) from exc
+    except BadInput as exc:
+        raise StepFailed(name, ExitCode.BAD_INPUT, str(exc)) from exc
+    except GitHubFailure as exc:
+        raise StepFailed(name, ExitCode.GITHUB_FAILURE, str(exc)) from exc
+    except Exception as exc:
+        raise StepFailed(name, default, f"{type(exc).__name__}: {exc}") from exc
+
+
+def write_json_atomically(path: Path, data: object) -> None:
+    """Write beside the target, then rename over it: readers see the old file or the new one."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)

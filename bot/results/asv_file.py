@@ -1,0 +1,197 @@
+"""Parse asv 0.6 results files (docs/DATA.md) into :class:`~bot.results.types.Point` records.
+
+asv's own loader (``asv.results.Results.load``) is not used on purpose: it logs and skips bad
+files, while the bot must stop with a message that names the file, the benchmark and the point.
+The layout read here is asv's ``Results.save``: ``result_columns`` names the columns of each row,
+parameters are Python reprs, and results are stored in ``itertools.product(*params)`` order.
+In ``result``, ``null`` is a failed point and ``NaN`` a skipped one; both are "no data", never
+fatal. Anything else that is wrong is a :class:`~bot.results.types.BadInput`.
+Only :func:`read_json` touches the disk; the rest are pure functions of the decoded dict.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import math
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from bot.results.strict_json import decode
+from bot.results.types import (
+    BENCH_BANDWIDTH,
+    BENCH_COMPILE,
+    BENCH_COUNT,
+    BENCH_HOST,
+    BENCH_KERNEL,
+    BENCH_RATIO,
+    REFERENCE,
+    REQUIRED,
+    BadInput,
+    Point,
+    PointKey,
+)
+
+_Row = dict[str, Any]
+_Combo = tuple[str, str, str]
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """An asv results file, checked down to the keys the reader relies on."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise BadInput(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise BadInput(f"{path}: not UTF-8 text") from None
+    data = decode(path, text)
+    if not isinstance(data, dict):
+        raise BadInput(f"{path}: not an asv results file (top level is not an object)")
+    if data.get("version") != 2:
+        raise BadInput(f"{path}: asv results format version {data.get('version')!r}, expected 2")
+    return data
+
+
+def _param_values(path: Path, bench: str, raw: Any) -> list[list[str]]:
+    where = f"{path}: {bench}"
+    if not isinstance(raw, list) or len(raw) != 3:
+        raise BadInput(f"{where}: expected 3 parameters (variant, dtype, shape), got {raw!r:.200}")
+    out: list[list[str]] = []
+    for values in raw:
+        if not isinstance(values, list):
+            raise BadInput(f"{where}: parameter values are not a list: {values!r:.200}")
+        parsed = []
+        for text in values:
+            try:
+                value = ast.literal_eval(text) if isinstance(text, str) else None
+            except (ValueError, SyntaxError):
+                value = None
+            if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z0-9_.+-]{1,64}", value):
+                raise BadInput(f"{where}: parameter {text!r:.80} is not a quoted plain name")
+            parsed.append(value)
+        out.append(parsed)
+    return out
+
+
+def _rows(path: Path, data: Mapping[str, Any]) -> dict[str, _Row]:
+    columns = data.get("result_columns")
+    results = data.get("results")
+    if not isinstance(columns, list) or not isinstance(results, dict):
+        raise BadInput(f"{path}: not an asv results file (no result_columns/results)")
+    rows: dict[str, _Row] = {}
+    for name, row in results.items():
+        if not isinstance(row, list):
+            raise BadInput(f"{path}: {name}: row is not a list")
+        rows[name] = dict(zip(columns, row, strict=False))  # asv drops trailing nulls
+    return rows
+
+
+def _where(path: Path, bench: str, key: _Combo) -> str:
+    return f"{path}: {bench} at variant={key[0]}, dtype={key[1]}, shape={key[2]}"
+
+
+def _samples(where: str, raw: Any, min_samples: int) -> tuple[float, ...]:
+    if not isinstance(raw, list):
+        raise BadInput(f"{where}: no samples (was asv run with --record-samples?)")
+    for i, v in enumerate(raw):
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool)
+        if not ok or not math.isfinite(v) or v <= 0:
+            raise BadInput(f"{where}: sample {i} is {v!r}, not a finite positive number")
+    if len(raw) < min_samples:
+        raise BadInput(f"{where}: {len(raw)} samples, at least {min_samples} needed")
+    return tuple(float(v) for v in raw)
+
+
+def _status(value: Any) -> str | None:
+    """None when the point has data, else why not (asv: null = failed, NaN = skipped)."""
+    if value is None:
+        return "failed"
+    if isinstance(value, float) and math.isnan(value):
+        return "skipped"
+    return None
+
+
+def _table(path: Path, rows: Mapping[str, _Row], bench: str) -> dict[_Combo, _Row]:
+    """Per point of one benchmark: result, samples; empty if the benchmark is absent."""
+    row = rows.get(bench)
+    if row is None:
+        if bench in REQUIRED:
+            raise BadInput(f"{path}: benchmark {bench} is missing")
+        return {}
+    params = _param_values(path, bench, row.get("params"))
+    combos = [(v, d, s) for v, d, s in itertools.product(*params)]
+    result = row.get("result")
+    samples = row.get("samples")
+    n = len(combos)
+    result = [None] * n if result is None else result
+    samples = [None] * n if samples is None else samples
+    if not isinstance(result, list) or not isinstance(samples, list):
+        raise BadInput(f"{path}: {bench}: result/samples are not lists")
+    if len(result) != n or len(samples) != n:
+        raise BadInput(f"{path}: {bench}: {len(result)} results for {n} parameter combinations")
+    return {c: {"result": r, "samples": s} for c, r, s in zip(combos, result, samples, strict=True)}
+
+
+def _scalar(where: str, entry: _Row | None) -> float | None:
+    if entry is None or _status(entry["result"]) is not None:
+        return None
+    value = entry["result"]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise BadInput(f"{where}: value {value!r:.80} is not a finite number")
+    if value < 0:
+        raise BadInput(f"{where}: value {value!r} is negative")
+    return float(value)
+
+
+def _paired(where: str, ratio: tuple[float, ...], kernel_entries: Sequence[_Row | None]) -> None:
+    """Ratio sample i and kernel sample i must come from the same round (docs/DATA.md)."""
+    for entry in kernel_entries:
+        if entry is None or _status(entry["result"]) is not None:
+            continue
+        n = len(entry["samples"]) if isinstance(entry["samples"], list) else 0
+        if n != len(ratio):
+            raise BadInput(
+                f"{where}: {len(ratio)} ratio samples but {n} kernel-time samples: "
+                "rounds are not paired"
+            )
+
+
+def parse_points(path: Path, data: Mapping[str, Any], min_samples: int) -> dict[PointKey, Point]:
+    """Every (variant, dtype, shape) of the results file; see the module docstring for no-data."""
+    rows = _rows(path, data)
+    ratio, kernel = _table(path, rows, BENCH_RATIO), _table(path, rows, BENCH_KERNEL)
+    host, bandwidth, count, compile_ = (
+        _table(path, rows, b) for b in (BENCH_HOST, BENCH_BANDWIDTH, BENCH_COUNT, BENCH_COMPILE)
+    )
+    points: dict[PointKey, Point] = {}
+    for combo in sorted(set(ratio) | set(kernel)):
+        key = PointKey(*combo)
+        k_entry, h_entry = kernel.get(combo), host.get(combo)
+        k_status = "missing" if k_entry is None else _status(k_entry["result"])
+        kernel_s = None
+        if k_entry is not None and k_status is None:
+            kernel_s = _samples(_where(path, BENCH_KERNEL, combo), k_entry["samples"], min_samples)
+        host_s = None
+        if h_entry is not None and _status(h_entry["result"]) is None:
+            host_s = _samples(_where(path, BENCH_HOST, combo), h_entry["samples"], 1)
+        ratio_s, no_data = None, k_status
+        if key.variant != REFERENCE:
+            r_entry = ratio.get(combo)
+            no_data = "missing" if r_entry is None else _status(r_entry["result"])
+            if r_entry is not None and no_data is None:
+                where = _where(path, BENCH_RATIO, combo)
+                ratio_s = _samples(where, r_entry["samples"], min_samples)
+                _paired(where, ratio_s, (k_entry, kernel.get((REFERENCE, key.dtype, key.shape))))
+        points[key] = Point(
+            key=key,
+            ratio=ratio_s,
+            kernel_s=kernel_s,
+            host_s=host_s,
+            bandwidth_pct=_scalar(_where(path, BENCH_BANDWIDTH, combo), bandwidth.get(combo)),
+            kernel_count=_scalar(_where(path, BENCH_COUNT, combo), count.get(combo)),
+            compile_s=_scalar(_where(path, BENCH_COMPILE, combo), compile_.get(combo)),
+            no_data=no_data,
+        )
+    return points

@@ -1,0 +1,161 @@
+"""Find a commit's asv results on disk and load them, with its provenance, as one record.
+
+The public entry points (:func:`load_pair`, :func:`load_commit`, :func:`list_commits`) live
+here because choosing *which* file is a question of its own: asv names files by an 8-digit
+prefix and per machine, so an abbreviated hash can be ambiguous and a commit can sit on several
+machines; each such case is a :class:`~bot.results.types.BadInput` that says how to choose,
+never a guess. Parsing the file is bot/results/asv_file.py; the sidecar is
+bot/results/provenance.py.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from bot.results.asv_file import parse_points, read_json
+from bot.results.provenance import load_provenance
+from bot.results.types import BadInput, CommitInfo, CommitResults
+
+__all__ = ["find_commit_files", "list_commits", "load_commit", "load_pair"]
+
+DEFAULT_MIN_SAMPLES = 10
+
+_SHA = re.compile(r"[0-9a-f]{4,40}")
+_MACHINE = re.compile(r"[A-Za-z0-9_.+-]{1,100}")
+
+
+def _machine_dirs(results_dir: Path) -> list[Path]:
+    """asv's machine directories (those with a machine.json), names checked: they end up in
+    the comment, the issue key and URLs."""
+    machines = sorted(d for d in results_dir.iterdir() if (d / "machine.json").is_file())
+    if not machines:
+        raise BadInput(f"{results_dir}: no asv machine directories (no */machine.json)")
+    for mdir in machines:
+        if not _MACHINE.fullmatch(mdir.name):
+            raise BadInput(
+                f"{results_dir}: machine directory {mdir.name!r:.120} is not a plain name"
+            )
+    return machines
+
+
+def find_commit_files(results_dir: Path, sha: str) -> dict[str, tuple[str, Path]]:
+    """Per machine, the full hash and results file of the one commit ``sha`` abbreviates.
+
+    asv names files ``<sha8>-<env>.json``; the full hash is inside, so a prefix longer than 8
+    is checked against the file. A machine is a subdirectory with a ``machine.json``.
+    """
+    sha = sha.lower()
+    if not _SHA.fullmatch(sha):
+        raise BadInput(f"{sha!r} is not a commit hash (4 to 40 hex digits)")
+    if not results_dir.is_dir():
+        raise BadInput(f"{results_dir}: results directory does not exist")
+    machines = _machine_dirs(results_dir)
+    found: dict[str, tuple[str, Path]] = {}
+    for mdir in machines:
+        hits: dict[str, list[Path]] = {}
+        for path in sorted(mdir.glob("*.json")):
+            short = path.name.split("-", 1)[0]
+            if path.name == "machine.json" or not short.startswith(sha[:8]):
+                continue
+            full = sha if len(sha) == 40 else None
+            if full is None:
+                commit = read_json(path).get("commit_hash")
+                full = commit if isinstance(commit, str) else ""
+            if full.startswith(sha):
+                hits.setdefault(full, []).append(path)
+        if len(hits) > 1:
+            raise BadInput(f"{mdir}: commit prefix {sha} is ambiguous: {', '.join(sorted(hits))}")
+        for full, paths in hits.items():
+            if len(paths) > 1:
+                names = ", ".join(p.name for p in paths)
+                raise BadInput(f"{mdir}: several results files for commit {full}: {names}")
+            found[mdir.name] = (full, paths[0])
+    if not found:
+        raise BadInput(f"{results_dir}: no results for commit {sha}")
+    return found
+
+
+def load_commit(
+    results_dir: Path,
+    sha: str,
+    machine: str | None = None,
+    min_samples: int = DEFAULT_MIN_SAMPLES,
+) -> CommitResults:
+    """Results of one commit on one machine (the only machine that has it, or ``machine``)."""
+    found = find_commit_files(results_dir, sha)
+    if machine is not None:
+        found = {m: f for m, f in found.items() if m == machine}
+        if not found:
+            raise BadInput(f"{results_dir}: no results for commit {sha} on machine {machine}")
+    if len(found) > 1:
+        raise BadInput(
+            f"{results_dir}: commit {sha} has results on several machines "
+            f"({', '.join(sorted(found))}): choose one with --machine"
+        )
+    ((mach, (full, path)),) = found.items()
+    return _load(path, mach, full, min_samples)
+
+
+def _load(path: Path, machine: str, full: str, min_samples: int) -> CommitResults:
+    data = read_json(path)
+    if data.get("commit_hash") != full:
+        raise BadInput(f"{path}: holds commit {data.get('commit_hash')!r}, expected {full}")
+    date = data.get("date")
+    return CommitResults(
+        machine=machine,
+        commit=full,
+        path=path,
+        points=parse_points(path, data, min_samples),
+        provenance=load_provenance(path.parent / f"{full}.provenance.jsonl", full),
+        date=date if isinstance(date, int) else None,
+    )
+
+
+def load_pair(
+    results_dir: Path,
+    base: str,
+    head: str,
+    machine: str | None = None,
+    min_samples: int = DEFAULT_MIN_SAMPLES,
+) -> tuple[CommitResults, CommitResults]:
+    """Base and head on one machine that has both."""
+    b_found, h_found = find_commit_files(results_dir, base), find_commit_files(results_dir, head)
+    common = sorted(set(b_found) & set(h_found))
+    if machine is not None:
+        common = [m for m in common if m == machine]
+    if not common:
+        where = "" if machine is None else f" on machine {machine}"
+        raise BadInput(
+            f"{results_dir}: no machine has results for both base {base} "
+            f"({', '.join(sorted(b_found))}) and head {head} ({', '.join(sorted(h_found))}){where}"
+        )
+    if len(common) > 1:
+        raise BadInput(
+            f"{results_dir}: base and head both have results on machines "
+            f"{', '.join(common)}: choose one with --machine"
+        )
+    mach = common[0]
+    return (
+        _load(b_found[mach][1], mach, b_found[mach][0], min_samples),
+        _load(h_found[mach][1], mach, h_found[mach][0], min_samples),
+    )
+
+
+def list_commits(results_dir: Path) -> list[CommitInfo]:
+    """Every (machine, commit) with results, oldest commit date first."""
+    if not results_dir.is_dir():
+        raise BadInput(f"{results_dir}: results directory does not exist")
+    out = []
+    for mdir in _machine_dirs(results_dir):
+        for path in sorted(mdir.glob("*.json")):
+            if path.name == "machine.json":
+                continue
+            data = read_json(path)
+            full, date = data.get("commit_hash"), data.get("date")
+            if not isinstance(full, str):
+                raise BadInput(f"{path}: no commit_hash")
+            prov = load_provenance(mdir / f"{full}.provenance.jsonl", full)
+            variant = prov.text("thunder_variant") if prov else None
+            out.append(CommitInfo(mdir.name, full, date if isinstance(date, int) else 0, variant))
+    return sorted(out, key=lambda c: (c.date, c.machine, c.commit))

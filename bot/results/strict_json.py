@@ -1,0 +1,28 @@
+"""JSON decoding whose errors say whether a file was cut short or scrambled, and where.
+
+A results file truncated by a killed run and one edited by hand need different fixes (rerun
+vs. repair), so the message tells them apart instead of passing on ``json``'s bare error.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from bot.results.types import BadInput
+
+
+def decode(path: Path, text: str, line: int | None = None) -> Any:
+    where = f"{path}" if line is None else f"{path} line {line}"
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise BadInput(f"{where}: JSON nested too deeply") from None
+    except json.JSONDecodeError as exc:
+        # The parser hit the end of the text: the file was cut short, not scrambled.
+        if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
+            raise BadInput(f"{where}: truncated JSON (ends after {len(text)} characters)") from None
+        raise BadInput(
+            f"{where}: corrupt JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None

@@ -1,0 +1,1 @@
+"""Telling (pure): the PR comment, the linked issues' text, and what reaches a log."""

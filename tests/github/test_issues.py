@@ -1,0 +1,282 @@
+"""Linked regression issues across two repositories, with real PyGithub against the fake."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from urllib.parse import unquote
+
+import github
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from paths import REPO_ROOT
+
+from bot.github.client import GitHubFailure
+from bot.github.fake import BOT_LOGIN, BOT_TOKEN, HUMAN_LOGIN, LocalGitHub
+from bot.github.fake.state import Issue
+from bot.github.issues import (
+    IssueSpec,
+    RepoIssueOutcome,
+    escape_key,
+    key_marker,
+    sync_regression_issues,
+)
+
+PRIMARY = "NVIDIA/Fuser"  # seeded by the fake_github fixture
+SECONDARY = "Lightning-AI/lightning-thunder"
+SPEC = IssueSpec(
+    key="rmsnorm-bwd|h200-nvidia-h200|abc123def456..NVIDIA/Fuser#12",
+    title="thunder.jit RMSNorm backward 1.31x slower than nvFuser (bf16 2048x8192)",
+    body="Kernel-time ratio rose from 0.71 to 0.93 (evidence table here).",
+    repos=(PRIMARY, SECONDARY),
+)
+ROOT = REPO_ROOT
+
+
+def sync(gh: github.Github, state: str = "regressed", note: str = "Still slower.") -> list[str]:
+    outcomes = sync_regression_issues(lambda repo: gh, SPEC, state, note)  # type: ignore[arg-type]
+    assert [o.repo for o in outcomes] == [PRIMARY, SECONDARY]
+    return [o.action for o in outcomes]
+
+
+def bot_issues(fake: LocalGitHub, repo: str) -> list[Issue]:
+    return [i for i in fake.state.issues(repo) if i.author == BOT_LOGIN]
+
+
+def only_issue(fake: LocalGitHub, repo: str) -> Issue:
+    issues = bot_issues(fake, repo)
+    assert len(issues) == 1, [i.number for i in issues]
+    return issues[0]
+
+
+def url_of(fake: LocalGitHub, issue: Issue) -> str:
+    return f"{fake.web_url}/{issue.repo}/issues/{issue.number}"
+
+
+def assert_cross_linked(fake: LocalGitHub) -> None:
+    primary, secondary = only_issue(fake, PRIMARY), only_issue(fake, SECONDARY)
+    assert f"[{SECONDARY}#{secondary.number}]({url_of(fake, secondary)})" in (primary.body or "")
+    assert f"[{PRIMARY}#{primary.number}]({url_of(fake, primary)})" in (secondary.body or "")
+    for issue in (primary, secondary):
+        assert key_marker(SPEC.key) in (issue.body or "") and SPEC.body in (issue.body or "")
+        assert issue.labels == [SPEC.label] and "not linked yet" not in (issue.body or "")
+
+
+def comments(fake: LocalGitHub, issue: Issue) -> list[str]:
+    return [c.body for c in fake.state.comments_on(issue.repo, issue.number)]
+
+
+def test_opens_one_issue_per_repo_cross_linked_both_ways(
+    fake_github: LocalGitHub, gh: github.Github
+) -> None:
+    outcomes = sync_regression_issues(lambda repo: gh, SPEC, "regressed", "note")
+    primary, secondary = only_issue(fake_github, PRIMARY), only_issue(fake_github, SECONDARY)
+    assert outcomes == (
+        RepoIssueOutcome(PRIMARY, "opened", primary.number, url_of(fake_github, primary)),
+        RepoIssueOutcome(SECONDARY, "opened", secondary.number, url_of(fake_github, secondary)),
+    )
+    assert_cross_linked(fake_github)
+    assert primary.title == SPEC.title and comments(fake_github, primary) == []
+    assert SPEC.label in fake_github.state.repo(SECONDARY).labels  # created when missing
+
+
+def test_repeat_runs_stay_quiet_news_comments_and_never_duplicate(
+    fake_github: LocalGitHub, gh: github.Github
+) -> None:
+    """A re-run of the run that opened the issues touches nothing; a new finding is a comment."""
+    assert sync(gh, note="Still slower at def456.") == ["opened", "opened"]
+    bodies = [only_issue(fake_github, repo).body for repo in (PRIMARY, SECONDARY)]
+    assert sync(gh, note="Still slower at def456.") == ["unchanged", "unchanged"]
+    assert sync(gh, note="Still slower at 0a1b2c.") == ["commented", "commented"]
+    assert sync(gh, note="Still slower at 0a1b2c.") == ["unchanged", "unchanged"]
+    for repo, body in zip((PRIMARY, SECONDARY), bodies, strict=True):
+        issue = only_issue(fake_github, repo)
+        assert comments(fake_github, issue) == ["Still slower at 0a1b2c."]
+        assert issue.body == body
+    assert_cross_linked(fake_github)
+
+
+def test_recovered_closes_both_then_reports_absent(
+    fake_github: LocalGitHub, gh: github.Github
+) -> None:
+    sync(gh)
+    assert sync(gh, "recovered", "Back to 0.71 at 9f8e7d.") == ["closed", "closed"]
+    for repo in (PRIMARY, SECONDARY):
+        issue = only_issue(fake_github, repo)
+        assert (issue.state, issue.state_reason) == ("closed", "completed")
+        assert comments(fake_github, issue) == ["Back to 0.71 at 9f8e7d."]
+    assert sync(gh, "recovered", "Back to 0.71 at 9f8e7d.") == ["absent", "absent"]
+
+
+def test_regression_after_recovery_reopens_but_not_planned_stays_closed(
+    fake_github: LocalGitHub, gh: github.Github
+) -> None:
+    sync(gh)
+    sync(gh, "recovered", "Recovered.")
+    only_issue(fake_github, SECONDARY).state_reason = "not_planned"  # a maintainer's call
+    assert sync(gh, note="Slower again.") == ["opened", "unchanged"]
+    primary, secondary = only_issue(fake_github, PRIMARY), only_issue(fake_github, SECONDARY)
+    assert (primary.state, secondary.state) == ("open", "closed")
+    assert comments(fake_github, primary) == ["Recovered.", "Slower again."]
+    assert comments(fake_github, secondary) == ["Recovered."]
+
+
+def test_secondary_failure_is_reported_written_down_and_repaired(
+    fake_github: LocalGitHub, gh: github.Github
+) -> None:
+    fault = fake_github.inject("POST", rf"/repos/{SECONDARY}/issues$", 500, times=None)
+    first = sync_regression_issues(lambda repo: gh, SPEC, "regressed", "note")
+    primary = only_issue(fake_github, PRIMARY)
+    assert first[0] == RepoIssueOutcome(
+        PRIMARY, "opened", primary.number, url_of(fake_github, primary)
+    )
+    assert (first[1].action, first[1].number, first[1].url) == ("failed", None, None)
+    assert first[1].error == (
+        f"GitHub step 'open issue in {SECONDARY}' failed: HTTP 500: Server Error"
+    )
+    assert bot_issues(fake_github, SECONDARY) == []
+    assert f"{SECONDARY}: not linked yet (GitHub gave HTTP 500" in (primary.body or "")
+
+    fault.times = fault.hits  # GitHub recovers
+    assert sync(gh, note="note") == ["unchanged", "opened"]  # links repaired, no new note
+    assert_cross_linked(fake_github)
+    # The new issue was opened with this note: a repeat leaves both alone.
+    assert sync(gh, note="note") == ["unchanged", "unchanged"]
+
+
+def test_unreachable_repository_is_not_created_blind(
+    fake_github: LocalGitHub, make_client: Callable[..., github.Github]
+) -> None:
+    """A repository whose issues cannot be listed must not get a new issue (it may have one)."""
+    fake_github.state.add_token("fuser-only", BOT_LOGIN, repos=[PRIMARY])
+    scoped = make_client("fuser-only")
+    outcomes = sync_regression_issues(lambda repo: scoped, SPEC, "regressed", "note")
+    assert [o.action for o in outcomes] == ["opened", "failed"]
+    assert outcomes[1].error is not None and "HTTP 403" in outcomes[1].error
+    assert fake_github.requests("POST", rf"/repos/{SECONDARY}/") == []
+    assert "not linked yet (GitHub gave HTTP 403" in (only_issue(fake_github, PRIMARY).body or "")
+
+
+def test_token_factory_failure_marks_only_that_repository(
+    fake_github: LocalGitHub, gh: github.Github
+) -> None:
+    def gh_for_repo(repo: str) -> github.Github:
+        if repo == SECONDARY:
+            raise GitHubFailure(f"authenticate for {repo}", None, "no token configured")
+        return gh
+
+    outcomes = sync_regression_issues(gh_for_repo, SPEC, "regressed", "note")
+    assert [o.action for o in outcomes] == ["opened", "failed"]
+    assert "no token configured" in (outcomes[1].error or "")
+    assert "not linked yet (GitHub gave no answer" in (only_issue(fake_github, PRIMARY).body or "")
+
+
+def test_create_that_landed_despite_an_error_is_not_filed_twice(
+    fake_github: LocalGitHub, gh: github.Github
+) -> None:
+    fake_github.inject("POST", rf"/repos/{SECONDARY}/issues$", 502, after_apply=True)
+    assert sync(gh) == ["opened", "opened"]
+    assert_cross_linked(fake_github)
+
+
+def test_crash_between_the_two_creates_does_not_duplicate(
+    fake_github: LocalGitHub, gh: github.Github
+) -> None:
+    """Kill a real bot process while its second create is in flight, then run again."""
+    fake_github.inject("POST", rf"/repos/{SECONDARY}/issues$", 502, delay=30)
+    script = (
+        "import json, sys\n"
+        "from bot.github.client import make_github\n"
+        "from bot.github.issues import IssueSpec, sync_regression_issues\n"
+        "gh = make_github(sys.argv[1], sys.argv[2])\n"
+        "spec = IssueSpec(**{**json.loads(sys.argv[3]), 'repos': tuple(json.loads(sys.argv[4]))})\n"
+        "sync_regression_issues(lambda repo: gh, spec, 'regressed', 'note')\n"
+    )
+    fields = {"key": SPEC.key, "title": SPEC.title, "body": SPEC.body}
+    args = [fake_github.base_url, BOT_TOKEN, json.dumps(fields), json.dumps(SPEC.repos)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with subprocess.Popen([sys.executable, "-c", script, *args], cwd=ROOT, env=env) as proc:
+        try:
+            fake_github.wait_for_request("POST", rf"/repos/{SECONDARY}/issues$", timeout=20)
+        finally:
+            proc.kill()
+    assert len(bot_issues(fake_github, PRIMARY)) == 1 and bot_issues(fake_github, SECONDARY) == []
+    assert "not linked yet (the bot files it next" in (only_issue(fake_github, PRIMARY).body or "")
+
+    assert sync(gh) == ["commented", "opened"]
+    assert_cross_linked(fake_github)
+
+
+def test_finds_its_issue_on_a_later_page_and_ignores_lookalikes(
+    fake_github: LocalGitHub, make_client: Callable[..., github.Github], gh: github.Github
+) -> None:
+    sync(gh)
+    state = fake_github.state
+    for i in range(70):  # newer labelled issues push the bot's onto page 3 of 30
+        state.add_issue(PRIMARY, f"other {i}", author=BOT_LOGIN, labels=[SPEC.label])
+    copy = f"{key_marker(SPEC.key)} copied by a human"
+    state.add_issue(PRIMARY, "lookalike", author=HUMAN_LOGIN, body=copy, labels=[SPEC.label])
+    assert sync(make_client(per_page=30)) == ["unchanged", "unchanged"]
+    assert len([i for i in state.issues(PRIMARY) if key_marker(SPEC.key) in (i.body or "")]) == 2
+    human = next(i for i in state.issues(PRIMARY) if i.author == HUMAN_LOGIN)
+    assert (human.body, comments(fake_github, human)) == (copy, [])
+
+
+def test_invalid_input_is_refused_before_any_request(
+    fake_github: LocalGitHub, gh: github.Github
+) -> None:
+    bad = [
+        (SPEC, "flaky"),
+        (IssueSpec(SPEC.key, SPEC.title, SPEC.body, ()), "regressed"),
+        (IssueSpec(SPEC.key, SPEC.title, SPEC.body, (PRIMARY, PRIMARY.lower())), "regressed"),
+        (IssueSpec(SPEC.key, SPEC.title, SPEC.body, ("not a repo",)), "regressed"),
+        (IssueSpec(SPEC.key, "", SPEC.body, SPEC.repos), "regressed"),
+        (IssueSpec(SPEC.key, SPEC.title, "x" * 65000, SPEC.repos), "regressed"),
+    ]
+    for spec, state in bad:
+        with pytest.raises(ValueError):
+            sync_regression_issues(lambda repo: gh, spec, state, "note")  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        sync_regression_issues(lambda repo: gh, SPEC, "regressed", " ")
+    assert fake_github.requests() == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(min_size=1), st.text(min_size=1))
+def test_key_marker_cannot_break_out_and_keeps_keys_apart(a: str, b: str) -> None:
+    marker = key_marker(a)
+    inner = marker[len("<!-- ") : -len(" -->")]
+    assert "--" not in inner and "<" not in inner and ">" not in inner and "\n" not in inner
+    assert unquote(escape_key(a)) == a
+    assert (key_marker(a) == key_marker(b)) == (a == b)
+
+
+def test_primary_listing_failure_still_files_the_secondary_and_converges(
+    fake_github: LocalGitHub, gh: github.Github
+) -> None:
+    fault = fake_github.inject("GET", rf"/repos/{PRIMARY}/issues$", 503, times=None)
+    assert sync(gh) == ["failed", "opened"]
+    assert fake_github.requests("POST", rf"/repos/{PRIMARY}/") == []
+    secondary = only_issue(fake_github, SECONDARY)
+    assert f"{PRIMARY}: not linked yet (GitHub gave HTTP 503" in (secondary.body or "")
+    fault.times = fault.hits
+    assert sync(gh) == ["opened", "unchanged"]
+    assert_cross_linked(fake_github)
+
+
+def test_failed_link_edit_reports_the_existing_issue_and_is_repaired(
+    fake_github: LocalGitHub, gh: github.Github
+) -> None:
+    fault = fake_github.inject("PATCH", rf"/repos/{PRIMARY}/issues/\d+$", 500, times=None)
+    outcomes = sync_regression_issues(lambda repo: gh, SPEC, "regressed", "note")
+    primary = only_issue(fake_github, PRIMARY)
+    assert (outcomes[0].action, outcomes[0].number) == ("failed", primary.number)
+    assert "link NVIDIA/Fuser#1 to the other issues" in (outcomes[0].error or "")
+    assert outcomes[1].action == "opened"
+    fault.times = fault.hits
+    assert sync(gh, note="note") == ["unchanged", "unchanged"]
+    assert_cross_linked(fake_github)

@@ -1,0 +1,188 @@
+"""The asv suite on a machine without a GPU: it imports, `asv check` passes, runs are skipped.
+
+These run the real asv (0.6.6) on the real suite; CI has no GPU, torch, nvFuser or Thunder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from paths import REPO_ROOT
+
+REPO = REPO_ROOT
+SMOKE = REPO / "data" / "h200-smoke" / "results" / "nvidia-h200"
+
+
+def _asv(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "asv", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **env},
+    )
+
+
+@pytest.fixture(scope="module")
+def lab_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the suite in a throwaway git repo, as the GPU lab runs it."""
+    root = tmp_path_factory.mktemp("lab")
+    shutil.copytree(
+        REPO / "benchmarks", root / "benchmarks", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    shutil.copy(REPO / "asv.conf.json", root / "asv.conf.json")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=root, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=root, check=True)
+    subprocess.run([*git, "commit", "-qm", "lab"], cwd=root, check=True)
+    return root
+
+
+def test_suite_imports_without_the_gpu_stack() -> None:
+    code = (
+        "import sys, benchmarks.bench_rmsnorm_bwd as b;"
+        "bad = [m for m in ('torch', 'nvfuser_direct', 'thunder') if m in sys.modules];"
+        "assert not bad, bad; print(len(b._SHAPES))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "3"
+
+
+@pytest.mark.parametrize("size_set", ["pr", "nightly"])
+def test_asv_check_passes(lab_repo: Path, size_set: str) -> None:
+    done = _asv(
+        ["check", "-E", f"existing:{sys.executable}"], lab_repo, RMSNORM_BENCH_SIZES=size_set
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "No problems found" in done.stdout
+
+
+def test_run_without_gpu_skips_with_the_reason(lab_repo: Path) -> None:
+    sha = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=lab_repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert _asv(["machine", "--yes", "--machine", "cpu-ci"], lab_repo).returncode == 0
+    done = _asv(
+        [
+            "run",
+            "-E",
+            f"existing:{sys.executable}",
+            "--set-commit-hash",
+            sha,
+            "--record-samples",
+            "--launch-method",
+            "forkserver",
+            "--machine",
+            "cpu-ci",
+            "--show-stderr",
+            "--bench",
+            "RatioToNvfuser",
+        ],
+        lab_repo,
+        RMSNORM_BENCH_SIZES="smoke",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "n/a" in done.stdout  # asv's mark for a skipped benchmark
+    assert "RMSNorm backward suite skipped:" in done.stdout
+    saved = json.loads(
+        next((lab_repo / "results" / "cpu-ci").glob(f"{sha[:8]}-*.json")).read_text()
+    )
+    row = saved["results"]["bench_rmsnorm_bwd.RatioToNvfuser.track_ratio"]
+    # Skipped: asv stores NaN ("n/a") for every point, no value invented.
+    assert all(value != value for value in row[0])
+
+
+def test_committed_smoke_record_renders_its_summary() -> None:
+    from benchmarks.rmsnorm_bwd.summary import main
+
+    record = next(SMOKE.glob("*.provenance.jsonl"))
+    assert main([str(record)]) == 0
+
+
+def test_summary_refuses_an_empty_record(tmp_path: Path) -> None:
+    from benchmarks.rmsnorm_bwd.summary import main
+
+    empty = tmp_path / "x.provenance.jsonl"
+    empty.write_text("")
+    assert main([str(empty)]) == 3
+
+
+def test_committed_smoke_results_hold_samples_for_every_variant() -> None:
+    saved = json.loads(next(SMOKE.glob("*-existing-*.json")).read_text())
+    columns = saved["result_columns"]
+    values = saved["results"]["bench_rmsnorm_bwd.RMSNormBackward.track_kernel_time"]
+    row = dict(zip(columns, values, strict=False))  # asv drops trailing empty columns
+    assert len(row["samples"]) == 5  # nvfuser, thunder-prims, thunder-func, eager, torch-compile
+    assert all(len(s) == 10 for s in row["samples"])
+
+
+def test_gpu_run_command_refuses_a_machine_without_gpu() -> None:
+    done = subprocess.run(
+        ["bash", "benchmarks/run_gpu.sh", "--size-set", "smoke"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "no usable GPU here" in done.stderr
+
+
+def test_gpu_run_command_refuses_unknown_arguments() -> None:
+    done = subprocess.run(
+        ["bash", "benchmarks/run_gpu.sh", "--sizes", "pr"], cwd=REPO, capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    assert "unknown argument --sizes" in done.stderr
+
+
+def test_replaying_a_recorded_measurement_stores_the_same_asv_results(lab_repo: Path) -> None:
+    """What run_gpu.sh does after measuring, here on the committed H200 baseline: asv's results
+    from the replayed record equal (value for value, sample for sample) those asv stored on the
+    H200. Also a way to recover asv results when asv died after a measurement."""
+    recorded = REPO / "data" / "h200" / "results" / "nvidia-h200"
+    sha = "06f650c87bcca99fe961d28d3bec88c38e1bfdbe"
+    here = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=lab_repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert _asv(["machine", "--yes", "--machine", "replay"], lab_repo).returncode == 0
+    args = ["run", "-E", f"existing:{sys.executable}", "--set-commit-hash", here]
+    args += ["--record-samples", "--launch-method", "forkserver", "--machine", "replay"]
+    done = _asv(
+        args,
+        lab_repo,
+        RMSNORM_BENCH_SIZES="pr",
+        RMSNORM_BENCH_REPLAY=str(recorded / f"{sha}.provenance.jsonl"),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    mine = json.loads(
+        next((lab_repo / "results" / "replay").glob(f"{here[:8]}-*.json")).read_text()
+    )
+    theirs = json.loads(next(recorded.glob(f"{sha[:8]}-*.json")).read_text())
+    assert set(mine["results"]) == set(theirs["results"])
+
+    def columns(data: dict, bench: str) -> dict:  # type: ignore[type-arg]
+        row = dict(zip(data["result_columns"], data["results"][bench], strict=False))
+        return {c: row.get(c) for c in ("result", "params", "samples")}
+
+    for bench in theirs["results"]:
+        assert columns(mine, bench) == columns(theirs, bench), bench
+    assert columns(theirs, "bench_rmsnorm_bwd.RatioToNvfuser.track_ratio")["samples"]
+
+
+def test_replay_refuses_a_record_of_another_commit(tmp_path: Path) -> None:
+    from benchmarks.rmsnorm_bwd.measure import replay_record
+
+    record = REPO / "data" / "h200" / "results" / "nvidia-h200"
+    path = record / "06f650c87bcca99fe961d28d3bec88c38e1bfdbe.provenance.jsonl"
+    assert replay_record(str(path), None)["thunder_variant"] == "stock"
+    with pytest.raises(ValueError, match="no rmsnorm-bwd-provenance/1 record for commit"):
+        replay_record(str(path), "f" * 40)

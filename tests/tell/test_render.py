@@ -1,0 +1,177 @@
+"""The comment and issue markdown: content, escaping of untrusted text, size limit, links."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from urllib.parse import unquote
+
+import numpy as np
+import pytest
+from data_helpers import MACHINE, SyntheticResults, state_from_rounds, synthetic
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bot.config import VerdictSettings
+from bot.decide.verdict import Verdict, decide
+from bot.github.issues import MAX_BODY
+from bot.results.locate import load_pair
+from bot.results.types import PointKey
+from bot.tell.linking import issue_key, issue_spec
+from bot.tell.render import (
+    MARKER,
+    MAX_CHARS,
+    Context,
+    escape_md,
+    graph_url,
+    issue_body,
+    issue_title,
+    link,
+    render_comment,
+    update_note,
+)
+
+__all__ = ["synthetic"]
+S = VerdictSettings()
+EVIL = "<img src=x onerror=alert(1)> @everyone [x](https://evil.example) `rm` | #1 ![i](y)\n# H"
+CTX = Context(
+    repo="NVIDIA/Fuser",
+    pr=12,
+    pr_title=EVIL,
+    head_ref="feature/@maintainers|<b>",
+    run_url="https://github.com/NVIDIA/Fuser/actions/runs/99",
+    site_url="https://nvidia.github.io/fusion-perfbot",
+)
+
+
+def _verdict(synth: SyntheticResults, head: str) -> tuple[Verdict, str]:
+    base, h = load_pair(synth.results_dir, synth.commits["base"], synth.commits[head])
+    v = decide(base, h, S)
+    return v, render_comment(v, CTX, base.provenance, h.provenance)
+
+
+def test_comment_layout_for_a_regression(synthetic: SyntheticResults) -> None:
+    v, body = _verdict(synthetic, "thunder_slower")
+    assert body.startswith(MARKER + "\n")
+    assert "**Regressed**" in body
+    assert f"base {v.base[:12]} → head {v.head[:12]}" in body
+    assert "[CI run](https://github.com/NVIDIA/Fuser/actions/runs/99)" in body
+    assert "```mermaid\nxychart-beta" in body
+    assert "<details><summary>Provenance</summary>" in body
+    assert "synthetic test input \\(no GPU\\)" in body  # labelled, never passed off as a GPU
+    rows = [line for line in body.splitlines() if line.startswith("| thunder-")]
+    main = rows[: len([p for p in v.points if p.gating])]
+    changes = [float(re.search(r"\| ([+-]\d+\.\d)% \[", r).group(1)) for r in main]  # type: ignore[union-attr]
+    assert changes == sorted(changes, reverse=True)  # worst first
+    assert all("regressed" in r and "| thunder |" in r for r in main)
+
+
+def test_no_change_and_no_data(synthetic: SyntheticResults) -> None:
+    _, body = _verdict(synthetic, "failed_point")
+    assert "**No change**" in body
+    assert "failed at head" in body
+    assert "4 point\\(s\\) without data" in body
+
+
+def test_untrusted_text_is_inert(synthetic: SyntheticResults) -> None:
+    _, body = _verdict(synthetic, "same")
+    for bad in ("<img", "@everyone", "@maintainers", "](https://evil", "`rm`", "<b>", "#1 "):
+        assert bad not in body
+    assert "&lt;img src\\=x onerror\\=alert\\(1\\)&gt;" in body
+
+
+@given(st.text(max_size=300))
+def test_escape_md_property(text: str) -> None:
+    out = escape_md(text, limit=400)
+    assert "\n" not in out and "\r" not in out
+    assert "<" not in out and ">" not in out
+    assert not re.search(r"(?<!\\)[|`\[\]()*_]", out)  # every markup character escaped
+    assert not re.search(r"@[A-Za-z0-9]", out)  # no mention survives
+    assert not re.search(r"#[0-9]", out)  # no issue reference survives
+    assert "://" not in out
+
+
+def test_escape_md_truncates() -> None:
+    assert escape_md("a" * 50, limit=10) == "a" * 9 + "…"
+
+
+def test_graph_url_matches_asv_hash_route() -> None:
+    key = PointKey("thunder-prims", "bfloat16", "2048x8192")
+    url = graph_url("https://x.github.io/site/", key)
+    assert url == (
+        "https://x.github.io/site/#bench_rmsnorm_bwd.RatioToNvfuser.track_ratio"
+        "?p-variant='thunder-prims'&p-dtype='bfloat16'&p-shape='2048x8192'"
+    )
+    with_machine = graph_url("https://x.github.io/site", key, "h200 (x)")
+    assert with_machine.endswith("&machine=h200%20%28x%29")
+    params = dict(p.split("=") for p in with_machine.split("?", 1)[1].split("&"))
+    assert unquote(params["machine"]) == "h200 (x)"
+
+
+def test_link_refuses_unsafe_urls() -> None:
+    assert link("x", "https://ok.example/a") == "[x](https://ok.example/a)"
+    assert link("x", "javascript:alert(1)") == "x"
+    assert link("x", "https://a.example/) [y](https://evil") == "x"
+    assert link("x", None) == "x"
+
+
+def _many_points(n: int) -> Verdict:
+    """A large sweep, to exercise the size limit (in-memory rounds, no asv needed)."""
+    rng = np.random.default_rng(0)
+    base, head = {}, {}
+    for i in range(n):
+        nv = list(rng.lognormal(np.log(5e-5), 0.01, 12))
+        th = [t * 0.7 for t in nv]
+        base[("bfloat16", f"{i + 1}x8192")] = {"nvfuser": nv, "thunder-prims": th}
+        head[("bfloat16", f"{i + 1}x8192")] = {
+            "nvfuser": nv,
+            "thunder-prims": [t * 1.1 for t in th],
+        }
+    return decide(state_from_rounds("a", base), state_from_rounds("b", head), S, explain=False)
+
+
+def test_body_stays_under_githubs_limit_and_says_what_was_cut() -> None:
+    v = _many_points(600)
+    body = render_comment(v, CTX, None, None)
+    assert len(body) <= MAX_CHARS < 65536
+    assert "_Truncated:" in body and "`fusion-perfbot report --json FILE` writes everything" in body
+    assert body.startswith(MARKER) and "**Regressed**" in body
+    assert "more gating point(s) in the details below" in body
+
+
+def test_issue_title_body_and_note(synthetic: SyntheticResults) -> None:
+    v, _ = _verdict(synthetic, "thunder_slower")
+    title = issue_title(v, CTX)
+    assert "\n" not in title and len(title) <= 256
+    assert title.startswith("RMSNorm backward: Thunder slower relative to nvFuser on synthetic-cpu")
+    body = issue_body(v, CTX)
+    assert MARKER not in body  # the issue is not the sticky comment
+    assert "History: [thunder-" in body
+    assert len(body) < MAX_BODY
+    note = update_note(v, CTX)
+    assert note.startswith(f"Head {v.head[:12]} against base {v.base[:12]}: still regressed")
+
+
+def test_issue_spec_key_is_stable_across_reruns(synthetic: SyntheticResults) -> None:
+    v, _ = _verdict(synthetic, "thunder_slower")
+    spec = issue_spec(v, CTX, ("NVIDIA/Fuser", "Lightning-AI/lightning-thunder"), "perf")
+    assert spec.key == f"rmsnorm-bwd|{MACHINE}|{v.base[:12]}..NVIDIA/Fuser#12"
+    rerun = replace(v, head="f" * 40)  # a new push to the same PR
+    assert issue_spec(rerun, CTX, spec.repos, "perf").key == spec.key
+    assert spec.repos[0] == "NVIDIA/Fuser" and spec.label == "perf"
+    with pytest.raises(ValueError):
+        issue_key(MACHINE, v.base, "not a repo", 1)
+    with pytest.raises(ValueError):
+        issue_spec(v, Context(), spec.repos, "perf")
+
+
+def test_markdown_tables_keep_their_columns(synthetic: SyntheticResults) -> None:
+    """Escaped pipes must not add cells: every row of a table has its header's cell count."""
+    _, body = _verdict(synthetic, "failed_point")
+    table: list[int] = []
+    for line in [*body.splitlines(), ""]:
+        if line.startswith("|"):
+            table.append(len(re.findall(r"(?<!\\)\|", line)))
+        elif table:
+            assert len(set(table)) == 1, table
+            table = []

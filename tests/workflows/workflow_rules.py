@@ -1,0 +1,368 @@
+"""The checks behind tests/test_workflows.py: what keeps the workflows safe against fork PRs.
+
+The trust model (docs/WORKFLOWS.md) rests on properties no generic linter knows: which events
+may reach the self-hosted GPU runner, where secrets may appear, and what the privileged poster
+may check out. Each rule here is a pure function from a parsed workflow to a list of problems
+(empty when fine), so a test can run it on the real files and on a deliberately bad one alike.
+The module also holds the I/O edges the tests share: running the real linters, and running a
+step's script as the runner would, taken from the workflow file so the tests follow its edits.
+Kept out of the test module so that the file list shows the concerns; no side effects on import.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import sysconfig
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from paths import REPO_ROOT
+from ruamel.yaml import YAML
+from workflow_expr import ExpressionError, evaluate_if, truthy
+
+REPO = REPO_ROOT
+WORKFLOWS = REPO / ".github" / "workflows"
+BENCH, POSTER, SITE, CI = "bench-pr.yml", "post-results.yml", "publish-site.yml", "ci.yml"
+# The raw text is checked as well as the parsed YAML, because the version comment after a
+# pinned SHA exists only in the text.
+USES_LINE = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<ref>\S+)(?P<rest>.*)$")
+PINNED_WITH_VERSION = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
+VERSION_COMMENT = re.compile(r"^\s+#\s+v\d+(\.\d+)*\b")
+GATE_LABEL = "run-gpu-bench"
+OUR_REPO = "example-org/fusion-perfbot"
+# Events only people with write access can cause: the only ones besides the gated
+# pull_request that may start a job on the self-hosted runner.
+SELF_HOSTED_TRIGGERS = {"pull_request", "push", "schedule", "workflow_dispatch"}
+
+
+class Workflow(NamedTuple):
+    """Both forms of one file: rules on structure read `data`, rules on comments read `text`."""
+
+    path: Path
+    text: str
+    data: dict[str, Any]
+
+
+def load_workflow(path: Path) -> Workflow:
+    """YAML 1.2 (ruamel), as GitHub reads it: `on` stays a string key, not YAML 1.1's True."""
+    text = path.read_text(encoding="utf-8")
+    data = YAML(typ="safe", pure=True).load(text)
+    assert isinstance(data, dict), f"{path.name}: not a mapping"
+    return Workflow(path, text, data)
+
+
+def triggers(wf: Workflow) -> dict[str, Any]:
+    """`on:` may be a string, a list or a mapping; rules want one shape: event -> its filter."""
+    on = wf.data.get("on", {})
+    if isinstance(on, str):
+        return {on: None}
+    if isinstance(on, list):
+        return dict.fromkeys(on)
+    return dict(on or {})
+
+
+def jobs(wf: Workflow) -> dict[str, dict[str, Any]]:
+    """A missing or empty `jobs:` (YAML null) is no jobs, not a crash inside a rule."""
+    return dict(wf.data.get("jobs") or {})
+
+
+def iter_steps(wf: Workflow) -> Iterator[tuple[str, dict[str, Any]]]:
+    """With the job id, so a problem says where it is; reusable-workflow jobs have no steps."""
+    for job_id, job in jobs(wf).items():
+        for step in job.get("steps") or []:
+            yield job_id, step
+
+
+def step_by_id(wf: Workflow, step_id: str) -> dict[str, Any]:
+    """Tests run a step's script from the workflow itself, so a renamed id must fail loudly."""
+    found = [step for _, step in iter_steps(wf) if step.get("id") == step_id]
+    assert len(found) == 1, f"{wf.path.name}: want one step with id {step_id!r}"
+    return found[0]
+
+
+# ----- rules: each returns the problems it finds, empty when the workflow is fine -----
+
+
+def check_top_level_permissions(wf: Workflow) -> list[str]:
+    """Every job must then ask for what it needs: nothing is inherited from repo settings."""
+    if "permissions" not in wf.data or wf.data["permissions"] != {}:
+        return ["top-level permissions must be {}"]
+    return []
+
+
+def check_no_pull_request_target(wf: Workflow) -> list[str]:
+    """It runs with secrets on fork PRs. The raw text is searched too: even a mention fails."""
+    bad = "pull_request_target" in triggers(wf) or "pull_request_target" in wf.text
+    return ["pull_request_target is never used here"] if bad else []
+
+
+def check_uses_pinned(wf: Workflow) -> list[str]:
+    """A tag can be moved to other code; a full commit SHA cannot. The comment says which tag."""
+    problems = []
+    refs = [s["uses"] for _, s in iter_steps(wf) if "uses" in s]
+    refs += [job["uses"] for job in jobs(wf).values() if "uses" in job]
+    problems += [f"{ref}: not pinned to a full commit SHA" for ref in refs if not pinned(ref)]
+    for number, line in enumerate(wf.text.splitlines(), 1):
+        match = USES_LINE.match(line)
+        if match and not VERSION_COMMENT.match(match["rest"]):
+            problems.append(f"line {number}: a pinned uses: needs a '# vX.Y.Z' comment")
+    return problems
+
+
+def pinned(ref: str) -> bool:
+    """owner/repo[/path]@<40 hex digits>: a short SHA can be shadowed by a branch or tag."""
+    return PINNED_WITH_VERSION.fullmatch(ref) is not None
+
+
+def check_checkout_credentials(wf: Workflow) -> list[str]:
+    """A persisted token in .git/config is readable by every later step, PR code included."""
+    return [
+        f"{job_id}: checkout without persist-credentials: false"
+        for job_id, step in iter_steps(wf)
+        if str(step.get("uses", "")).startswith("actions/checkout@")
+        and (step.get("with") or {}).get("persist-credentials") not in (False, "false")
+    ]
+
+
+def check_no_expressions_in_run(wf: Workflow) -> list[str]:
+    """Stricter than no `github.event` in run:: no ${{ }} at all, every value comes by env:."""
+    return [
+        f"{job_id}: ${{{{ }}}} inside run: {expr.strip()!r} (pass it through env:)"
+        for job_id, step in iter_steps(wf)
+        for expr in re.findall(r"\$\{\{(.*?)\}\}", str(step.get("run", "")), re.DOTALL)
+    ]
+
+
+def check_timeouts(wf: Workflow) -> list[str]:
+    """Without one a hung job holds its runner (the GPU one too) for GitHub's 360 minutes."""
+    return [
+        f"{job_id}: no timeout-minutes"
+        for job_id, job in jobs(wf).items()
+        if "uses" not in job and not isinstance(job.get("timeout-minutes"), int)
+    ]
+
+
+def check_secrets_only_in_step_env(wf: Workflow) -> list[str]:
+    """A secret in a job's env reaches every step; only the step that needs it may see it."""
+    return [f"secret outside a step's env: at {where}" for where in _secret_refs(wf.data, ())]
+
+
+def _secret_refs(node: Any, path: tuple[str, ...]) -> Iterator[str]:
+    """Dotted paths of strings that name a secret, except jobs.<id>.steps.<n>.env.<name>."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _secret_refs(value, (*path, str(key)))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _secret_refs(value, (*path, str(index)))
+    elif isinstance(node, str) and re.search(r"\bsecrets\s*[.\[]", node):
+        in_step_env = len(path) == 6 and path[0] == "jobs" and path[2:5:2] == ("steps", "env")
+        if not in_step_env:
+            yield ".".join(path)
+
+
+def check_no_secrets_no_write(wf: Workflow) -> list[str]:
+    """For a workflow that runs PR code: nothing in it worth stealing."""
+    problems = ["refers to secrets"] if re.search(r"\bsecrets\s*[.\[]", wf.text) else []
+    blocks = [("workflow", wf.data.get("permissions"))]
+    blocks += [(job_id, job.get("permissions")) for job_id, job in jobs(wf).items()]
+    for where, perms in blocks:
+        if perms == "write-all" or (isinstance(perms, dict) and "write" in perms.values()):
+            problems.append(f"{where}: asks for a write permission")
+        if perms is None and where != "workflow":
+            problems.append(f"{where}: no job permissions (would inherit)")
+    return problems
+
+
+def check_privileged_checkout_is_default_branch(wf: Workflow) -> list[str]:
+    """workflow_run runs with secrets: it may check out only this repo's default branch."""
+    if "workflow_run" not in triggers(wf):
+        return []
+    problems = []
+    for job_id, step in iter_steps(wf):
+        given = set(step.get("with") or {}) & {"ref", "repository"}
+        if str(step.get("uses", "")).startswith("actions/checkout@") and given:
+            problems.append(f"{job_id}: checkout sets {sorted(given)} in a workflow_run workflow")
+        if re.search(
+            r"\b(git\s+(fetch|checkout|switch|pull)|gh\s+pr\s+checkout)\b", str(step.get("run", ""))
+        ):
+            problems.append(f"{job_id}: a run: step fetches or checks out code")
+    return problems
+
+
+class Scenario(NamedTuple):
+    """One event as an `if:` sees it: the `github` context, with a name for the problem text."""
+
+    name: str
+    github: dict[str, Any]
+
+
+def pr_event(action: str, head_repo: str | None, label: str | None = None) -> Scenario:
+    """`label` is the label of a (un)labeled event, and on other events one the PR carries."""
+    repo = None if head_repo is None else {"full_name": head_repo}
+    labels = [] if label is None else [{"name": label}]
+    event: dict[str, Any] = {
+        "action": action,
+        "pull_request": {"number": 7, "head": {"repo": repo, "sha": "b" * 40}, "labels": labels},
+    }
+    if label is not None:
+        event["label"] = {"name": label}
+    github = {"repository": OUR_REPO, "event_name": "pull_request", "event": event}
+    return Scenario(f"{action} (head {head_repo}, label {label})", github)
+
+
+FORK = "mallory/fusion-perfbot"
+# Events that reach the gate with no maintainer vouching for the head commit: a fork's opens,
+# pushes and edits (also after the fork is deleted), another label, the gate label's removal,
+# and a push to a PR still labelled from an earlier approval, which vouched for older code.
+UNTRUSTED_EVENTS = [
+    *(pr_event(a, FORK) for a in ("opened", "synchronize", "reopened", "edited")),
+    pr_event("synchronize", None),  # the fork was deleted: head.repo is null
+    pr_event("labeled", FORK, "bug"),
+    pr_event("unlabeled", FORK, GATE_LABEL),
+    pr_event("synchronize", FORK, GATE_LABEL),
+]
+
+
+def runs_on_self_hosted(job: dict[str, Any]) -> bool | None:
+    """None when runs-on is an expression: then nobody can say where the job runs."""
+    runs_on = job.get("runs-on")
+    labels = runs_on.get("labels", []) if isinstance(runs_on, dict) else runs_on
+    labels = [labels] if isinstance(labels, str) else list(labels or [])
+    if isinstance(runs_on, dict) and "group" in runs_on:
+        return True
+    if any("${{" in str(label) for label in labels):
+        return None
+    return "self-hosted" in labels
+
+
+def check_self_hosted_gated(wf: Workflow) -> list[str]:
+    """Evaluates each self-hosted job's if: for every event a fork author can cause alone."""
+    problems = []
+    for job_id, job in jobs(wf).items():
+        where = runs_on_self_hosted(job)
+        if where is None:
+            problems.append(f"{job_id}: runs-on is an expression: cannot prove the gate")
+        if not where:
+            continue
+        problems += [
+            f"{job_id}: self-hosted job on {t}"
+            for t in sorted(set(triggers(wf)) - SELF_HOSTED_TRIGGERS)
+        ]
+        if "if" not in job:
+            problems.append(f"{job_id}: self-hosted job without an if: gate")
+            continue
+        for scenario in UNTRUSTED_EVENTS:
+            try:
+                runs = truthy(evaluate_if(str(job["if"]), {"github": scenario.github}))
+            except ExpressionError as err:
+                problems.append(f"{job_id}: cannot evaluate the gate: {err}")
+                break
+            if runs:
+                problems.append(f"{job_id}: runs fork code on {scenario.name}")
+    return problems
+
+
+# The rules that hold for every workflow here; check_no_secrets_no_write holds only for the
+# workflow that runs PR code, so it is applied to that one alone.
+RULES: list[Callable[[Workflow], list[str]]] = [
+    check_top_level_permissions,
+    check_no_pull_request_target,
+    check_uses_pinned,
+    check_checkout_credentials,
+    check_no_expressions_in_run,
+    check_timeouts,
+    check_secrets_only_in_step_env,
+    check_privileged_checkout_is_default_branch,
+    check_self_hosted_gated,
+]
+
+
+# ----- the real linters: generic mistakes, on the real files or on a bad one -----
+
+
+def tool(name: str) -> str:
+    """The console script installed beside this interpreter (zizmor ships no module)."""
+    path = Path(sysconfig.get_path("scripts")) / name
+    assert path.is_file(), f"{name} is not installed beside {sys.executable}: pip install .[test]"
+    return str(path)
+
+
+def run_tool(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Never raises on a non-zero exit: each caller decides which exit codes mean findings."""
+    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
+
+
+def jactionlint(cwd: Path, *files: str) -> tuple[int, list[dict[str, Any]]]:
+    """--strict-exit: a warning or an info finding fails too. Without files: the whole repo."""
+    args = [sys.executable, "-m", "jactionlint", "--format", "json", "--strict-exit", "--no-hints"]
+    proc = run_tool([*args, *files], cwd)
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.returncode, json.loads(proc.stdout or "[]")
+
+
+def zizmor(cwd: Path, *paths: str) -> tuple[int, list[dict[str, Any]]]:
+    """--offline: the tests must not need the network; --strict-collection: a file zizmor
+    cannot parse fails the run instead of being skipped with a warning and looking clean."""
+    args = [tool("zizmor"), "--offline", "--strict-collection", "--format", "json", *paths]
+    proc = run_tool(args, cwd)
+    assert "error" not in proc.stderr.lower(), proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def check_jsonschema(cwd: Path, *files: str) -> subprocess.CompletedProcess[str]:
+    """The vendored workflow schema, so the check needs no download; exit 1 means invalid."""
+    args = [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows"]
+    return run_tool([*args, *files], cwd)
+
+
+# ----- step scripts, run for real as the runner runs them -----
+
+
+def run_step(
+    step: dict[str, Any], cwd: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """As the runner does: `bash --noprofile --norc -eo pipefail` or `python` on the script."""
+    script = cwd / "step-script"
+    script.write_text(step["run"], encoding="utf-8")
+    shell = step.get("shell", "bash")
+    cmd = (
+        [sys.executable, str(script)]
+        if shell == "python"
+        else ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)]
+    )
+    full_env = {"PATH": os.environ["PATH"], "HOME": str(cwd), **env}
+    return subprocess.run(
+        cmd, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def outputs(path: Path) -> dict[str, str]:
+    """A step's $GITHUB_OUTPUT as a dict; no file means the step wrote no output at all."""
+    if not path.exists():
+        return {}
+    return dict(line.split("=", 1) for line in path.read_text(encoding="utf-8").splitlines())
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Git with a fixed identity and no signing, so it works in a bare CI home directory."""
+    ident = ["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
+    proc = subprocess.run(
+        ["git", *ident, *args], cwd=cwd, capture_output=True, text=True, check=True, timeout=30
+    )
+    return proc.stdout.strip()
+
+
+def shim(tmp_path: Path, name: str, body: str) -> str:
+    """A stand-in for a program the step calls (the bot, gh): the step's own logic is under test."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    program = bindir / name
+    program.write_text(f"#!/bin/bash\nprintf '%s\\n' \"$*\" >> {tmp_path}/{name}.calls\n{body}\n")
+    program.chmod(0o755)
+    return f"{bindir}:{os.environ['PATH']}"
