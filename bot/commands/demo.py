@@ -18,7 +18,7 @@ from bot.commands.steps import step
 from bot.config import Config, ConfigError
 from bot.exitcodes import ExitCode
 from bot.results.locate import list_commits
-from bot.tell.render import Context
+from bot.tell.comment import Context
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 #: The recorded H200 results, newest first: the full demo pair, else the smoke run.

@@ -15,9 +15,9 @@ from typing import IO, Literal
 from bot.commands.inputs import Loaded, verdict_code
 from bot.commands.steps import StepFailed, step
 from bot.exitcodes import ExitCode
-from bot.github.issues import IssueSpec, RepoIssueOutcome
-from bot.tell.linking import issue_spec
-from bot.tell.render import MARKER, Context, render_comment, update_note
+from bot.github.issues import RepoIssueOutcome
+from bot.tell.comment import MARKER, Context, render_comment
+from bot.tell.issue import IssueSpec, issue_spec, update_note
 
 
 def run_pr(

@@ -14,7 +14,7 @@ from bot.commands.inputs import Loaded, verdict_code
 from bot.commands.steps import step, write_json_atomically
 from bot.decide.verdict import to_json
 from bot.exitcodes import ExitCode
-from bot.tell.render import Context, render_comment
+from bot.tell.comment import Context, render_comment
 
 
 def run_report(got: Loaded, out: IO[str], *, json_path: Path | None) -> int:

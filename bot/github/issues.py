@@ -32,6 +32,7 @@ from github.Repository import Repository
 
 from bot.github.client import GitHubFailure, authenticated_login, github_step
 from bot.github.sticky import newest_own, same_text
+from bot.tell.issue import IssueSpec
 
 Action = Literal["opened", "commented", "closed", "unchanged", "absent", "failed"]
 KEY_MARKER = "<!-- fusion-perfbot-key: {} -->"
@@ -44,15 +45,6 @@ LINK_LINE_BUDGET = 600  # generous upper bound of one rendered link line
 LABEL_COLOR = "d93f0b"
 _REPO_NAME = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _SAFE_URL = re.compile(r"https?://[^\s()<>\[\]]+")
-
-
-@dataclass(frozen=True)
-class IssueSpec:
-    key: str  # stable dedupe key, e.g. "rmsnorm-bwd|h200-nvidia-h200|abc123..owner/repo#12"
-    title: str
-    body: str  # evidence markdown; the key marker and the cross-links are added here
-    repos: tuple[str, ...]  # primary first
-    label: str = "perf-regression-bot"
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,8 @@
 asv's page routes on the URL fragment: ``#<benchmark>?p-<param>=<value>&machine=<name>``,
 each part encoded with JavaScript's ``encodeURIComponent`` (asv.js ``format_hash_string``).
 Parameter values are the Python reprs asv stores (``'bfloat16'``, quotes included).
-bot/tell/render.py's ``graph_url`` builds the same route for the ratio benchmark only, for links
-from PR comments; this one serves any benchmark, for the site's own pages, and the tests check
-that the two agree.
+The PR comment's graph links (bot/tell/comment.py) are built with this same function, so
+they cannot drift from the site's own.
 """
 
 from __future__ import annotations

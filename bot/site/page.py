@@ -11,7 +11,7 @@ fails the build here rather than shipping a half-patched page):
   with its own entry in the navigation bar. The bare site root is re-addressed to
   ``#overview`` in place (``history.replaceState``: no navigation, nothing reloaded or
   aborted). Every asv route (``#/``, ``#regressions``, ``#<benchmark>?...``, the form that
-  bot/tell/render.py's graph links use) still opens asv's own view.
+  bot/tell/comment.py's graph links use) still opens asv's own view.
 """
 
 from __future__ import annotations

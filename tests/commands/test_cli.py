@@ -14,7 +14,7 @@ from paths import REPO_ROOT
 from bot.commands import cli
 from bot.exitcodes import ExitCode
 from bot.github.fake import BOT_TOKEN, HUMAN_LOGIN, LocalGitHub
-from bot.tell.render import MARKER
+from bot.tell.comment import MARKER
 
 __all__ = ["synthetic"]
 PRIMARY, SECONDARY = "NVIDIA/Fuser", "Lightning-AI/lightning-thunder"  # seeded by fake_github

@@ -13,7 +13,7 @@ from bot.commands import cli
 from bot.exitcodes import ExitCode
 from bot.github.fake import BOT_LOGIN, BOT_TOKEN, HUMAN_LOGIN, LocalGitHub
 from bot.github.fake.state import Issue
-from bot.tell.render import MARKER
+from bot.tell.comment import MARKER
 
 ROOT = REPO_ROOT
 EIGHT_CALL = ROOT / "data" / "h200" / "results"

@@ -52,7 +52,7 @@ from bot.site.vendor import (
     sri_matches,
     verify_dir,
 )
-from bot.tell.render import graph_url as render_graph_url
+from bot.tell.comment import graph_url as render_graph_url
 
 __all__ = ["synthetic"]  # the shared fixture of real asv output (tests/data_helpers.py)
 

@@ -1,7 +1,7 @@
 """The history website in a real headless Chromium, served from 127.0.0.1 with no network.
 
 Opens the landing page, then the ratio graph of the configured point (tests/test_site.py's
-SITE) through the same link the PR comment uses (bot/tell/render.py ``graph_url``), and checks that
+SITE) through the same link the PR comment uses (bot/tell/comment.py ``graph_url``), and checks that
 flot drew the measured value in the series' colour at the right place on the canvas, that the
 console stayed clean, that no request failed and that every request stayed on this machine.
 Screenshots land in test-artifacts/ (git-ignored) for CI to keep.
@@ -21,7 +21,7 @@ from test_site import REPO, SITE, STEP, _conf, _subset, measured
 
 from bot.results.types import BENCH_RATIO
 from bot.site import SiteReport, build_site, start_server
-from bot.tell.render import graph_url
+from bot.tell.comment import graph_url
 
 __all__ = ["synthetic"]  # the shared fixture of real asv output (tests/data_helpers.py)
 
@@ -190,7 +190,7 @@ def test_the_ratio_graph_is_drawn_offline(site: SiteReport, page: tuple[Any, Tra
         row.locator("td").nth(3).locator("a").click()
         _assert_draws(_plot(tab), value, len(site.commits))
 
-        # So does the link the PR comment carries (bot/tell/render.py), from a fresh load.
+        # So does the link the PR comment carries (bot/tell/comment.py), from a fresh load.
         tab.goto("about:blank")
         tab.goto(graph_url(server.url, SITE.point, SITE.machine))
         drawn = _plot(tab)

@@ -17,19 +17,9 @@ from bot.decide.verdict import Verdict, decide
 from bot.github.issues import MAX_BODY
 from bot.results.locate import load_pair
 from bot.results.types import PointKey
-from bot.tell.linking import issue_key, issue_spec
-from bot.tell.render import (
-    MARKER,
-    MAX_CHARS,
-    Context,
-    escape_md,
-    graph_url,
-    issue_body,
-    issue_title,
-    link,
-    render_comment,
-    update_note,
-)
+from bot.tell.comment import MARKER, Context, graph_url, render_comment
+from bot.tell.issue import issue_body, issue_key, issue_spec, issue_title, update_note
+from bot.tell.markdown import MAX_CHARS, escape_md, link
 
 __all__ = ["synthetic"]
 S = VerdictSettings()

@@ -1,25 +1,31 @@
-"""The PR comment and the regression issue, as markdown (pure).
+"""The sticky PR comment, as markdown (pure): headline, main table, folded details.
 
-Everything that came from outside the bot (parameter names, provenance strings, PR titles,
-branch names) goes through :func:`escape_md`; URLs are built here from validated parts only.
-GitHub caps a body at 65,536 characters: the detail sections are cut first, and the comment
-says so.
+Untrusted text goes through :func:`bot.tell.markdown.escape_md`; graph links are built from
+validated parts by the site's own route builder (bot/site/links.py), so that a comment's link
+and the site's pages always agree.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from urllib.parse import quote
 
-from bot.decide.stats import Comparison, Interval
+from bot.decide.stats import Comparison
 from bot.decide.verdict import PointVerdict, Verdict
 from bot.results.types import BENCH_RATIO, PointKey, Provenance
+from bot.site.links import graph_url as site_graph_url
+from bot.tell.markdown import (
+    Section,
+    change_text,
+    escape_md,
+    fit,
+    link,
+    pct,
+    ratio_text,
+)
 
 MARKER = "<!-- fusion-perfbot:rmsnorm-bwd -->"
-#: Under GitHub's 65,536 with room for what bot/github/sticky.py and bot/github/issues.py add.
-MAX_CHARS = 60_000
 MAX_MAIN_ROWS = 30
 ICON = {"regressed": "🔴", "improved": "🟢", "no change": "⚪", "no data": "⚫"}
 HEADLINE = {
@@ -28,9 +34,6 @@ HEADLINE = {
     "no change": "⚪ **No change** in Thunder's standing against hand-written nvFuser",
     "inconclusive (no data)": "⚫ **Inconclusive (no data)**",
 }
-_ESCAPE = {c: "\\" + c for c in "\\`*_[](){}|!~+="}
-_ESCAPE.update({"&": "&amp;", "<": "&lt;", ">": "&gt;", "@": "@\u200d", "#": "#\u200d"})
-_URL_SAFE = re.compile(r"https?://[A-Za-z0-9.:/_~%+-]+(?:#[A-Za-z0-9._~%'&=?+-]*)?")
 
 
 @dataclass(frozen=True)
@@ -46,55 +49,16 @@ class Context:
     issue_links: tuple[tuple[str, str], ...] = ()  # (label, url)
 
 
-def escape_md(text: object, limit: int = 200) -> str:
-    """Untrusted text as inert markdown: no markup, HTML, mentions, references or autolinks.
-
-    GitHub resolves @mentions, #references and bare URLs on the rendered text, after markdown
-    escapes are gone, so those get a zero-width joiner that breaks the pattern instead.
-    """
-    raw = "".join(c if c.isprintable() else " " for c in str(text))
-    if len(raw) > limit:
-        raw = raw[: limit - 1] + "…"
-    out = "".join(_ESCAPE.get(c, c) for c in raw)
-    return out.replace("://", ":\u200d//").replace("www.", "www\u200d.")
-
-
-def link(label: str, url: str | None) -> str:
-    """A markdown link if the URL is plainly safe, else the (escaped) label alone."""
-    if url is None or not _URL_SAFE.fullmatch(url):
-        return label
-    return f"[{label}]({url})"
-
-
 def graph_url(site_url: str, key: PointKey, machine: str | None = None) -> str:
-    """The asv site's graph of one point (its hash-route format, values as Python reprs)."""
-
-    def enc(s: str) -> str:
-        return quote(s, safe="-_.!~*'")  # JavaScript's encodeURIComponent, minus ( and )
-
-    params = [("p-variant", key.variant), ("p-dtype", key.dtype), ("p-shape", key.shape)]
-    query = "&".join(f"{enc(k)}={enc(repr(v))}" for k, v in params)
-    if machine:
-        query += f"&machine={enc(machine)}"
-    return f"{site_url.rstrip('/')}/#{enc(BENCH_RATIO)}?{query}"
-
-
-def _pct(x: float) -> str:
-    return f"{(x - 1) * 100:+.1f}%"
-
-
-def change_text(iv: Interval) -> str:
-    return f"{_pct(iv.estimate)} [{_pct(iv.low)}, {_pct(iv.high)}]"
-
-
-def ratio_text(iv: Interval) -> str:
-    return f"{iv.estimate:.3f} [{iv.low:.3f}, {iv.high:.3f}]"
+    """The asv site's graph of one point's ratio (bot/site/links.py builds the route)."""
+    params = {"variant": key.variant, "dtype": key.dtype, "shape": key.shape}
+    return site_graph_url(site_url, BENCH_RATIO, params, machine)
 
 
 def _us(c: Comparison | None) -> str:
     if c is None:
         return "n/a"
-    return f"{c.base.estimate * 1e6:.1f} → {c.head.estimate * 1e6:.1f} ({_pct(c.change.estimate)})"
+    return f"{c.base.estimate * 1e6:.1f} → {c.head.estimate * 1e6:.1f} ({pct(c.change.estimate)})"
 
 
 def _bw(p: PointVerdict) -> str:
@@ -102,7 +66,7 @@ def _bw(p: PointVerdict) -> str:
     return " → ".join("n/a" if v is None else f"{v:.0f}%" for v in (b, h))
 
 
-def _name(k: PointKey) -> str:
+def point_name(k: PointKey) -> str:
     return escape_md(f"{k.variant} {k.dtype} {k.shape}")
 
 
@@ -121,11 +85,11 @@ def worst_first(points: Iterable[PointVerdict]) -> list[PointVerdict]:
 def main_row(p: PointVerdict) -> str:
     if p.ratio is None:
         why = escape_md(p.no_data or "no data")
-        return f"| {_name(p.key)} | | | | {ICON['no data']} {why} | | |"
+        return f"| {point_name(p.key)} | | | | {ICON['no data']} {why} | | |"
     c = p.ratio
     note = "" if p.corroborated or p.state == "no change" else " (uncorroborated)"
     return (
-        f"| {_name(p.key)} | {ratio_text(c.base)} | {ratio_text(c.head)} | "
+        f"| {point_name(p.key)} | {ratio_text(c.base)} | {ratio_text(c.head)} | "
         f"{change_text(c.change)} | {ICON[p.state]} {p.state}{note} | {_bw(p)} | {_moved(p)} |"
     )
 
@@ -139,11 +103,11 @@ MAIN_HEADER = (
 def detail_row(p: PointVerdict, site: str | None, machine: str) -> str:
     graph = link("graph", graph_url(site, p.key, machine)) if site else ""
     if p.ratio is None:
-        return f"| {_name(p.key)} | {escape_md(p.no_data or 'no data')} | | | | {graph} |"
+        return f"| {point_name(p.key)} | {escape_md(p.no_data or 'no data')} | | | | {graph} |"
     pu = f"{p.p_up_adj:.2g}" if p.p_up_adj is not None else "n/a"
     pd = f"{p.p_down_adj:.2g}" if p.p_down_adj is not None else "n/a"
     return (
-        f"| {_name(p.key)} | {ICON[p.state]} {_pct(p.ratio.change.estimate)} | {pu} / {pd} "
+        f"| {point_name(p.key)} | {ICON[p.state]} {pct(p.ratio.change.estimate)} | {pu} / {pd} "
         f"| {_us(p.contender_kernel)} | {_us(p.nvfuser_kernel)} | {graph} |"
     )
 
@@ -214,54 +178,6 @@ def provenance_table(base: Provenance | None, head: Provenance | None, v: Verdic
     return "\n".join(lines)
 
 
-def details(summary: str, body: str) -> str:
-    return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
-
-
-@dataclass(frozen=True)
-class Section:
-    """A collapsible section; ``rows`` may be cut, lowest ``priority`` number kept first."""
-
-    summary: str
-    preamble: str
-    rows: Sequence[str]
-    priority: int
-
-
-def fit(head: str, sections: Sequence[Section], limit: int = MAX_CHARS) -> str:
-    """``head`` plus the sections in order, cutting rows (then sections) to stay under limit."""
-    notice = (
-        "_Truncated: {} detail row(s) left out to stay under GitHub's 65,536-character limit; "
-        "`fusion-perfbot report --json FILE` writes everything._"
-    )
-    budget = limit - len(head) - len(notice) - 20
-    kept: dict[int, list[str] | None] = {}
-    for i in sorted(range(len(sections)), key=lambda i: sections[i].priority):
-        sec = sections[i]
-        cost = len(details(sec.summary, sec.preamble)) + 2
-        if cost > budget:
-            kept[i] = None
-            continue
-        rows: list[str] = []
-        for row in sec.rows:
-            if cost + len(row) + 1 > budget:
-                break
-            rows.append(row)
-            cost += len(row) + 1
-        kept[i], budget = rows, budget - cost
-    parts, dropped = [head], 0
-    for i, sec in enumerate(sections):
-        rows_kept = kept[i]
-        if rows_kept is None:
-            dropped += len(sec.rows) + 1
-            continue
-        dropped += len(sec.rows) - len(rows_kept)
-        parts.append(details(sec.summary, sec.preamble + "\n".join(rows_kept)))
-    if dropped:
-        parts.append(notice.format(dropped))
-    return "\n\n".join(parts)
-
-
 METHOD = (
     "Per round, every variant of a point runs back to back; the ratio of a round is Thunder's "
     "kernel time over nvFuser's, so drift both share cancels. A side's ratio is the median over "
@@ -276,7 +192,7 @@ METHOD = (
 )
 
 
-def _header(v: Verdict, ctx: Context) -> list[str]:
+def header(v: Verdict, ctx: Context) -> list[str]:
     s = v.settings
     lines = [MARKER, "### RMSNorm backward: Thunder vs hand-written nvFuser", ""]
     lines.append(f"{HEADLINE[v.overall]}: {escape_md(v.reason, 400)}")
@@ -303,7 +219,9 @@ def _header(v: Verdict, ctx: Context) -> list[str]:
             f"**{change_text(summ.geomean)}**"
         )
     if v.worst is not None and v.worst.ratio is not None:
-        lines.append(f"- Worst point: {_name(v.worst.key)} {change_text(v.worst.ratio.change)}")
+        lines.append(
+            f"- Worst point: {point_name(v.worst.key)} {change_text(v.worst.ratio.change)}"
+        )
     lines += [f"- Note: {escape_md(n, 300)}" for n in v.notes]
     if ctx.issue_links:
         issues = ", ".join(link(label, url) for label, url in ctx.issue_links)  # validated names
@@ -315,7 +233,7 @@ def render_comment(
     v: Verdict, ctx: Context, base: Provenance | None, head: Provenance | None
 ) -> str:
     """The whole sticky comment, marker first, under :data:`MAX_CHARS`."""
-    lines = _header(v, ctx)
+    lines = header(v, ctx)
     gating = worst_first(p for p in v.points if p.gating)
     lines += ["", MAIN_HEADER, *(main_row(p) for p in gating[:MAX_MAIN_ROWS])]
     if len(gating) > MAX_MAIN_ROWS:
@@ -335,36 +253,3 @@ def render_comment(
         ),
     ]
     return fit("\n".join(lines), sections)
-
-
-def issue_title(v: Verdict, ctx: Context) -> str:
-    """Plain text (titles are not markdown), one line, within GitHub's 256 characters."""
-    worst = v.worst.ratio.change.estimate if v.worst and v.worst.ratio else None
-    amount = f" (worst {_pct(worst)})" if worst is not None else ""
-    where = f" in {ctx.repo}#{ctx.pr}" if ctx.repo and ctx.pr is not None else ""
-    title = f"RMSNorm backward: Thunder slower relative to nvFuser on {v.machine}{amount}{where}"
-    return "".join(c if c.isprintable() else " " for c in title)[:256]
-
-
-def issue_body(v: Verdict, ctx: Context) -> str:
-    """The evidence: the regressed points, the summary, links; the key marker is added later."""
-    lines = _header(v, ctx)[1:]  # no comment marker: this is not the sticky comment
-    bad = worst_first(p for p in v.points if p.gating and p.state == "regressed")
-    lines += ["", MAIN_HEADER, *(main_row(p) for p in bad[:MAX_MAIN_ROWS])]
-    if ctx.site_url:
-        graphs = [link(_name(p.key), graph_url(ctx.site_url, p.key, v.machine)) for p in bad[:10]]
-        lines += ["", "History: " + ", ".join(graphs)]
-    sections = [Section("How this is decided", METHOD, (), 0)]
-    return fit("\n".join(lines), sections, limit=40_000)
-
-
-def update_note(v: Verdict, ctx: Context) -> str:
-    """One comment on a linked issue: what the latest run of this PR found."""
-    worst = (
-        f"; worst {_name(v.worst.key)} {change_text(v.worst.ratio.change)}"
-        if (v.worst and v.worst.ratio)
-        else ""
-    )
-    run = f" ({link('CI run', ctx.run_url)})" if ctx.run_url else ""
-    state = "still regressed" if v.regressed else f"now {v.overall}"
-    return f"Head {v.head[:12]} against base {v.base[:12]}: {state}{worst}{run}."

@@ -1,0 +1,102 @@
+"""Markdown building blocks (pure): untrusted text made inert, safe links, and bodies that
+fit GitHub's limit.
+
+Everything that came from outside the bot (parameter names, provenance strings, PR titles,
+branch names, error texts) goes through :func:`escape_md`; URLs are linked only when plainly
+safe. GitHub caps a body at 65,536 characters: :func:`fit` cuts the detail sections first and
+says so, rather than letting GitHub refuse the whole comment.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.decide.stats import Interval
+
+#: Under GitHub's 65,536 with room for what bot/github/sticky.py and bot/github/issues.py add.
+MAX_CHARS = 60_000
+_ESCAPE = {c: "\\" + c for c in "\\`*_[](){}|!~+="}
+_ESCAPE.update({"&": "&amp;", "<": "&lt;", ">": "&gt;", "@": "@\u200d", "#": "#\u200d"})
+_URL_SAFE = re.compile(r"https?://[A-Za-z0-9.:/_~%+-]+(?:#[A-Za-z0-9._~%'&=?+-]*)?")
+
+
+def escape_md(text: object, limit: int = 200) -> str:
+    """Untrusted text as inert markdown: no markup, HTML, mentions, references or autolinks.
+
+    GitHub resolves @mentions, #references and bare URLs on the rendered text, after markdown
+    escapes are gone, so those get a zero-width joiner that breaks the pattern instead.
+    """
+    raw = "".join(c if c.isprintable() else " " for c in str(text))
+    if len(raw) > limit:
+        raw = raw[: limit - 1] + "…"
+    out = "".join(_ESCAPE.get(c, c) for c in raw)
+    return out.replace("://", ":\u200d//").replace("www.", "www\u200d.")
+
+
+def link(label: str, url: str | None) -> str:
+    """A markdown link if the URL is plainly safe, else the (escaped) label alone."""
+    if url is None or not _URL_SAFE.fullmatch(url):
+        return label
+    return f"[{label}]({url})"
+
+
+def pct(x: float) -> str:
+    return f"{(x - 1) * 100:+.1f}%"
+
+
+def change_text(iv: Interval) -> str:
+    return f"{pct(iv.estimate)} [{pct(iv.low)}, {pct(iv.high)}]"
+
+
+def ratio_text(iv: Interval) -> str:
+    return f"{iv.estimate:.3f} [{iv.low:.3f}, {iv.high:.3f}]"
+
+
+def details(summary: str, body: str) -> str:
+    return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
+
+
+@dataclass(frozen=True)
+class Section:
+    """A collapsible section; ``rows`` may be cut, lowest ``priority`` number kept first."""
+
+    summary: str
+    preamble: str
+    rows: Sequence[str]
+    priority: int
+
+
+def fit(head: str, sections: Sequence[Section], limit: int = MAX_CHARS) -> str:
+    """``head`` plus the sections in order, cutting rows (then sections) to stay under limit."""
+    notice = (
+        "_Truncated: {} detail row(s) left out to stay under GitHub's 65,536-character limit; "
+        "`fusion-perfbot report --json FILE` writes everything._"
+    )
+    budget = limit - len(head) - len(notice) - 20
+    kept: dict[int, list[str] | None] = {}
+    for i in sorted(range(len(sections)), key=lambda i: sections[i].priority):
+        sec = sections[i]
+        cost = len(details(sec.summary, sec.preamble)) + 2
+        if cost > budget:
+            kept[i] = None
+            continue
+        rows: list[str] = []
+        for row in sec.rows:
+            if cost + len(row) + 1 > budget:
+                break
+            rows.append(row)
+            cost += len(row) + 1
+        kept[i], budget = rows, budget - cost
+    parts, dropped = [head], 0
+    for i, sec in enumerate(sections):
+        rows_kept = kept[i]
+        if rows_kept is None:
+            dropped += len(sec.rows) + 1
+            continue
+        dropped += len(sec.rows) - len(rows_kept)
+        parts.append(details(sec.summary, sec.preamble + "\n".join(rows_kept)))
+    if dropped:
+        parts.append(notice.format(dropped))
+    return "\n\n".join(parts)
