@@ -130,9 +130,19 @@ def publish(got: Loaded, ctx: Context, out: IO[str], *, dry_run: bool = False) -
         posted = upsert_sticky_comment(
             gh, ctx.repo, ctx.pr, body, MARKER, bot_login=cfg.comment_login
         )
-    out.write(f"verdict: {v.overall}\ncomment {posted.action}: {posted.url}\n")
+    removed = ""
+    if posted.removed:
+        ids = ", ".join(str(i) for i in posted.removed)
+        removed = (
+            f" (deleted {len(posted.removed)} duplicate(s) of it left by a concurrent run: {ids})"
+        )
+    out.write(f"verdict: {v.overall}\ncomment {posted.action}: {posted.url}{removed}\n")
     for o in outcomes:
-        out.write(f"issue in {o.repo}: {o.action} {o.url or ''}".rstrip() + "\n")
+        folded = ""
+        if o.folded:
+            numbers = ", ".join(f"#{n}" for n in o.folded)
+            folded = f" (closed duplicate(s) {numbers} as not planned, pointing at this one)"
+        out.write(f"issue in {o.repo}: {o.action} {o.url or ''}".rstrip() + folded + "\n")
     failed = [o for o in outcomes if o.action == "failed"]
     if issue_failure is not None:
         raise issue_failure

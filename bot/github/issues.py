@@ -15,36 +15,44 @@ A repeated `update_note` identical to the bot's latest comment on that issue, or
 the run that opened it (kept as a digest in a hidden marker of the body), is not posted again
 ("unchanged"): a re-run of the same workflow (for instance after a partial failure) must not
 touch the issue, while a changed note is news and is posted ("commented").
+
+Two runs on the same PR at the same moment may both find nothing and both file. So a run that
+filed an issue lists again, and where an older issue with the same key exists (from the same
+bot account) it adopts the older one and folds its own: a closing comment that points at the
+older issue, the key marker swapped for a duplicate-of mark, closed as not planned. Both runs
+apply the same rule (the OLDEST open issue stands), so they agree; duplicates left by earlier
+races are folded the same way by the next run, which says so in its outcome.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
-from urllib.parse import quote
 
 import github
 from github.Issue import Issue
 from github.Repository import Repository
 
 from bot.github.client import GitHubFailure, authenticated_login, github_step
-from bot.github.sticky import newest_own, same_text
+from bot.github.issue_body import (
+    Link,
+    as_duplicate,
+    key_marker,
+    links_section,
+    note_marker,
+    with_links,
+)
+from bot.github.sticky import delete_own, newest_own, own_comments, same_text
 from bot.tell.issue import IssueSpec
 
 Action = Literal["opened", "commented", "closed", "unchanged", "absent", "failed"]
-KEY_MARKER = "<!-- fusion-perfbot-key: {} -->"
-NOTE_MARKER = "<!-- fusion-perfbot-note: {} -->"
-LINKS_START = "<!-- fusion-perfbot-links:start -->"
-LINKS_END = "<!-- fusion-perfbot-links:end -->"
 MAX_BODY = 65536
 MAX_TITLE = 256
 LINK_LINE_BUDGET = 600  # generous upper bound of one rendered link line
 LABEL_COLOR = "d93f0b"
 _REPO_NAME = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
-_SAFE_URL = re.compile(r"https?://[^\s()<>\[\]]+")
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,7 @@ class RepoIssueOutcome:
 
     opened: a new issue was filed, or the key's closed issue was reopened. failed: a step
     failed (`error` says which); `number`/`url` are still set when the issue exists anyway.
+    `folded`: numbers of the bot's own duplicates for this key that this run closed.
     """
 
     repo: str
@@ -60,21 +69,7 @@ class RepoIssueOutcome:
     number: int | None
     url: str | None
     error: str | None = None
-
-
-def note_marker(note: str) -> str:
-    """The hidden record, in an issue's body, of the note of the run that opened it."""
-    digest = hashlib.sha256(note.strip().encode("utf-8")).hexdigest()[:16]
-    return NOTE_MARKER.format(digest)
-
-
-def escape_key(key: str) -> str:
-    """Percent-encode `key` so it cannot end the HTML comment it sits in (no `--`, `<`, `>`)."""
-    return quote(key, safe="|#/:@+=,;!*'()[]").replace("--", "-%2D")
-
-
-def key_marker(key: str) -> str:
-    return KEY_MARKER.format(escape_key(key))
+    folded: tuple[int, ...] = ()
 
 
 @dataclass
@@ -87,43 +82,27 @@ class _Run:
     issue: Issue | None = None
     action: Action | None = None
     failure: GitHubFailure | None = None
+    filed: bool = False  # this run created run.issue (so a concurrent twin may have too)
+    folded: list[int] = field(default_factory=list)
 
     def outcome(self) -> RepoIssueOutcome:
         number = self.issue.number if self.issue is not None else None
         url = self.issue.html_url if self.issue is not None else None
+        folded = tuple(self.folded)
         if self.failure is not None:
-            return RepoIssueOutcome(self.name, "failed", number, url, str(self.failure))
+            return RepoIssueOutcome(self.name, "failed", number, url, str(self.failure), folded)
         assert self.action is not None
-        return RepoIssueOutcome(self.name, self.action, number, url)
+        return RepoIssueOutcome(self.name, self.action, number, url, None, folded)
+
+    def link(self) -> Link:
+        if self.issue is not None:
+            return Link(self.name, self.issue.number, self.issue.html_url)
+        status = None if self.failure is None else (self.failure.status or 0)
+        return Link(self.name, failed_status=status)
 
 
-def link_line(run: _Run, this_repo: str) -> str:
-    if run.name == this_repo:
-        return f"- {run.name}: this issue"
-    if run.issue is not None:
-        ref = f"{run.name}#{run.issue.number}"
-        url = run.issue.html_url
-        return f"- {run.name}: [{ref}]({url})" if _SAFE_URL.fullmatch(url) else f"- {ref}"
-    if run.failure is not None:
-        answer = f"HTTP {run.failure.status}" if run.failure.status else "no answer"
-        why = f"GitHub gave {answer} when the bot tried; its next run retries"
-    else:
-        why = "the bot files it next; if this line stays, its next run does"
-    return f"- {run.name}: not linked yet ({why})"
-
-
-def links_section(runs: Sequence[_Run], this_repo: str) -> str:
-    lines = [LINKS_START, "**Tracked in**", ""]
-    lines += [link_line(run, this_repo) for run in runs]
-    return "\n".join([*lines, LINKS_END])
-
-
-def with_links(body: str, section: str) -> str:
-    """`body` with its link section replaced (or appended); the rest stays as filed."""
-    start, end = body.find(LINKS_START), body.find(LINKS_END)
-    if start >= 0 and end > start:
-        return body[:start] + section + body[end + len(LINKS_END) :]
-    return f"{body.rstrip()}\n\n{section}"
+def _links(runs: Sequence[_Run], this_repo: str) -> str:
+    return links_section([run.link() for run in runs], this_repo)
 
 
 def validate(spec: IssueSpec, state: str, update_note: str) -> None:
@@ -163,7 +142,9 @@ def sync_regression_issues(
 
     regressed: an open issue gets `update_note` as a comment; a closed one is reopened with
     it (unless closed as "not planned": a maintainer's decision stays); a missing one is
-    opened. recovered: open issues get the note and are closed; none open gives "absent".
+    opened; then each repository is left with one open issue for the key (the oldest; see
+    the module docstring). recovered: open issues get the note and are closed; none open
+    gives "absent". Only issues opened by the bot's own login are ever touched.
     `gh_for_repo` may raise GitHubFailure (e.g. no token for that repository): that
     repository fails, the others proceed. `bot_login` skips GET /user (see
     `authenticated_login`). Outcomes follow `spec.repos`' order.
@@ -181,6 +162,9 @@ def sync_regression_issues(
     for run in runs:
         if run.failure is None:
             _ensure_open(run, spec, runs, update_note)
+    for run in runs:
+        if run.failure is None and run.issue is not None:
+            _settle(run, spec, found[run.name], update_note)
     for run in runs:
         if run.issue is not None and run.failure is None:
             _relink(run, runs)
@@ -203,24 +187,36 @@ def _lookup(
         return []
 
 
+def is_own_match(issue: Issue, marker: str, login: str) -> bool:
+    """The bot's issue for a key: its key marker, opened by the bot's login, not a PR.
+
+    The author check keeps the bot off a human's issue that quotes the marker (a lookalike):
+    such an issue is never edited, commented on, closed or counted as a duplicate.
+    """
+    return (
+        marker in (issue.body or "")
+        and issue.user is not None
+        and issue.user.login.lower() == login.lower()
+        and "/pull/" not in issue.html_url
+    )
+
+
 def _find(run: _Run, spec: IssueSpec) -> list[Issue]:
     """The bot's issues for this key, by listing (never search: its index lags)."""
     assert run.repo is not None
     marker = key_marker(spec.key)
     with github_step(f"list '{spec.label}' issues in {run.name}"):
         listed = list(run.repo.get_issues(state="all", labels=[spec.label]))
-        return [
-            issue
-            for issue in listed
-            if marker in (issue.body or "")
-            and issue.user.login.lower() == run.login.lower()
-            and "/pull/" not in issue.html_url
-        ]
+        return [issue for issue in listed if is_own_match(issue, marker, run.login)]
+
+
+def _open_ones(matches: Sequence[Issue]) -> list[Issue]:
+    return sorted((i for i in matches if i.state == "open"), key=lambda i: i.number)
 
 
 def _pick(matches: list[Issue]) -> Issue | None:
     """The issue that stands for the key: the oldest open one, else the newest closed one."""
-    opened = sorted((i for i in matches if i.state == "open"), key=lambda i: i.number)
+    opened = _open_ones(matches)
     closed = sorted((i for i in matches if i.state != "open"), key=lambda i: i.number)
     return opened[0] if opened else (closed[-1] if closed else None)
 
@@ -230,7 +226,7 @@ def _ensure_open(run: _Run, spec: IssueSpec, runs: list[_Run], note: str) -> Non
     try:
         if issue is None:
             run.issue = _open_new(run, spec, runs, note)
-            run.action = "opened"
+            run.action, run.filed = "opened", True
         elif issue.state == "open":
             run.action = "commented" if _note(run, issue, note) else "unchanged"
         elif issue.state_reason == "not_planned":
@@ -244,13 +240,46 @@ def _ensure_open(run: _Run, spec: IssueSpec, runs: list[_Run], note: str) -> Non
         run.failure = failure
 
 
+def _settle(run: _Run, spec: IssueSpec, found: list[Issue], note: str) -> None:
+    """Leave one open issue for the key here: the oldest; fold the bot's other open ones.
+
+    A run that filed lists again, since a concurrent twin may have filed too; otherwise the
+    first listing shows every duplicate that an earlier race left.
+    """
+    assert run.issue is not None
+    try:
+        opened = _open_ones(_find(run, spec) if run.filed else found)
+        if not opened:
+            return
+        canonical = opened[0]
+        if canonical.number != run.issue.number:  # the twin filed first: its issue stands
+            run.issue = canonical
+            run.action = "commented" if _note(run, canonical, note) else "unchanged"
+        for duplicate in opened[1:]:
+            _fold(run, duplicate, canonical, spec)
+    except GitHubFailure as failure:
+        run.failure = failure
+
+
+def _fold(run: _Run, duplicate: Issue, canonical: Issue, spec: IssueSpec) -> None:
+    """Close one of the bot's duplicates, pointing at the issue that stands for the key."""
+    ref = f"{run.name}#{canonical.number}"
+    _note(
+        run,
+        duplicate,
+        f"Closed as a duplicate of {ref}: two runs of the bot filed this regression at the "
+        f"same moment, and {ref} (the older) tracks it.",
+    )
+    body = as_duplicate(duplicate.body or "", spec.key, ref)
+    with github_step(f"close duplicate {run.name}#{duplicate.number}"):
+        duplicate.edit(body=body, state="closed", state_reason="not_planned")
+    run.folded.append(duplicate.number)
+
+
 def _open_new(run: _Run, spec: IssueSpec, runs: list[_Run], note: str) -> Issue:
     assert run.repo is not None
     _ensure_label(run.repo, run.name, spec.label)
-    body = (
-        f"{key_marker(spec.key)}\n{note_marker(note)}\n{spec.body}\n\n"
-        f"{links_section(runs, run.name)}"
-    )
+    body = f"{key_marker(spec.key)}\n{note_marker(note)}\n{spec.body}\n\n{_links(runs, run.name)}"
     try:
         with github_step(f"open issue in {run.name}"):
             return run.repo.create_issue(title=spec.title, body=body, labels=[spec.label])
@@ -284,7 +313,11 @@ def _ensure_label(repo: Repository, name: str, label: str) -> None:
 
 
 def _note(run: _Run, issue: Issue, note: str) -> bool:
-    """Post `note` unless it is already the bot's latest comment there; True when posted."""
+    """Post `note` unless it is already the bot's latest comment there; True when posted.
+
+    After posting, the comments are listed again: when a concurrent twin posted the same
+    note, the newer copy is deleted (the older stays, as with the sticky comment).
+    """
     where = f"{run.name}#{issue.number}"
     with github_step(f"list comments on {where}"):
         latest = newest_own(list(issue.get_comments()), "", run.login)
@@ -293,14 +326,19 @@ def _note(run: _Run, issue: Issue, note: str) -> bool:
     if latest is None and note_marker(note) in (issue.body or ""):
         return False  # the run that opened the issue said this already
     with github_step(f"comment on {where}"):
-        issue.create_comment(note)
+        posted = issue.create_comment(note)
+    with github_step(f"list comments on {where}"):
+        own = own_comments(list(issue.get_comments()), "", run.login)
+    twins = [c for c in own if c.id > (latest.id if latest else 0) and same_text(c.body, note)]
+    if len(twins) > 1 and posted.id != twins[0].id:
+        delete_own(posted, where)
     return True
 
 
 def _relink(run: _Run, runs: list[_Run]) -> None:
     assert run.issue is not None
     current = run.issue.body or ""
-    wanted = with_links(current, links_section(runs, run.name))
+    wanted = with_links(current, _links(runs, run.name))
     if same_text(current, wanted):
         return
     try:
@@ -311,7 +349,7 @@ def _relink(run: _Run, runs: list[_Run]) -> None:
 
 
 def _recover(run: _Run, matches: list[Issue], note: str) -> None:
-    opened = sorted((i for i in matches if i.state == "open"), key=lambda i: i.number)
+    opened = _open_ones(matches)
     if not opened:
         run.action = "absent"
         return

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from urllib.parse import unquote
 
@@ -18,13 +19,9 @@ from paths import REPO_ROOT
 from bot.github.client import GitHubFailure
 from bot.github.fake import BOT_LOGIN, BOT_TOKEN, HUMAN_LOGIN, LocalGitHub
 from bot.github.fake.state import Issue
-from bot.github.issues import (
-    IssueSpec,
-    RepoIssueOutcome,
-    escape_key,
-    key_marker,
-    sync_regression_issues,
-)
+from bot.github.issue_body import escape_key, key_marker
+from bot.github.issues import RepoIssueOutcome, sync_regression_issues
+from bot.tell.issue import IssueSpec
 
 PRIMARY = "NVIDIA/Fuser"  # seeded by the fake_github fixture
 SECONDARY = "Lightning-AI/lightning-thunder"
@@ -57,8 +54,18 @@ def url_of(fake: LocalGitHub, issue: Issue) -> str:
     return f"{fake.web_url}/{issue.repo}/issues/{issue.number}"
 
 
-def assert_cross_linked(fake: LocalGitHub) -> None:
-    primary, secondary = only_issue(fake, PRIMARY), only_issue(fake, SECONDARY)
+def open_issue(fake: LocalGitHub, repo: str) -> Issue:
+    """The one open bot issue (folded duplicates, closed, may stand beside it)."""
+    opened = [i for i in bot_issues(fake, repo) if i.state == "open"]
+    assert len(opened) == 1, [i.number for i in opened]
+    return opened[0]
+
+
+def assert_cross_linked(fake: LocalGitHub, *, folded: bool = False) -> None:
+    """One bot issue per repository, each linking the other; `folded`: closed duplicates
+    may stand beside the open one (the race tests)."""
+    pick = open_issue if folded else only_issue
+    primary, secondary = pick(fake, PRIMARY), pick(fake, SECONDARY)
     assert f"[{SECONDARY}#{secondary.number}]({url_of(fake, secondary)})" in (primary.body or "")
     assert f"[{PRIMARY}#{primary.number}]({url_of(fake, primary)})" in (secondary.body or "")
     for issue in (primary, secondary):
@@ -191,7 +198,8 @@ def test_crash_between_the_two_creates_does_not_duplicate(
     script = (
         "import json, sys\n"
         "from bot.github.client import make_github\n"
-        "from bot.github.issues import IssueSpec, sync_regression_issues\n"
+        "from bot.github.issues import sync_regression_issues\n"
+        "from bot.tell.issue import IssueSpec\n"
         "gh = make_github(sys.argv[1], sys.argv[2])\n"
         "spec = IssueSpec(**{**json.loads(sys.argv[3]), 'repos': tuple(json.loads(sys.argv[4]))})\n"
         "sync_regression_issues(lambda repo: gh, spec, 'regressed', 'note')\n"
@@ -280,3 +288,112 @@ def test_failed_link_edit_reports_the_existing_issue_and_is_repaired(
     fault.times = fault.hits
     assert sync(gh, note="note") == ["unchanged", "unchanged"]
     assert_cross_linked(fake_github)
+
+
+def _lookalike(fake: LocalGitHub, repo: str, state: str = "open") -> Issue:
+    """A human's issue that carries the bot's label and key marker (pasted, or a fork's bot)."""
+    body = f"{key_marker(SPEC.key)}\nI copied the bot's issue to discuss it."
+    issue = fake.state.add_issue(
+        repo, "lookalike", author=HUMAN_LOGIN, body=body, labels=[SPEC.label]
+    )
+    issue.state = state
+    return issue
+
+
+def _untouched(fake: LocalGitHub, issue: Issue, state: str = "open") -> None:
+    assert issue.author == HUMAN_LOGIN and issue.state == state
+    assert issue.body is not None and issue.body.endswith("I copied the bot's issue to discuss it.")
+    assert comments(fake, issue) == []
+
+
+def test_an_older_human_lookalike_is_never_adopted_when_opening(
+    fake_github: LocalGitHub, gh: github.Github
+) -> None:
+    older = {repo: _lookalike(fake_github, repo) for repo in (PRIMARY, SECONDARY)}
+    assert sync(gh) == ["opened", "opened"]
+    assert_cross_linked(fake_github)
+    for issue in older.values():
+        _untouched(fake_github, issue)
+        assert issue.number < only_issue(fake_github, issue.repo).number
+
+
+def test_an_older_human_lookalike_is_never_updated(
+    fake_github: LocalGitHub, gh: github.Github
+) -> None:
+    older = _lookalike(fake_github, PRIMARY)
+    closed = _lookalike(fake_github, SECONDARY, state="closed")  # would be "reopened"
+    sync(gh, note="first")
+    assert sync(gh, note="second") == ["commented", "commented"]
+    for repo in (PRIMARY, SECONDARY):
+        assert comments(fake_github, only_issue(fake_github, repo)) == ["second"]
+    _untouched(fake_github, older)
+    _untouched(fake_github, closed, state="closed")
+
+
+def test_recovery_closes_only_the_bots_issues(fake_github: LocalGitHub, gh: github.Github) -> None:
+    older = _lookalike(fake_github, PRIMARY)
+    sync(gh)
+    newer = _lookalike(fake_github, PRIMARY)
+    assert sync(gh, "recovered", "Recovered.") == ["closed", "closed"]
+    assert only_issue(fake_github, PRIMARY).state == "closed"
+    _untouched(fake_github, older)
+    _untouched(fake_github, newer)
+
+
+def _bot_issue(fake: LocalGitHub, repo: str, title: str = "earlier race") -> Issue:
+    body = f"{key_marker(SPEC.key)}\n{SPEC.body}"
+    return fake.state.add_issue(repo, title, author=BOT_LOGIN, body=body, labels=[SPEC.label])
+
+
+def test_duplicates_left_by_an_earlier_race_are_folded_into_the_oldest(
+    fake_github: LocalGitHub, gh: github.Github
+) -> None:
+    human = _lookalike(fake_github, PRIMARY)  # older than both: must not count as the oldest
+    first, second = _bot_issue(fake_github, PRIMARY), _bot_issue(fake_github, PRIMARY)
+    outcomes = sync_regression_issues(lambda repo: gh, SPEC, "regressed", "note")
+    assert (outcomes[0].number, outcomes[0].folded) == (first.number, (second.number,))
+    assert (first.state, second.state, second.state_reason) == ("open", "closed", "not_planned")
+    assert key_marker(SPEC.key) not in (second.body or "")
+    assert comments(fake_github, second) == [
+        f"Closed as a duplicate of {PRIMARY}#{first.number}: two runs of the bot filed this "
+        f"regression at the same moment, and {PRIMARY}#{first.number} (the older) tracks it."
+    ]
+    _untouched(fake_github, human)
+    assert_cross_linked(fake_github, folded=True)
+    writes = len(fake_github.requests("POST")) + len(fake_github.requests("PATCH"))
+    again = sync_regression_issues(lambda repo: gh, SPEC, "regressed", "note")
+    assert [o.folded for o in again] == [(), ()]  # the folded one is no longer found by its key
+    assert len(fake_github.requests("POST")) + len(fake_github.requests("PATCH")) == writes
+
+
+def test_two_runs_that_both_find_nothing_leave_one_issue_per_repository(
+    fake_github: LocalGitHub, make_client: Callable[..., github.Github]
+) -> None:
+    """The worst interleaving, forced: both runs list both repositories before either files."""
+    for repo in (PRIMARY, SECONDARY):
+        fake_github.rendezvous("GET", rf"/repos/{repo}/issues$", parties=2)
+    results: list[tuple[RepoIssueOutcome, ...]] = []
+
+    def run() -> None:
+        client = make_client()
+        results.append(sync_regression_issues(lambda repo: client, SPEC, "regressed", "note"))
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(results) == 2
+    for repo in (PRIMARY, SECONDARY):
+        assert len(fake_github.requests("POST", rf"/repos/{repo}/issues$")) == 2  # both filed
+        opened = [i for i in bot_issues(fake_github, repo) if i.state == "open"]
+        assert len(opened) == 1, [i.number for i in opened]
+        folded = [i for i in bot_issues(fake_github, repo) if i.state == "closed"]
+        assert [(i.state_reason, key_marker(SPEC.key) in (i.body or "")) for i in folded] == [
+            ("not_planned", False)
+        ]
+        assert opened[0].number < folded[0].number  # the older one stands
+    assert_cross_linked(fake_github, folded=True)
+    numbers = {(o.repo, o.number) for outcome in results for o in outcome}
+    assert len(numbers) == 2  # both runs report the same surviving issue per repository
+    assert sum(len(o.folded) for outcome in results for o in outcome) >= 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 import github
@@ -9,7 +10,7 @@ import pytest
 
 from bot.github.client import GitHubFailure
 from bot.github.fake import BOT_LOGIN, HUMAN_LOGIN, LocalGitHub
-from bot.github.sticky import MAX_COMMENT_CHARS, upsert_sticky_comment
+from bot.github.sticky import MAX_COMMENT_CHARS, CommentOutcome, upsert_sticky_comment
 
 REPO = "NVIDIA/Fuser"  # seeded by the fake_github fixture
 MARKER = "<!-- fusion-perfbot:rmsnorm-bwd -->"
@@ -94,16 +95,57 @@ def test_finds_the_bot_comment_on_page_three_of_four(
     assert len(state.comments_on(REPO, pr)) == 120
 
 
-def test_updates_the_newest_of_several_and_leaves_history(
-    fake_github: LocalGitHub, gh: github.Github, pr: int
+def test_duplicates_from_an_earlier_race_are_repaired_oldest_kept(
+    fake_github: LocalGitHub, gh: github.Github, human_gh: github.Github, pr: int
 ) -> None:
+    """Two bot comments with the marker (left by a race): the oldest is updated, the other
+    deleted; a bot comment without the marker and a human's quote of it stay as they are."""
+    human = f"quoting the bot: {MARKER} v0"
+    human_gh.get_repo(REPO).get_issue(pr).create_comment(human)
     old = fake_github.state.add_comment(REPO, pr, f"{MARKER} v1", author=BOT_LOGIN)
     newer = fake_github.state.add_comment(REPO, pr, f"{MARKER} v2", author=BOT_LOGIN)
     fake_github.state.add_comment(REPO, pr, "unrelated bot note", author=BOT_LOGIN)
     outcome = upsert_sticky_comment(gh, REPO, pr, f"{MARKER} v3", MARKER)
-    assert (outcome.action, outcome.comment_id) == ("updated", newer.id)
-    assert fake_github.state.comments[old.id].body == f"{MARKER} v1"
-    assert fake_github.state.comments[newer.id].body == f"{MARKER} v3"
+    assert (outcome.action, outcome.comment_id, outcome.removed) == ("updated", old.id, (newer.id,))
+    assert bodies_by(fake_github, pr, BOT_LOGIN) == [f"{MARKER} v3", "unrelated bot note"]
+    assert bodies_by(fake_github, pr, HUMAN_LOGIN) == [human]
+    again = upsert_sticky_comment(gh, REPO, pr, f"{MARKER} v3", MARKER)
+    assert (again.action, again.comment_id, again.removed) == ("unchanged", old.id, ())
+
+
+def test_a_human_lookalike_older_than_the_bot_comment_is_never_chosen(
+    fake_github: LocalGitHub, gh: github.Github, human_gh: github.Github, pr: int
+) -> None:
+    """The oldest-wins rule counts the bot's own comments only: an older human comment with
+    the marker is neither edited nor deleted, and the bot's newer one is the one updated."""
+    human = f"{MARKER} (a maintainer pasted the bot's text)"
+    human_gh.get_repo(REPO).get_issue(pr).create_comment(human)
+    first = upsert_sticky_comment(gh, REPO, pr, f"{MARKER} a", MARKER)
+    second = upsert_sticky_comment(gh, REPO, pr, f"{MARKER} b", MARKER)
+    assert (second.action, second.comment_id, second.removed) == ("updated", first.comment_id, ())
+    assert bodies_by(fake_github, pr, HUMAN_LOGIN) == [human]
+
+
+def test_two_clients_that_both_find_nothing_leave_one_comment(
+    fake_github: LocalGitHub, make_client: Callable[..., github.Github], pr: int
+) -> None:
+    """The worst interleaving of a race, forced: both list before either posts."""
+    fake_github.rendezvous("GET", rf"/issues/{pr}/comments$", parties=2)
+    outcomes: dict[str, CommentOutcome] = {}
+
+    def run(name: str) -> None:
+        outcomes[name] = upsert_sticky_comment(make_client(), REPO, pr, f"{MARKER} {name}", MARKER)
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert len(fake_github.requests("POST", rf"/issues/{pr}/comments$")) == 2  # both posted
+    kept = [c for c in fake_github.state.comments_on(REPO, pr) if c.author == BOT_LOGIN]
+    assert len(kept) == 1 and kept[0].body in (f"{MARKER} a", f"{MARKER} b")
+    assert {o.comment_id for o in outcomes.values()} == {kept[0].id}
+    assert sorted(len(o.removed) for o in outcomes.values()) in ([0, 1], [1, 1])
 
 
 def test_rejects_oversized_body_before_any_request(

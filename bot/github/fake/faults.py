@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 from dataclasses import dataclass, field
@@ -29,9 +30,12 @@ DEFAULT_MESSAGES = {
 class Fault:
     """One injected misbehaviour, matched on method and a regex searched in the API path.
 
-    `status` None means "answer normally" (only `delay` applies: a slow response).
-    `times` None means forever. `after_apply` True lets the request change the state before
-    the fault replaces its answer: a write that landed although the client saw an error.
+    `status` None means "answer normally" (only `delay` or `barrier` apply). `times` None
+    means forever. `after_apply` True lets the request change the state before the fault
+    replaces its answer: a write that landed although the client saw an error. `barrier` holds
+    each matching request until as many have arrived as the barrier has parties (or its
+    timeout passes), so that concurrent clients read the same state before any of them
+    writes: the worst interleaving of a race, on demand.
     """
 
     method: str
@@ -43,6 +47,15 @@ class Fault:
     delay: float = 0.0
     after_apply: bool = False
     hits: int = 0
+    barrier: threading.Barrier | None = None
+    barrier_timeout: float = 10.0
+
+    def hold(self) -> None:
+        """Wait at the barrier; a missing party only delays, it never fails the request."""
+        if self.barrier is None:
+            return
+        with contextlib.suppress(threading.BrokenBarrierError):
+            self.barrier.wait(self.barrier_timeout)
 
     def payload(self) -> Any:
         if self.body is not None:

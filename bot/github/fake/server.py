@@ -78,6 +78,8 @@ class _Handler(BaseHTTPRequestHandler):
         fault = faults.take(method, path)
         if fault and fault.delay:
             self.server.stopping.wait(fault.delay)
+        if fault:
+            fault.hold()  # outside the state lock: the other parties must get in too
         with state.lock:
             reply = self._answer(method, path, split.path, query, raw, record, fault)
             record.status = reply.status
@@ -219,6 +221,17 @@ class LocalGitHub:
         fault = Fault(
             method.upper(), pattern, status, times, dict(headers or {}), body, delay, after_apply
         )
+        return self.faults.add(fault)
+
+    def rendezvous(
+        self, method: str, path_regex: str, parties: int = 2, *, timeout: float = 10.0
+    ) -> Fault:
+        """Hold the next `parties` matching requests until all have arrived, then answer each
+        from the state as it is then: two clients that list before either creates, every time.
+        """
+        fault = Fault(method.upper(), re.compile(path_regex), None, parties)
+        fault.barrier = threading.Barrier(parties)
+        fault.barrier_timeout = timeout
         return self.faults.add(fault)
 
     def requests(

@@ -1,0 +1,83 @@
+"""The hidden parts of a linked issue's body (pure): the key it is found by, the digest of the
+note that opened it, the cross-link section, and the mark a folded duplicate carries instead
+of its key.
+
+Kept apart from the GitHub calls (bot/github/issues.py) so that what the bot writes into a body,
+and how it reads it back, can be tested without a server.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from urllib.parse import quote
+
+KEY_MARKER = "<!-- fusion-perfbot-key: {} -->"
+NOTE_MARKER = "<!-- fusion-perfbot-note: {} -->"
+DUPLICATE_MARKER = "<!-- fusion-perfbot-duplicate-of: {} -->"
+LINKS_START = "<!-- fusion-perfbot-links:start -->"
+LINKS_END = "<!-- fusion-perfbot-links:end -->"
+_SAFE_URL = re.compile(r"https?://[^\s()<>\[\]]+")
+
+
+def note_marker(note: str) -> str:
+    """The hidden record, in an issue's body, of the note of the run that opened it."""
+    digest = hashlib.sha256(note.strip().encode("utf-8")).hexdigest()[:16]
+    return NOTE_MARKER.format(digest)
+
+
+def escape_key(key: str) -> str:
+    """Percent-encode `key` so it cannot end the HTML comment it sits in (no `--`, `<`, `>`)."""
+    return quote(key, safe="|#/:@+=,;!*'()[]").replace("--", "-%2D")
+
+
+def key_marker(key: str) -> str:
+    return KEY_MARKER.format(escape_key(key))
+
+
+def as_duplicate(body: str, key: str, canonical: str) -> str:
+    """`body` with its key marker replaced by a duplicate-of mark, so that no later run finds
+    it by the key again (a folded duplicate must never be reopened or picked as the issue)."""
+    mark = DUPLICATE_MARKER.format(escape_key(canonical))
+    return body.replace(key_marker(key), mark)
+
+
+@dataclass(frozen=True)
+class Link:
+    """One repository's line of the link section, as far as this run knows it."""
+
+    repo: str
+    number: int | None = None
+    url: str | None = None
+    failed_status: int | None = None  # the HTTP status of a failed step (0: no answer)
+
+
+def link_line(link: Link, this_repo: str) -> str:
+    if link.repo == this_repo:
+        return f"- {link.repo}: this issue"
+    if link.number is not None:
+        ref = f"{link.repo}#{link.number}"
+        url = link.url or ""
+        return f"- {link.repo}: [{ref}]({url})" if _SAFE_URL.fullmatch(url) else f"- {ref}"
+    if link.failed_status is not None:
+        answer = f"HTTP {link.failed_status}" if link.failed_status else "no answer"
+        why = f"GitHub gave {answer} when the bot tried; its next run retries"
+    else:
+        why = "the bot files it next; if this line stays, its next run does"
+    return f"- {link.repo}: not linked yet ({why})"
+
+
+def links_section(links: Sequence[Link], this_repo: str) -> str:
+    lines = [LINKS_START, "**Tracked in**", ""]
+    lines += [link_line(link, this_repo) for link in links]
+    return "\n".join([*lines, LINKS_END])
+
+
+def with_links(body: str, section: str) -> str:
+    """`body` with its link section replaced (or appended); the rest stays as filed."""
+    start, end = body.find(LINKS_START), body.find(LINKS_END)
+    if start >= 0 and end > start:
+        return body[:start] + section + body[end + len(LINKS_END) :]
+    return f"{body.rstrip()}\n\n{section}"

@@ -1,0 +1,107 @@
+"""Two `pr` runs on the same PR at the same moment, as two real processes against the fake.
+
+The fake holds both processes' first listings (of the PR's comments and of each repository's
+issues) until both have arrived, so both find nothing and both post: the interleaving that
+left 2 comments and 2 issues per repository before. What must remain is one comment and one
+open issue per repository, cross-linked, and a third run must find nothing to do.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from paths import DATA, REPO_ROOT
+
+from bot.commands import cli
+from bot.exitcodes import ExitCode
+from bot.github.fake import BOT_LOGIN, BOT_TOKEN, HUMAN_LOGIN, LocalGitHub
+from bot.github.issue_body import key_marker
+from bot.tell.comment import MARKER
+from bot.tell.issue import issue_key
+
+PRIMARY, SECONDARY = "NVIDIA/Fuser", "Lightning-AI/lightning-thunder"  # the fixture's repos
+RESULTS = DATA / "h200" / "results"
+BASE, HEAD = "06f650c8", "9dc51696"  # stock Thunder vs the unfused backward: a real regression
+BASE_SHA = "06f650c87bcca99fe961d28d3bec88c38e1bfdbe"
+
+
+def _argv(number: int) -> list[str]:
+    return [
+        "pr",
+        "--results",
+        str(RESULTS),
+        "--base",
+        BASE,
+        "--head",
+        HEAD,
+        "--repo",
+        SECONDARY,
+        "--pr",
+        str(number),
+        "--config",
+        str(REPO_ROOT / "perfbot.toml"),
+    ]
+
+
+def _env(fake: LocalGitHub) -> dict[str, str]:
+    return {"GITHUB_TOKEN": BOT_TOKEN, "GITHUB_API_URL": fake.base_url}
+
+
+def _writes(fake: LocalGitHub) -> int:
+    return sum(len(fake.requests(m)) for m in ("POST", "PATCH", "DELETE"))
+
+
+def test_two_processes_at_once_leave_one_comment_and_one_issue_per_repo(
+    fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pull = fake_github.state.add_pull_request(
+        SECONDARY, "Faster rms_norm", author=HUMAN_LOGIN, head_ref="fast"
+    )
+    for path in (
+        rf"/repos/{SECONDARY}/issues/{pull.number}/comments$",
+        rf"/repos/{PRIMARY}/issues$",
+        rf"/repos/{SECONDARY}/issues$",
+    ):
+        fake_github.rendezvous("GET", path, parties=2, timeout=60)
+    env = {**os.environ, **_env(fake_github), "PYTHONPATH": str(REPO_ROOT)}
+    argv = [sys.executable, "-m", "bot", *_argv(pull.number)]
+    procs = [
+        subprocess.Popen(argv, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    outputs = [proc.communicate(timeout=120)[0] for proc in procs]
+    assert [proc.returncode for proc in procs] == [ExitCode.REGRESSION] * 2, outputs
+
+    # Both really raced: each posted a comment and filed an issue in each repository.
+    assert len(fake_github.requests("POST", rf"/{SECONDARY}/issues/{pull.number}/comments$")) == 2
+    for repo in (PRIMARY, SECONDARY):
+        assert len(fake_github.requests("POST", rf"/repos/{repo}/issues$")) == 2
+
+    comments = fake_github.state.comments_on(SECONDARY, pull.number)
+    assert [c.author for c in comments] == [BOT_LOGIN] and MARKER in comments[0].body
+    key = issue_key("nvidia-h200", BASE_SHA, SECONDARY, pull.number)
+    survivors = {}
+    for repo in (PRIMARY, SECONDARY):
+        own = [i for i in fake_github.state.issues(repo) if i.author == BOT_LOGIN]
+        keyed = [i for i in own if i.state == "open"]
+        assert len(keyed) == 1 and key_marker(key) in (keyed[0].body or "")
+        folded = [i for i in own if i.state == "closed"]
+        assert [i.state_reason for i in folded] == ["not_planned"]
+        assert keyed[0].number < folded[0].number
+        survivors[repo] = keyed[0]
+    primary, secondary = survivors[PRIMARY], survivors[SECONDARY]
+    assert f"{SECONDARY}#{secondary.number}]" in (primary.body or "")
+    assert f"{PRIMARY}#{primary.number}]" in (secondary.body or "")
+    assert f"{PRIMARY}#{primary.number}" in comments[0].body  # the comment links the survivor
+    said = "".join(outputs)
+    assert "duplicate" in said  # the runs say what they repaired
+
+    # A third run, alone: nothing left to repair, nothing written.
+    before = _writes(fake_github)
+    assert cli.main(_argv(pull.number), env=_env(fake_github)) == ExitCode.REGRESSION
+    out = capsys.readouterr().out
+    assert "comment unchanged" in out and out.count(": unchanged") == 2
+    assert _writes(fake_github) == before
