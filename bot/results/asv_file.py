@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bot.results.limits import MAX_POINTS, MAX_RESULTS_BYTES, MAX_SAMPLES, read_capped
 from bot.results.strict_json import decode
 from bot.results.types import (
     BENCH_BANDWIDTH,
@@ -39,11 +40,10 @@ _Combo = tuple[str, str, str]
 
 
 def read_json(path: Path) -> dict[str, Any]:
-    """An asv results file, checked down to the keys the reader relies on."""
+    """An asv results file (size capped), checked down to the keys the reader relies on."""
+    raw = read_capped(path, MAX_RESULTS_BYTES, "results file")
     try:
-        text = path.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise BadInput(f"{path}: cannot read: {exc.strerror}") from None
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise BadInput(f"{path}: not UTF-8 text") from None
     data = decode(path, text)
@@ -95,6 +95,11 @@ def _where(path: Path, bench: str, key: _Combo) -> str:
 def _samples(where: str, raw: Any, min_samples: int) -> tuple[float, ...]:
     if not isinstance(raw, list):
         raise BadInput(f"{where}: no samples (was asv run with --record-samples?)")
+    if len(raw) > MAX_SAMPLES:
+        raise BadInput(
+            f"{where}: {len(raw)} samples, over the limit of {MAX_SAMPLES} a point "
+            "(bot/results/limits.py)"
+        )
     for i, v in enumerate(raw):
         ok = isinstance(v, (int, float)) and not isinstance(v, bool)
         if not ok or not math.isfinite(v) or v <= 0:
@@ -121,16 +126,25 @@ def _table(path: Path, rows: Mapping[str, _Row], bench: str) -> dict[_Combo, _Ro
             raise BadInput(f"{path}: benchmark {bench} is missing")
         return {}
     params = _param_values(path, bench, row.get("params"))
+    n = math.prod(len(values) for values in params)
+    if n > MAX_POINTS:
+        raise BadInput(
+            f"{path}: {bench}: {n} parameter combinations, over the limit of {MAX_POINTS} "
+            "(bot/results/limits.py)"
+        )
     combos = [(v, d, s) for v, d, s in itertools.product(*params)]
     result = row.get("result")
     samples = row.get("samples")
-    n = len(combos)
     result = [None] * n if result is None else result
     samples = [None] * n if samples is None else samples
     if not isinstance(result, list) or not isinstance(samples, list):
         raise BadInput(f"{path}: {bench}: result/samples are not lists")
-    if len(result) != n or len(samples) != n:
-        raise BadInput(f"{path}: {bench}: {len(result)} results for {n} parameter combinations")
+    for column, values in (("result", result), ("samples", samples)):
+        if len(values) != n:
+            raise BadInput(
+                f"{path}: {bench}: {len(values)} entries in '{column}' for {n} parameter "
+                "combinations"
+            )
     return {c: {"result": r, "samples": s} for c, r, s in zip(combos, result, samples, strict=True)}
 
 

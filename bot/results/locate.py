@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 from bot.results.asv_file import parse_points, read_json
+from bot.results.limits import full_sha, listed
 from bot.results.provenance import load_provenance
 from bot.results.types import BadInput, CommitInfo, CommitResults
 
@@ -25,9 +26,26 @@ _SHA = re.compile(r"[0-9a-f]{4,40}")
 _MACHINE = re.compile(r"[A-Za-z0-9_.+-]{1,100}")
 
 
+def _results_dir(results_dir: Path) -> None:
+    """Refuse what is not an asv results folder, saying what it is instead."""
+    if results_dir.is_file():
+        raise BadInput(
+            f"{results_dir}: is a file, not an asv results directory (a folder with one "
+            "subfolder per machine, each holding machine.json)"
+        )
+    if not results_dir.is_dir():
+        raise BadInput(f"{results_dir}: results directory does not exist")
+    if (results_dir / "machine.json").is_file():
+        raise BadInput(
+            f"{results_dir}: is one machine's folder (it holds machine.json); pass the "
+            f"results directory above it: {results_dir.parent}"
+        )
+
+
 def _machine_dirs(results_dir: Path) -> list[Path]:
     """asv's machine directories (those with a machine.json), names checked: they end up in
     the comment, the issue key and URLs."""
+    _results_dir(results_dir)
     machines = sorted(d for d in results_dir.iterdir() if (d / "machine.json").is_file())
     if not machines:
         raise BadInput(f"{results_dir}: no asv machine directories (no */machine.json)")
@@ -39,29 +57,28 @@ def _machine_dirs(results_dir: Path) -> list[Path]:
     return machines
 
 
+def _results_files(mdir: Path) -> list[Path]:
+    return [p for p in listed(mdir, "*.json", "results files") if p.name != "machine.json"]
+
+
 def find_commit_files(results_dir: Path, sha: str) -> dict[str, tuple[str, Path]]:
     """Per machine, the full hash and results file of the one commit ``sha`` abbreviates.
 
-    asv names files ``<sha8>-<env>.json``; the full hash is inside, so a prefix longer than 8
-    is checked against the file. A machine is a subdirectory with a ``machine.json``.
+    asv names files ``<sha8>-<env>.json``; the full hash is inside (and must be 40 hex digits
+    before it is used at all), so a prefix longer than 8 is checked against the file. A
+    machine is a subdirectory with a ``machine.json``.
     """
     sha = sha.lower()
     if not _SHA.fullmatch(sha):
         raise BadInput(f"{sha!r} is not a commit hash (4 to 40 hex digits)")
-    if not results_dir.is_dir():
-        raise BadInput(f"{results_dir}: results directory does not exist")
     machines = _machine_dirs(results_dir)
     found: dict[str, tuple[str, Path]] = {}
     for mdir in machines:
         hits: dict[str, list[Path]] = {}
-        for path in sorted(mdir.glob("*.json")):
-            short = path.name.split("-", 1)[0]
-            if path.name == "machine.json" or not short.startswith(sha[:8]):
+        for path in _results_files(mdir):
+            if not path.name.split("-", 1)[0].startswith(sha[:8]):
                 continue
-            full = sha if len(sha) == 40 else None
-            if full is None:
-                commit = read_json(path).get("commit_hash")
-                full = commit if isinstance(commit, str) else ""
+            full = full_sha(read_json(path).get("commit_hash"), str(path))
             if full.startswith(sha):
                 hits.setdefault(full, []).append(path)
         if len(hits) > 1:
@@ -72,8 +89,29 @@ def find_commit_files(results_dir: Path, sha: str) -> dict[str, tuple[str, Path]
                 raise BadInput(f"{mdir}: several results files for commit {full}: {names}")
             found[mdir.name] = (full, paths[0])
     if not found:
-        raise BadInput(f"{results_dir}: no results for commit {sha}")
+        raise BadInput(f"{results_dir}: no results for commit {sha}; {_listing(results_dir)}")
     return found
+
+
+#: How many commits a "no results for commit" message lists before it says "and N more".
+LISTED_COMMITS = 12
+
+
+def _listing(results_dir: Path) -> str:
+    """The commits that are there, newest first, for a message about one that is not."""
+    try:
+        commits = list_commits(results_dir)
+    except BadInput as exc:
+        return f"and its other files cannot be listed ({exc})"
+    if not commits:
+        return "it holds no results files"
+    newest = sorted(commits, key=lambda c: (-c.date, c.commit))
+    shown = [
+        f"{c.commit[:8]} ({c.machine}" + (f", {c.thunder_variant})" if c.thunder_variant else ")")
+        for c in newest[:LISTED_COMMITS]
+    ]
+    more = len(newest) - len(shown)
+    return "commits there: " + ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
 
 def load_commit(
@@ -99,7 +137,7 @@ def load_commit(
 
 def _load(path: Path, machine: str, full: str, min_samples: int) -> CommitResults:
     data = read_json(path)
-    if data.get("commit_hash") != full:
+    if full_sha(data.get("commit_hash"), str(path)) != full:
         raise BadInput(f"{path}: holds commit {data.get('commit_hash')!r}, expected {full}")
     date = data.get("date")
     return CommitResults(
@@ -144,17 +182,11 @@ def load_pair(
 
 def list_commits(results_dir: Path) -> list[CommitInfo]:
     """Every (machine, commit) with results, oldest commit date first."""
-    if not results_dir.is_dir():
-        raise BadInput(f"{results_dir}: results directory does not exist")
     out = []
     for mdir in _machine_dirs(results_dir):
-        for path in sorted(mdir.glob("*.json")):
-            if path.name == "machine.json":
-                continue
+        for path in _results_files(mdir):
             data = read_json(path)
-            full, date = data.get("commit_hash"), data.get("date")
-            if not isinstance(full, str):
-                raise BadInput(f"{path}: no commit_hash")
+            full, date = full_sha(data.get("commit_hash"), str(path)), data.get("date")
             prov = load_provenance(mdir / f"{full}.provenance.jsonl", full)
             variant = prov.text("thunder_variant") if prov else None
             out.append(CommitInfo(mdir.name, full, date if isinstance(date, int) else 0, variant))

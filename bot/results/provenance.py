@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bot.results.limits import MAX_PROVENANCE_BYTES, full_sha, read_capped
 from bot.results.strict_json import decode
 from bot.results.types import BadInput, Provenance
 
@@ -20,9 +21,10 @@ def load_provenance(path: Path, commit: str) -> Provenance | None:
     if not path.exists():
         return None
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"{path}: cannot read provenance: {exc}") from None
+        text = read_capped(path, MAX_PROVENANCE_BYTES, "provenance record").decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadInput(f"{path}: provenance record is not UTF-8 text") from None
+    lines = text.splitlines()
     numbered = [(i, line) for i, line in enumerate(lines, 1) if line.strip()]
     if not numbered:
         raise BadInput(f"{path}: empty provenance file")
@@ -30,6 +32,7 @@ def load_provenance(path: Path, commit: str) -> Provenance | None:
     record = decode(path, line, number)
     if not isinstance(record, dict) or record.get("schema") != PROVENANCE_SCHEMA:
         raise BadInput(f"{path} line {number}: not a {PROVENANCE_SCHEMA} record")
-    if isinstance(record.get("commit"), str) and record["commit"] != commit:
-        raise BadInput(f"{path} line {number}: record is for commit {record['commit']}")
+    recorded = record.get("commit")
+    if recorded is not None and full_sha(recorded, f"{path} line {number}", "commit") != commit:
+        raise BadInput(f"{path} line {number}: record is for commit {recorded}")
     return Provenance(path, number, record)

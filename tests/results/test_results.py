@@ -243,11 +243,16 @@ def test_parameter_that_is_not_a_quoted_name(synthetic: SyntheticResults, tmp_pa
         _load_damaged(synthetic, tmp_path, edit)
 
 
-def test_result_count_must_match_parameters(synthetic: SyntheticResults, tmp_path: Path) -> None:
-    def edit(d: dict[str, Any]) -> None:
-        row(d, BENCH_RATIO)["result"].pop()
+@pytest.mark.parametrize("column", ["result", "samples"])
+def test_entry_count_must_match_parameters_and_names_the_short_column(
+    synthetic: SyntheticResults, tmp_path: Path, column: str
+) -> None:
+    """The message counts the list that is short, not its neighbour (which has all 16)."""
 
-    with pytest.raises(BadInput, match="results for 16 parameter combinations"):
+    def edit(d: dict[str, Any]) -> None:
+        row(d, BENCH_RATIO)[column].pop()
+
+    with pytest.raises(BadInput, match=f"15 entries in '{column}' for 16 parameter combinations"):
         _load_damaged(synthetic, tmp_path, edit)
 
 

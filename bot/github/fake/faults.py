@@ -33,9 +33,9 @@ class Fault:
     `status` None means "answer normally" (only `delay` or `barrier` apply). `times` None
     means forever. `after_apply` True lets the request change the state before the fault
     replaces its answer: a write that landed although the client saw an error. `barrier` holds
-    each matching request until as many have arrived as the barrier has parties (or its
-    timeout passes), so that concurrent clients read the same state before any of them
-    writes: the worst interleaving of a race, on demand.
+    each matching request's answer until as many have arrived as the barrier has parties (or
+    its timeout passes), so that concurrent clients all read before any of them can write: the
+    worst interleaving of a race, on demand.
     """
 
     method: str

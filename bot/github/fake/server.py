@@ -78,11 +78,13 @@ class _Handler(BaseHTTPRequestHandler):
         fault = faults.take(method, path)
         if fault and fault.delay:
             self.server.stopping.wait(fault.delay)
-        if fault:
-            fault.hold()  # outside the state lock: the other parties must get in too
         with state.lock:
             reply = self._answer(method, path, split.path, query, raw, record, fault)
             record.status = reply.status
+        if fault:
+            # Answered, not yet sent: no party can act on its answer (and write) before every
+            # party has one, so all of them saw the state from before any of their writes.
+            fault.hold()
         self._send_json(reply)
 
     def _answer(
@@ -226,8 +228,9 @@ class LocalGitHub:
     def rendezvous(
         self, method: str, path_regex: str, parties: int = 2, *, timeout: float = 10.0
     ) -> Fault:
-        """Hold the next `parties` matching requests until all have arrived, then answer each
-        from the state as it is then: two clients that list before either creates, every time.
+        """Hold the answers to the next `parties` matching requests until all have arrived:
+        each is answered on arrival but sent only then, so no client can write before all of
+        them have read. Two clients that both list before either creates, every time.
         """
         fault = Fault(method.upper(), re.compile(path_regex), None, parties)
         fault.barrier = threading.Barrier(parties)
