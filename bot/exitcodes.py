@@ -11,15 +11,18 @@ class ExitCode(IntEnum):
     USAGE = 2  # bad arguments or configuration: nothing was read or posted
     BAD_INPUT = 3  # results missing, corrupt or incomplete: nothing was posted
     GITHUB_FAILURE = 4  # a GitHub step failed; the message names it
+    OUTPUT_CLOSED = 141  # stdout was closed early (`| head`); 128 + SIGPIPE, as a shell says
 
+
+MEANING = {
+    ExitCode.OK_NO_REGRESSION: "no regression (no change, improved, or no data)",
+    ExitCode.REGRESSION: "a regression was found (and reported)",
+    ExitCode.USAGE: "bad arguments or configuration",
+    ExitCode.BAD_INPUT: "results missing, corrupt or incomplete",
+    ExitCode.GITHUB_FAILURE: "a GitHub step failed (the message names it)",
+    ExitCode.OUTPUT_CLOSED: "stdout was closed early (e.g. `| head`); the rest is dropped",
+}
 
 HELP = "\n".join(
-    [
-        "exit codes:",
-        "  0  OK_NO_REGRESSION  no regression (no change, improved, or no data)",
-        "  1  REGRESSION        a regression was found (and reported)",
-        "  2  USAGE             bad arguments or configuration",
-        "  3  BAD_INPUT         results missing, corrupt or incomplete",
-        "  4  GITHUB_FAILURE    a GitHub step failed (the message names it)",
-    ]
+    ["exit codes:"] + [f"  {code.value:>3}  {code.name:<17} {MEANING[code]}" for code in ExitCode]
 )

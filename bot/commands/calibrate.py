@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import IO
 
 from bot.commands.inputs import Selection
-from bot.commands.steps import step, write_json_atomically
+from bot.commands.steps import emit_json, step
 from bot.config import Config
 from bot.decide.calibrate import Mode, calibrate, report_text
 from bot.decide.calibrate import to_json as calibration_json
+from bot.decide.config_check import check_gating
 from bot.decide.point_power import PointPower, per_point_power
 from bot.decide.point_power import report_text as point_power_text
 from bot.decide.point_power import to_json as point_power_json
@@ -42,6 +43,8 @@ def run_calibrate(
     with step("read results", ExitCode.BAD_INPUT):
         machine = sel.machine or config.machine
         base, head = load_pair(sel.results, sel.base, sel.head, machine, s.min_samples)
+    with step("check configuration against the results", ExitCode.USAGE):
+        check_gating(s, (base, head))
     with step("calibrate", ExitCode.BAD_INPUT):
         result = calibrate(base, head, s, trials=trials, power_trials=power_trials, mode=mode)
     points: tuple[PointPower, ...] = ()
@@ -53,7 +56,8 @@ def run_calibrate(
             data = calibration_json(result)
             if points:
                 data["per_point_power"] = point_power_json(points)
-            write_json_atomically(json_path, data)
+            if emit_json(json_path, data, out):
+                return ExitCode.OK_NO_REGRESSION  # stdout holds the JSON alone
     out.write(report_text(result) + "\n")
     if points:
         out.write("\n" + point_power_text(points) + "\n")

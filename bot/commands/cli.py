@@ -15,8 +15,9 @@ import os
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import IO
+from typing import IO, TextIO, cast
 
 from bot.commands.calibrate import run_calibrate
 from bot.commands.demo import run_demo
@@ -27,10 +28,12 @@ from bot.commands.report import run_report
 from bot.commands.site import run_site_build, run_site_serve
 from bot.commands.steps import StepFailed, step
 from bot.config import Config
+from bot.decide.config_check import check_gating, unused_thresholds
 from bot.decide.noise import DEFAULT_MARGIN
 from bot.decide.verdict import decide
 from bot.exitcodes import HELP, ExitCode
 from bot.results.locate import load_pair
+from bot.tell.log import LogSafeWriter
 
 
 def _sha(text: str) -> str:
@@ -55,6 +58,12 @@ def _positive(text: str) -> float:
     return value
 
 
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a TCP port (0-65535)")
+    return int(text)
+
+
 def _pr(text: str) -> int:
     if not text.isdigit() or not 0 < int(text) < 10**9:
         raise argparse.ArgumentTypeError(f"{text!r} is not a pull request number")
@@ -73,8 +82,14 @@ def load(sel: Selection, env: Mapping[str, str]) -> Loaded:
         machine = sel.machine or config.machine
         s = config.verdict
         base, head = load_pair(sel.results, sel.base, sel.head, machine, s.min_samples)
+    with step("check configuration against the results", ExitCode.USAGE):
+        check_gating(s, (base, head))
+        warnings = unused_thresholds(s, (base, head))
+        for warning in warnings:
+            print(f"fusion-perfbot: warning: {warning}", file=sys.stderr)
     with step("compute verdict", ExitCode.BAD_INPUT):
         verdict = decide(base, head, config.verdict)
+        verdict = replace(verdict, notes=(*verdict.notes, *warnings))
     return Loaded(config, base, head, verdict)
 
 
@@ -193,7 +208,12 @@ def build_parser() -> argparse.ArgumentParser:
         cmd_report,
     )
     _common(p)
-    p.add_argument("--json", type=Path, help="write the full verdict as JSON to this file")
+    p.add_argument(
+        "--json",
+        type=Path,
+        metavar="FILE",
+        help="write the full verdict as JSON to FILE; '-': to stdout, instead of the comment",
+    )
 
     p = add(
         "pr",
@@ -223,7 +243,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="also measure each point's power alone, with this many pairs per shift (0: skip)",
     )
-    p.add_argument("--json", type=Path, help="write the calibration as JSON to this file")
+    p.add_argument(
+        "--json",
+        type=Path,
+        metavar="FILE",
+        help="write the calibration as JSON to FILE; '-': to stdout, instead of the text",
+    )
 
     p = add(
         "noise",
@@ -250,7 +275,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_MARGIN,
         help=f"threshold = margin x largest A/A change (default {DEFAULT_MARGIN})",
     )
-    p.add_argument("--json", type=Path, help="write the spreads as JSON to this file")
+    p.add_argument(
+        "--json",
+        type=Path,
+        metavar="FILE",
+        help="write the spreads as JSON to FILE; '-': to stdout, instead of the text",
+    )
 
     p = add(
         "demo", "the whole flow on the committed H200 data against a local fake GitHub", cmd_demo
@@ -282,7 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=epilog,
     )
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=0, help="0: any free port")
+    serve.add_argument("--port", type=_port, default=0, help="0-65535; 0: any free port")
     for sp in (build, serve):
         sp.add_argument("--results", type=Path, required=True, help="asv results directory")
         sp.add_argument(
@@ -295,13 +325,50 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
-    parser = build_parser()
+    """Run one command; every line it prints goes through the log escaper (bot/tell/log.py).
+
+    stdout and stderr are replaced for the duration of the command, so that what any module
+    prints (argparse's messages included) reaches a CI log only as text, never as a workflow
+    command; they are restored on the way out.
+    """
+    saved = sys.stdout, sys.stderr
+    out, err = cast(TextIO, LogSafeWriter(saved[0])), cast(TextIO, LogSafeWriter(saved[1]))
+    sys.stdout, sys.stderr = out, err
+    try:
+        try:
+            return _run(build_parser(), argv, os.environ if env is None else env, out, err)
+        finally:
+            out.flush()
+            err.flush()
+    except BrokenPipeError:  # `fusion-perfbot demo | head`: the reader left; no traceback
+        _drop_output(saved[0])
+        return ExitCode.OUTPUT_CLOSED
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def _run(
+    parser: argparse.ArgumentParser,
+    argv: Sequence[str] | None,
+    env: Mapping[str, str],
+    out: IO[str],
+    err: IO[str],
+) -> int:
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help (0) or a usage error (2, message already printed)
         return int(exc.code or 0)
     try:
-        return int(args.func(args, os.environ if env is None else env, sys.stdout))
+        return int(args.func(args, env, out))
     except StepFailed as failure:
-        print(f"fusion-perfbot {args.command}: {failure}", file=sys.stderr)
+        err.write(f"fusion-perfbot {args.command}: {failure}\n")
         return int(failure.code)
+
+
+def _drop_output(stream: IO[str]) -> None:
+    """Point the closed stdout at /dev/null, so the interpreter's final flush stays quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+    except (OSError, ValueError):  # not a real file (a test's capture): nothing to quiet
+        pass

@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
-from bot.commands.steps import step, write_json_atomically
+from bot.commands.steps import emit_json, step
 from bot.config import Config
+from bot.decide.config_check import check_gating
 from bot.decide.noise import DEFAULT_MARGIN, report_text, run_to_run, thresholds_toml, to_json
 from bot.exitcodes import ExitCode
 from bot.results.locate import list_commits, load_commit
@@ -62,11 +63,14 @@ def run_noise(
     with step("read results", ExitCode.BAD_INPUT):
         s = config.verdict
         runs = _same_code_runs(dirs, thunder_variant, machine or config.machine, s.min_samples)
+    with step("check configuration against the results", ExitCode.USAGE):
+        check_gating(s, runs)
     with step("measure run-to-run spread", ExitCode.BAD_INPUT):
         spreads = run_to_run(runs, s, margin)
     if json_path is not None:
         with step(f"write {json_path}", ExitCode.USAGE):
-            write_json_atomically(json_path, to_json(runs, spreads, margin))
+            if emit_json(json_path, to_json(runs, spreads, margin), out):
+                return ExitCode.OK_NO_REGRESSION  # stdout holds the JSON alone
     out.write(report_text(runs, spreads) + "\n")
     toml = thresholds_toml(spreads, s.effect)
     out.write(

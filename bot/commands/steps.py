@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 from bot.config import ConfigError
 from bot.exitcodes import ExitCode
@@ -33,7 +34,7 @@ def step(name: str, default: ExitCode) -> Iterator[None]:
 
     try:
         yield
-    except StepFailed:
+    except (StepFailed, BrokenPipeError):  # a closed stdout is the reader's doing, not the step's
         raise
     except ConfigError as exc:
         raise StepFailed(name, ExitCode.USAGE, str(exc)) from exc
@@ -43,6 +44,19 @@ def step(name: str, default: ExitCode) -> Iterator[None]:
         raise StepFailed(name, ExitCode.GITHUB_FAILURE, str(exc)) from exc
     except Exception as exc:
         raise StepFailed(name, default, f"{type(exc).__name__}: {exc}") from exc
+
+
+#: ``--json -``: the JSON goes to stdout, in place of the command's text output.
+STDOUT = Path("-")
+
+
+def emit_json(path: Path, data: object, out: IO[str]) -> bool:
+    """Write `data` to `path`, or to `out` for ``-``; True when it went to `out`."""
+    if path == STDOUT:
+        out.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
+        return True
+    write_json_atomically(path, data)
+    return False
 
 
 def write_json_atomically(path: Path, data: object) -> None:

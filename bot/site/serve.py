@@ -19,6 +19,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from bot.config import ConfigError
 from bot.site.build import SiteReport, build_site
 
 
@@ -59,14 +60,26 @@ class RunningSite:
         return f"http://{shown}:{port}"
 
 
-def _server(site_dir: Path, host: str, port: int, verbose: bool) -> ThreadingHTTPServer:
-    if not (site_dir / "index.html").is_file():
-        raise FileNotFoundError(f"{site_dir}: no index.html (build the site first)")
+def _bind(site_dir: Path, host: str, port: int, verbose: bool) -> ThreadingHTTPServer:
+    """Listen on host:port for `site_dir` (which may not exist yet); a port that cannot be had
+    is a usage error that names it."""
     handler = functools.partial(_Handler, directory=str(site_dir.resolve()))
-    server = ThreadingHTTPServer((host, port), handler)
+    try:
+        server = ThreadingHTTPServer((host, port), handler)
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        raise ConfigError(
+            f"cannot listen on {host}:{port}: {why} (choose another --port, or 0 for any free one)"
+        ) from None
     server.verbose = verbose  # type: ignore[attr-defined]
     server.daemon_threads = True
     return server
+
+
+def _server(site_dir: Path, host: str, port: int, verbose: bool) -> ThreadingHTTPServer:
+    if not (site_dir / "index.html").is_file():
+        raise FileNotFoundError(f"{site_dir}: no index.html (build the site first)")
+    return _bind(site_dir, host, port, verbose)
 
 
 @contextmanager
@@ -87,7 +100,10 @@ def start_server(
 
 def serve_site(site_dir: Path, host: str = "127.0.0.1", port: int = 0) -> None:
     """Serve ``site_dir`` in the foreground until interrupted; prints the URL first."""
-    server = _server(site_dir, host, port, verbose=True)
+    _serve_until_interrupted(_server(site_dir, host, port, verbose=True), site_dir)
+
+
+def _serve_until_interrupted(server: ThreadingHTTPServer, site_dir: Path) -> None:
     main = threading.current_thread() is threading.main_thread()
     # SIGTERM (a CI step's timeout, `kill`) stops it like Ctrl-C, so callers clean up.
     previous = signal.signal(signal.SIGTERM, _interrupt) if main else None
@@ -114,10 +130,20 @@ def serve_results(
     host: str = "127.0.0.1",
     port: int = 0,
 ) -> SiteReport:
-    """Build the site into a temporary folder and serve it until interrupted."""
+    """Build the site into a temporary folder and serve it until interrupted.
+
+    The port is taken first: a busy or forbidden port fails at once, naming it, instead of
+    after a whole build.
+    """
     with tempfile.TemporaryDirectory(prefix="perfbot-site-") as tmp:
-        report = build_site(results_dir, Path(tmp) / "site", conf_path=conf_path)
+        site_dir = Path(tmp) / "site"
+        server = _bind(site_dir, host, port, verbose=True)
+        try:
+            report = build_site(results_dir, site_dir, conf_path=conf_path)
+        except BaseException:
+            server.server_close()
+            raise
         for line in report.lines():
             print(line, flush=True)
-        serve_site(report.out_dir, host, port)
+        _serve_until_interrupted(server, report.out_dir)
     return report

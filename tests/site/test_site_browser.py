@@ -9,6 +9,8 @@ Screenshots land in test-artifacts/ (git-ignored) for CI to keep.
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +27,25 @@ from bot.tell.comment import graph_url
 
 __all__ = ["synthetic"]  # the shared fixture of real asv output (tests/data_helpers.py)
 
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM = Path(os.environ.get("PERFBOT_CHROMIUM", "/usr/bin/chromium"))
+GET_CHROMIUM = (
+    "sudo apt-get install -y chromium fonts-liberation (Debian's browser; Playwright's own "
+    "download is not used), or set PERFBOT_CHROMIUM to a Chromium binary"
+)
+
+
+def _missing() -> str | None:
+    """Why the browser tests cannot run here, or None."""
+    if not CHROMIUM.is_file():
+        return f"headless Chromium not found at {CHROMIUM}: {GET_CHROMIUM}"
+    if importlib.util.find_spec("playwright") is None:
+        return "Python playwright is not installed: pip install -e '.[test]'"
+    return None
+
+
+MISSING = _missing()
+if MISSING and os.environ.get("PERFBOT_REQUIRE_BROWSER") == "1":  # CI: a skip would hide it
+    pytest.fail(f"PERFBOT_REQUIRE_BROWSER=1 but {MISSING}", pytrace=False)
 ARGS = [
     "--headless",
     "--no-sandbox",
@@ -40,10 +60,7 @@ LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(),
-        reason="needs Debian's chromium at /usr/bin/chromium (apt-get install -y chromium)",
-    ),
+    pytest.mark.skipif(MISSING is not None, reason=MISSING or ""),
 ]
 
 
