@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.config import Config
-from bot.decide.verdict import Verdict
+from bot.decide.types import Verdict
 from bot.exitcodes import ExitCode
 from bot.results.types import CommitResults
 

@@ -13,7 +13,7 @@ from typing import IO
 
 from bot.commands.inputs import Loaded, verdict_code
 from bot.commands.steps import emit_json, step
-from bot.decide.verdict import to_json
+from bot.decide.verdict_json import to_json
 from bot.exitcodes import ExitCode
 from bot.tell.comment import Context, render_comment
 

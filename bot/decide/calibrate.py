@@ -26,7 +26,8 @@ from typing import Literal
 import numpy as np
 
 from bot.config import VerdictSettings
-from bot.decide.verdict import Overall, decide
+from bot.decide.types import Overall
+from bot.decide.verdict import decide
 from bot.results.types import CommitResults, Point, PointKey
 
 Mode = Literal["bootstrap", "split"]

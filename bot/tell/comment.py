@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bot.decide.stats import Comparison
-from bot.decide.verdict import PointVerdict, Verdict
+from bot.decide.types import PointVerdict, Verdict
 from bot.results.types import BENCH_RATIO, PointKey, Provenance
 from bot.site.links import graph_url as site_graph_url
 from bot.tell.markdown import (

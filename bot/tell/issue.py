@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot.decide.verdict import Verdict
+from bot.decide.types import Verdict
 from bot.tell.comment import (
     MAIN_HEADER,
     MAX_MAIN_ROWS,

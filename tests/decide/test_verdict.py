@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 
 from bot.config import Threshold, VerdictSettings
 from bot.decide.calibrate import Mode, binomial_upper, pseudo_pair
-from bot.decide.verdict import Verdict, decide, to_json
+from bot.decide.types import Verdict
+from bot.decide.verdict import decide
+from bot.decide.verdict_json import to_json
 from bot.results.locate import load_pair
 from bot.results.types import CommitResults, PointKey
 

@@ -13,7 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.config import VerdictSettings
-from bot.decide.verdict import Verdict, decide
+from bot.decide.types import Verdict
+from bot.decide.verdict import decide
 from bot.github.issues import MAX_BODY
 from bot.results.locate import load_pair
 from bot.results.types import PointKey
