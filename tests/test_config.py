@@ -112,6 +112,11 @@ def test_threshold_patterns_first_match_wins() -> None:
     [
         ("[verdict]\neffect = -0.1", "verdict.effect must be between"),
         ("[verdict]\neffect = 'big'", "verdict.effect must be a number"),
+        ("[verdict]\neffect = nan", "verdict.effect must be a number"),
+        ("[verdict]\nalpha = inf", "verdict.alpha must be a number"),
+        ("[verdict]\nthresholds = [{pattern = 'x', effect = nan}]", "effect must be a number"),
+        ("[github]\nmax_retry_wait_s = -inf", "github.max_retry_wait_s must be a number"),
+        ("[verdict]\neffect = true", "verdict.effect must be a number"),
         ("[verdict]\nalpha = 0.5", "verdict.alpha must be between"),
         ("[verdict]\nmin_samples = 1", "verdict.min_samples must be an integer"),
         ("[verdict]\nefect = 0.1", r"unknown key\(s\) in \[verdict\]: efect"),

@@ -14,12 +14,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from bot.tell.issue import IssueSpec
+
 KEY_MARKER = "<!-- fusion-perfbot-key: {} -->"
 NOTE_MARKER = "<!-- fusion-perfbot-note: {} -->"
 DUPLICATE_MARKER = "<!-- fusion-perfbot-duplicate-of: {} -->"
 LINKS_START = "<!-- fusion-perfbot-links:start -->"
 LINKS_END = "<!-- fusion-perfbot-links:end -->"
 _SAFE_URL = re.compile(r"https?://[^\s()<>\[\]]+")
+_REPO_NAME = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+MAX_BODY = 65536  # GitHub's limit for an issue body or comment
+MAX_TITLE = 256
+LINK_LINE_BUDGET = 600  # generous upper bound of one rendered link line
 
 
 def note_marker(note: str) -> str:
@@ -81,3 +87,29 @@ def with_links(body: str, section: str) -> str:
     if start >= 0 and end > start:
         return body[:start] + section + body[end + len(LINKS_END) :]
     return f"{body.rstrip()}\n\n{section}"
+
+
+def validate(spec: IssueSpec, state: str, update_note: str) -> None:
+    """Refuse, before any request, what GitHub would reject or the bot could not find again."""
+    if state not in ("regressed", "recovered"):
+        raise ValueError(f"state must be 'regressed' or 'recovered', not {state!r}")
+    names = [r.lower() for r in spec.repos]
+    if not spec.repos or len(set(names)) != len(names):
+        raise ValueError("spec.repos must name at least one repository, each once")
+    for repo in spec.repos:
+        if not _REPO_NAME.fullmatch(repo):
+            raise ValueError(f"not an owner/name repository: {repo!r}")
+    if not spec.key or not spec.label.strip() or len(spec.label) > 50:
+        raise ValueError("spec.key must be non-empty and spec.label 1-50 characters")
+    if not spec.title.strip() or len(spec.title) > MAX_TITLE:
+        raise ValueError(f"spec.title must have 1-{MAX_TITLE} characters")
+    worst = (
+        len(key_marker(spec.key))
+        + len(note_marker(""))
+        + len(spec.body)
+        + LINK_LINE_BUDGET * (len(spec.repos) + 1)
+    )
+    if worst > MAX_BODY:
+        raise ValueError(f"spec.body is too long for a GitHub issue ({MAX_BODY} characters)")
+    if not update_note.strip() or len(update_note) > MAX_BODY:
+        raise ValueError(f"update_note must have 1-{MAX_BODY} characters")

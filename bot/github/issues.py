@@ -26,7 +26,6 @@ races are folded the same way by the next run, which says so in its outcome.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -38,21 +37,17 @@ from github.Repository import Repository
 from bot.github.client import GitHubFailure, authenticated_login, github_step
 from bot.github.issue_body import (
     Link,
-    as_duplicate,
     key_marker,
     links_section,
     note_marker,
+    validate,
     with_links,
 )
-from bot.github.sticky import delete_own, newest_own, own_comments, same_text
+from bot.github.issue_ops import ensure_label, fold_duplicate, post_note
+from bot.github.sticky import same_text
 from bot.tell.issue import IssueSpec
 
 Action = Literal["opened", "commented", "closed", "unchanged", "absent", "failed"]
-MAX_BODY = 65536
-MAX_TITLE = 256
-LINK_LINE_BUDGET = 600  # generous upper bound of one rendered link line
-LABEL_COLOR = "d93f0b"
-_REPO_NAME = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 
 
 @dataclass(frozen=True)
@@ -103,31 +98,6 @@ class _Run:
 
 def _links(runs: Sequence[_Run], this_repo: str) -> str:
     return links_section([run.link() for run in runs], this_repo)
-
-
-def validate(spec: IssueSpec, state: str, update_note: str) -> None:
-    if state not in ("regressed", "recovered"):
-        raise ValueError(f"state must be 'regressed' or 'recovered', not {state!r}")
-    names = [r.lower() for r in spec.repos]
-    if not spec.repos or len(set(names)) != len(names):
-        raise ValueError("spec.repos must name at least one repository, each once")
-    for repo in spec.repos:
-        if not _REPO_NAME.fullmatch(repo):
-            raise ValueError(f"not an owner/name repository: {repo!r}")
-    if not spec.key or not spec.label.strip() or len(spec.label) > 50:
-        raise ValueError("spec.key must be non-empty and spec.label 1-50 characters")
-    if not spec.title.strip() or len(spec.title) > MAX_TITLE:
-        raise ValueError(f"spec.title must have 1-{MAX_TITLE} characters")
-    worst = (
-        len(key_marker(spec.key))
-        + len(note_marker(""))
-        + len(spec.body)
-        + LINK_LINE_BUDGET * (len(spec.repos) + 1)
-    )
-    if worst > MAX_BODY:
-        raise ValueError(f"spec.body is too long for a GitHub issue ({MAX_BODY} characters)")
-    if not update_note.strip() or len(update_note) > MAX_BODY:
-        raise ValueError(f"update_note must have 1-{MAX_BODY} characters")
 
 
 def sync_regression_issues(
@@ -228,14 +198,14 @@ def _ensure_open(run: _Run, spec: IssueSpec, runs: list[_Run], note: str) -> Non
             run.issue = _open_new(run, spec, runs, note)
             run.action, run.filed = "opened", True
         elif issue.state == "open":
-            run.action = "commented" if _note(run, issue, note) else "unchanged"
+            run.action = "commented" if post_note(run.name, run.login, issue, note) else "unchanged"
         elif issue.state_reason == "not_planned":
             run.action = "unchanged"  # a maintainer closed it as not planned: leave it closed
         else:
             with github_step(f"reopen {run.name}#{issue.number}"):
                 issue.edit(state="open")
             run.action = "opened"
-            _note(run, issue, note)
+            post_note(run.name, run.login, issue, note)
     except GitHubFailure as failure:
         run.failure = failure
 
@@ -254,31 +224,19 @@ def _settle(run: _Run, spec: IssueSpec, found: list[Issue], note: str) -> None:
         canonical = opened[0]
         if canonical.number != run.issue.number:  # the twin filed first: its issue stands
             run.issue = canonical
-            run.action = "commented" if _note(run, canonical, note) else "unchanged"
+            run.action = (
+                "commented" if post_note(run.name, run.login, canonical, note) else "unchanged"
+            )
         for duplicate in opened[1:]:
-            _fold(run, duplicate, canonical, spec)
+            fold_duplicate(run.name, run.login, duplicate, canonical, spec.key)
+            run.folded.append(duplicate.number)
     except GitHubFailure as failure:
         run.failure = failure
 
 
-def _fold(run: _Run, duplicate: Issue, canonical: Issue, spec: IssueSpec) -> None:
-    """Close one of the bot's duplicates, pointing at the issue that stands for the key."""
-    ref = f"{run.name}#{canonical.number}"
-    _note(
-        run,
-        duplicate,
-        f"Closed as a duplicate of {ref}: two runs of the bot filed this regression at the "
-        f"same moment, and {ref} (the older) tracks it.",
-    )
-    body = as_duplicate(duplicate.body or "", spec.key, ref)
-    with github_step(f"close duplicate {run.name}#{duplicate.number}"):
-        duplicate.edit(body=body, state="closed", state_reason="not_planned")
-    run.folded.append(duplicate.number)
-
-
 def _open_new(run: _Run, spec: IssueSpec, runs: list[_Run], note: str) -> Issue:
     assert run.repo is not None
-    _ensure_label(run.repo, run.name, spec.label)
+    ensure_label(run.repo, run.name, spec.label)
     body = f"{key_marker(spec.key)}\n{note_marker(note)}\n{spec.body}\n\n{_links(runs, run.name)}"
     try:
         with github_step(f"open issue in {run.name}"):
@@ -292,47 +250,6 @@ def _open_new(run: _Run, spec: IssueSpec, runs: list[_Run], note: str) -> Issue:
         if not landed:
             raise
         return min(landed, key=lambda i: i.number)
-
-
-def _ensure_label(repo: Repository, name: str, label: str) -> None:
-    try:
-        with github_step(f"look up label '{label}' in {name}"):
-            repo.get_label(label).name  # noqa: B018 - the attribute read performs the GET
-        return
-    except GitHubFailure as failure:
-        if failure.status != 404:
-            raise
-    try:
-        with github_step(f"create label '{label}' in {name}"):
-            repo.create_label(
-                label, LABEL_COLOR, "Filed by fusion-perfbot (performance regression)"
-            )
-    except GitHubFailure as failure:
-        if failure.status != 422:  # 422: created meanwhile by a concurrent run
-            raise
-
-
-def _note(run: _Run, issue: Issue, note: str) -> bool:
-    """Post `note` unless it is already the bot's latest comment there; True when posted.
-
-    After posting, the comments are listed again: when a concurrent twin posted the same
-    note, the newer copy is deleted (the older stays, as with the sticky comment).
-    """
-    where = f"{run.name}#{issue.number}"
-    with github_step(f"list comments on {where}"):
-        latest = newest_own(list(issue.get_comments()), "", run.login)
-    if latest is not None and same_text(latest.body, note):
-        return False
-    if latest is None and note_marker(note) in (issue.body or ""):
-        return False  # the run that opened the issue said this already
-    with github_step(f"comment on {where}"):
-        posted = issue.create_comment(note)
-    with github_step(f"list comments on {where}"):
-        own = own_comments(list(issue.get_comments()), "", run.login)
-    twins = [c for c in own if c.id > (latest.id if latest else 0) and same_text(c.body, note)]
-    if len(twins) > 1 and posted.id != twins[0].id:
-        delete_own(posted, where)
-    return True
 
 
 def _relink(run: _Run, runs: list[_Run]) -> None:
@@ -356,7 +273,7 @@ def _recover(run: _Run, matches: list[Issue], note: str) -> None:
     run.issue = opened[0]
     try:
         for issue in opened:  # duplicates left by older runs are the same regression
-            _note(run, issue, note)
+            post_note(run.name, run.login, issue, note)
             with github_step(f"close {run.name}#{issue.number}"):
                 issue.edit(state="closed", state_reason="completed")
         run.action = "closed"

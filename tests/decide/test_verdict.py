@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from dataclasses import replace
 
 import numpy as np
@@ -10,6 +13,7 @@ import pytest
 from data_helpers import Rounds, SyntheticResults, state_from_rounds, synthetic
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from paths import DATA, REPO_ROOT
 
 from bot.config import Threshold, VerdictSettings
 from bot.decide.calibrate import Mode, binomial_upper, pseudo_pair
@@ -22,6 +26,7 @@ from bot.results.types import CommitResults, PointKey
 __all__ = ["synthetic"]
 S = VerdictSettings()
 SHAPES = ("512x4096", "2048x8192", "8192x8192", "16384x8192")
+H200 = DATA / "h200" / "results"
 
 
 def _pair(synth: SyntheticResults, head: str) -> tuple[CommitResults, CommitResults]:
@@ -227,9 +232,44 @@ def test_a_significant_point_never_has_a_ci_containing_one(
             assert p.ratio is not None and p.ratio.change.high < 1
 
 
-def test_verdict_is_reproducible() -> None:
-    a, b = _noisy_point_pair(1.04)
-    assert decide(a, b, S) == decide(a, b, S)
+def test_the_verdict_is_the_same_in_any_process_and_any_point_order() -> None:
+    """Seeds come from each point's name (crc32), never from hash() or from the order points
+    are met, so a re-run anywhere prints the same figures: here the recorded H200 pair, with
+    its points reversed, and in two fresh processes with different hash seeds."""
+    base, head = load_pair(H200, "06f650c8", "9dc51696")
+    here = json.loads(json.dumps(to_json(decide(base, head, S))))
+    flipped = [replace(r, points=dict(reversed(list(r.points.items())))) for r in (base, head)]
+    assert json.loads(json.dumps(to_json(decide(*flipped, S)))) == here
+    code = (
+        "import json, sys\nfrom pathlib import Path\n"
+        "from bot.config import VerdictSettings\n"
+        "from bot.decide.verdict import decide\n"
+        "from bot.decide.verdict_json import to_json\n"
+        "from bot.results.locate import load_pair\n"
+        "pair = load_pair(Path(sys.argv[1]), '06f650c8', '9dc51696')\n"
+        "print(json.dumps(to_json(decide(*pair, VerdictSettings()))))\n"
+    )
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(REPO_ROOT)}
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(H200)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+            cwd=REPO_ROOT,
+        )
+        assert json.loads(done.stdout) == here
+    worst = next(
+        p
+        for p in here["points"]
+        if p["variant"] == "thunder-prims"
+        and p["dtype"] == "bfloat16"
+        and p["shape"] == "16384x8192"
+    )
+    change = worst["ratio"]["change"]  # the figures the docs and the demo show
+    assert f"{change['estimate'] - 1:+.1%}" == "+2400.6%"
+    assert f"{change['low'] - 1:+.1%} {change['high'] - 1:+.1%}" == "+2395.7% +2405.7%"
 
 
 def test_different_gpus_are_noted(synthetic: SyntheticResults) -> None:

@@ -25,7 +25,14 @@ from data_helpers import (
 from paths import REPO_ROOT
 
 from bot.results.locate import list_commits, load_commit, load_pair
-from bot.results.types import BENCH_BANDWIDTH, BENCH_KERNEL, BENCH_RATIO, BadInput, PointKey
+from bot.results.types import (
+    BENCH_BANDWIDTH,
+    BENCH_KERNEL,
+    BENCH_RATIO,
+    BadInput,
+    CommitResults,
+    PointKey,
+)
 
 __all__ = ["synthetic"]  # the session fixture, used by name
 
@@ -41,7 +48,13 @@ def test_reads_every_point_of_a_real_asv_run(synthetic: SyntheticResults) -> Non
     assert point.ratio is not None and point.kernel_s is not None
     assert len(point.ratio) == len(point.kernel_s) == ROUNDS
     assert point.kernel_count == 2 and point.compile_s == 1.5
-    assert point.bandwidth_pct is not None and point.host_s is not None
+    # Each figure from its own benchmark (the synthetic suite's formulas, tests/data_helpers.py):
+    # host time = 10 x kernel time + 0.4 ms, bandwidth = 100.7 MB over the median over 4.8 TB/s.
+    assert point.host_s is not None and len(point.host_s) == ROUNDS
+    for host, kernel in zip(point.host_s, point.kernel_s, strict=True):
+        assert math.isclose(host, kernel * 10 + 4e-4, rel_tol=1e-12)
+    middle = sorted(point.kernel_s)[ROUNDS // 2]
+    assert point.bandwidth_pct == pytest.approx(100.0 * 100.7e6 / middle / 4.8e12, rel=1e-12)
     assert res.points[PointKey("nvfuser", "bfloat16", "2048x8192")].ratio is None
     assert res.provenance is not None and res.provenance.text("size_set") == "pr"
 
@@ -167,10 +180,10 @@ def test_other_format_version(synthetic: SyntheticResults, tmp_path: Path) -> No
 
 def _load_damaged(
     synthetic: SyntheticResults, tmp_path: Path, edit: Callable[[dict[str, Any]], object]
-) -> None:
+) -> CommitResults:
     synth = damaged_copy(synthetic, tmp_path)
     edit_json(synth.result_file("same"), edit)
-    load_commit(synth.results_dir, synth.commits["same"])
+    return load_commit(synth.results_dir, synth.commits["same"])
 
 
 def test_missing_required_benchmark(synthetic: SyntheticResults, tmp_path: Path) -> None:
@@ -187,29 +200,74 @@ def test_missing_optional_benchmark_is_shown_as_absent(
     assert all(p.bandwidth_pct is None for p in res.points.values())
 
 
-# Index 4 of product(variants, dtypes, shapes) for track_ratio is thunder-func/bfloat16/2048x8192.
+# Index 4 of product(variants, dtypes, shapes): thunder-func/bfloat16/2048x8192 for track_ratio
+# (whose variants start at thunder-prims), thunder-prims/bfloat16/2048x8192 for the kernel time
+# (whose variants start at nvfuser).
+WHERE = {
+    BENCH_RATIO: "variant=thunder-func, dtype=bfloat16, shape=2048x8192",
+    BENCH_KERNEL: "variant=thunder-prims, dtype=bfloat16, shape=2048x8192",
+}
+
+
+@pytest.mark.parametrize("bench", [BENCH_RATIO, BENCH_KERNEL])
 @pytest.mark.parametrize(
     ("value", "message"),
     [
         (float("nan"), "sample 3 is nan, not a finite positive number"),
         (float("inf"), "sample 3 is inf"),
+        (float("-inf"), "sample 3 is -inf"),
         (-0.5, "sample 3 is -0.5"),
         (0.0, "sample 3 is 0.0"),
         ("fast", "sample 3 is 'fast'"),
+        (True, "sample 3 is True"),
+        (None, "sample 3 is None"),
     ],
 )
 def test_bad_sample_names_file_benchmark_point_and_index(
-    synthetic: SyntheticResults, tmp_path: Path, value: object, message: str
+    synthetic: SyntheticResults, tmp_path: Path, bench: str, value: object, message: str
 ) -> None:
     def edit(d: dict[str, Any]) -> None:
-        row(d, BENCH_RATIO)["samples"][4][3] = value  # rows alias the file's lists
+        row(d, bench)["samples"][4][3] = value  # rows alias the file's lists
 
     with pytest.raises(BadInput) as info:
         _load_damaged(synthetic, tmp_path, edit)
     text = str(info.value)
-    assert BENCH_RATIO in text and "-existing-" in text
-    assert "variant=thunder-func, dtype=bfloat16, shape=2048x8192" in text
+    assert bench in text and "-existing-" in text
+    assert WHERE[bench] in text
     assert message in text
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (float("inf"), "value inf is not a finite number"),
+        (-3.0, "value -3.0 is negative"),
+        ("52%", "value '52%' is not a finite number"),
+        (False, "value False is not a finite number"),
+    ],
+)
+def test_bad_scalar_names_its_point(
+    synthetic: SyntheticResults, tmp_path: Path, value: object, message: str
+) -> None:
+    def edit(d: dict[str, Any]) -> None:
+        row(d, BENCH_BANDWIDTH)["result"][4] = value
+
+    with pytest.raises(BadInput) as info:
+        _load_damaged(synthetic, tmp_path, edit)
+    assert f"{BENCH_BANDWIDTH} at {WHERE[BENCH_KERNEL]}: {message}" in str(info.value)
+
+
+def test_a_nan_scalar_is_a_skipped_point_not_an_error(
+    synthetic: SyntheticResults, tmp_path: Path
+) -> None:
+    """asv writes NaN for a benchmark it skipped: that point has no bandwidth, nothing fails."""
+
+    def edit(d: dict[str, Any]) -> None:
+        row(d, BENCH_BANDWIDTH)["result"][4] = float("nan")
+
+    res = _load_damaged(synthetic, tmp_path, edit)
+    assert res.points[PointKey("thunder-prims", "bfloat16", "2048x8192")].bandwidth_pct is None
+    assert res.points[PointKey("thunder-prims", "bfloat16", "16384x8192")].bandwidth_pct
 
 
 def test_too_few_samples(synthetic: SyntheticResults, tmp_path: Path) -> None:

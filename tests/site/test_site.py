@@ -575,7 +575,14 @@ def test_a_graph_that_does_not_fit_its_parameters_is_refused() -> None:
 
 
 def test_the_package_exports_what_the_cli_wires() -> None:
+    """Each lazy export is the very object of the module it names, and nothing else resolves."""
+    import importlib
+
     import bot.site
 
     for name in bot.site.__all__:
-        assert callable(getattr(bot.site, name)), name
+        home = importlib.import_module(bot.site._WHERE[name])
+        assert getattr(bot.site, name) is getattr(home, name), name
+    assert set(bot.site._WHERE) == set(bot.site.__all__)
+    with pytest.raises(AttributeError, match="no attribute 'build_sites'"):
+        getattr(bot.site, "build_sites")  # noqa: B009 - a typo must not resolve to anything

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import asv
 import pytest
 from paths import REPO_ROOT
 
@@ -63,6 +64,34 @@ def test_asv_check_passes(lab_repo: Path, size_set: str) -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "No problems found" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("size_set", "dtypes", "shapes"), [("pr", 3, 3), ("nightly", 3, 60), ("smoke", 1, 1)]
+)
+def test_asv_discovers_every_point_of_the_size_set(
+    tmp_path: Path, size_set: str, dtypes: int, shapes: int
+) -> None:
+    """What asv itself sees (its own discovery step, as `asv run` calls it): the six benchmarks
+    the bot reads, over the set's dtypes x shapes (size_sets.toml), and no other benchmark."""
+    out = tmp_path / "discovered.json"
+    runner = Path(asv.__file__).parent / "benchmark.py"
+    done = subprocess.run(
+        [sys.executable, str(runner), "discover", str(REPO / "benchmarks"), str(out)],
+        env={**os.environ, "RMSNORM_BENCH_SIZES": size_set},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    found = {
+        b["name"]: [len(values) for values in b["params"]] for b in json.loads(out.read_text())
+    }
+    ratio = "bench_rmsnorm_bwd.RatioToNvfuser.track_ratio"
+    assert found.pop(ratio) == [4, dtypes, shapes]  # nvFuser is the reference, not a contender
+    kinds = ("kernel_time", "host_time", "bandwidth_pct", "kernel_count", "compile_time")
+    expected = [5, dtypes, shapes]
+    assert found == {f"bench_rmsnorm_bwd.RMSNormBackward.track_{k}": expected for k in kinds}
 
 
 def test_run_without_gpu_skips_with_the_reason(lab_repo: Path) -> None:

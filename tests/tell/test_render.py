@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from bot.config import VerdictSettings
 from bot.decide.types import Verdict
 from bot.decide.verdict import decide
-from bot.github.issues import MAX_BODY
+from bot.github.issue_body import MAX_BODY
 from bot.results.locate import load_pair
 from bot.results.types import PointKey
 from bot.tell.comment import MARKER, Context, graph_url, render_comment

@@ -1,0 +1,141 @@
+"""Every figure the docs quote is one a command prints from committed data.
+
+The transcripts in docs/CALIBRATION.md are compared with a fresh run of their command (the
+quick `noise` always; the two `calibrate` runs, minutes each, under `pytest -m docs`, which CI
+runs), and the figures README.md and data/README.md quote are read back from those transcripts
+or recomputed from the results files.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import statistics
+import subprocess
+import sys
+
+import pytest
+from paths import DATA, REPO_ROOT
+
+from bot.results.locate import load_commit
+
+CALIBRATION = (REPO_ROOT / "docs" / "CALIBRATION.md").read_text(encoding="utf-8")
+README = " ".join((REPO_ROOT / "README.md").read_text(encoding="utf-8").split())
+DATA_README = " ".join((DATA / "README.md").read_text(encoding="utf-8").split())
+
+
+def transcripts() -> dict[str, str]:
+    """Each `python -m bot ...` command block of CALIBRATION.md -> the output block after it."""
+    blocks = re.findall(r"```\n(.*?)```", CALIBRATION, flags=re.DOTALL)
+    out = {}
+    for command, output in itertools.pairwise(blocks):
+        if command.startswith("python -m bot ") and command.count("\n") == 1:
+            out[command.strip()] = output
+    return out
+
+
+def run(command: str) -> str:
+    argv = [sys.executable, *command.split()[1:]]
+    done = subprocess.run(argv, cwd=REPO_ROOT, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+NOISE = "python -m bot noise --results data/h200/results --results data/h200-single-call/results"
+CAL_8 = (
+    "python -m bot calibrate --results data/h200/results --base 06f650c8 --head da17d548 "
+    "--point-trials 40"
+)
+CAL_1 = (
+    "python -m bot calibrate --results data/h200-single-call/results --base 7decf673 "
+    "--head 44674d6c"
+)
+
+
+def test_the_documented_commands_are_the_ones_checked() -> None:
+    assert set(transcripts()) == {NOISE, CAL_8, CAL_1}
+
+
+def test_the_noise_transcript_is_what_noise_prints() -> None:
+    assert run(NOISE) == transcripts()[NOISE]
+
+
+@pytest.mark.docs
+@pytest.mark.parametrize("command", [CAL_8, CAL_1])
+def test_the_calibration_transcripts_are_what_calibrate_prints(command: str) -> None:
+    assert run(command) == transcripts()[command]
+
+
+def _spreads() -> dict[str, tuple[list[float], float]]:
+    rows = {}
+    for line in transcripts()[NOISE].splitlines():
+        cells = line.split()
+        if cells and cells[0].startswith("thunder-"):
+            rows[cells[0]] = ([float(c) for c in cells[1:5]], float(cells[5].rstrip("%")))
+    return rows
+
+
+def test_readme_noise_figures() -> None:
+    spreads = _spreads()
+    worst = max(spreads, key=lambda k: spreads[k][1])
+    assert worst == "thunder-func/float32/512x4096"
+    assert (
+        f"up to {spreads[worst][1]}% at the 18-µs fp32 (512, 4096) point (thunder-func;" in README
+    )
+    prims = spreads["thunder-prims/float32/512x4096"][0]
+    assert f"read {min(prims):.3f} and {max(prims):.3f} in two baselines" in README
+    large = [s for k, (_, s) in spreads.items() if k.endswith("/16384x8192")]
+    assert len(large) == 6 and max(large) < 1.0
+    assert "under 1% at every (16384, 8192) point" in README
+
+
+def test_readme_calibration_figures() -> None:
+    text = transcripts()[CAL_8]
+    alarms = re.findall(r"from (?:base|head): (\d+)/(\d+) =", text)
+    assert alarms == [("0", "300"), ("0", "300")]
+    assert "0/300 false alarms from each A/A source state" in README
+    power = dict(re.findall(r"shift \+(\d+\.\d)%: (\d+/\d+) =", text))
+    hits, trials = power["2.0"].split("/")
+    assert f"a +2.0% shift of every point is caught {hits} of {trials} times" in README
+    hits, trials = power["2.5"].split("/")
+    assert f"({hits} of {trials} from +2.5%)" in README
+    per_point = dict(re.findall(r"^\s+(thunder-\S+)\s.*\s(\+\d+%)$", text, flags=re.MULTILINE))
+    assert len(per_point) == 18
+    three = sorted(k for k, v in per_point.items() if v == "+3%")
+    assert three == sorted(
+        [
+            f"{v}/{d}/16384x8192"
+            for v in ("thunder-func", "thunder-prims")
+            for d in ("bfloat16", "float16", "float32")
+        ]
+        + ["thunder-func/bfloat16/2048x8192"]
+    )
+    assert max(per_point.values(), key=lambda s: int(s[1:-1])) == "+10%"
+    assert {k for k, v in per_point.items() if v == "+10%"} == {
+        "thunder-func/float32/512x4096",
+        "thunder-prims/float32/512x4096",
+    }
+    assert (
+        "from +3% (the 16384x8192 points and thunder-func bf16 2048x8192) to +10% (fp32" in README
+    )
+    observed = re.findall(r"Observed verdict of the real base/head pair: (.+)", text)
+    assert observed == ["no change"] and 'both real A/A pairs read "no change"' in README
+
+
+def _ratio_medians(sha: str) -> dict[str, float]:
+    res = load_commit(DATA / "h200" / "results", sha)
+    return {
+        f"{k.dtype} {k.shape}": statistics.median(p.ratio)
+        for k, p in res.points.items()
+        if k.variant == "thunder-prims" and p.ratio
+    }
+
+
+def test_data_readme_ratio_ranges() -> None:
+    base, regressed = _ratio_medians("06f650c8"), _ratio_medians("9dc51696")
+    quoted = (
+        f"thunder-prims/nvFuser ratio {min(base.values()):.3f}-{max(base.values()):.3f} at "
+        f"baseline, {min(regressed.values()):.3f}-{max(regressed.values()):.3f} regressed (e.g. "
+        f"bf16 2048x8192: {base['bfloat16 2048x8192']:.3f} -> "
+        f"{regressed['bfloat16 2048x8192']:.3f})"
+    )
+    assert quoted in DATA_README
