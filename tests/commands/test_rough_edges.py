@@ -69,13 +69,18 @@ def test_json_dash_writes_json_to_stdout_and_no_file_named_dash(
 
 
 def test_calibrate_json_dash(
-    synthetic: SyntheticResults, capsys: pytest.CaptureFixture[str]
+    synthetic: SyntheticResults,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    monkeypatch.chdir(tmp_path)
     argv = ["calibrate", *_pair(synthetic), "--head", synthetic.commits["same"], "--json", "-"]
     argv += ["--trials", "4", "--power-trials", "2", "--resamples", "200"]
     assert cli.main(argv, env={}) == ExitCode.OK_NO_REGRESSION
     data = json.loads(capsys.readouterr().out)
     assert [r["trials"] for r in data["false_alarms"]] == [4, 4]
+    assert not (tmp_path / "-").exists()
 
 
 def test_site_serve_on_a_busy_port_fails_at_once_naming_it(
@@ -93,7 +98,21 @@ def test_site_serve_on_a_busy_port_fails_at_once_naming_it(
     err = capsys.readouterr().err
     assert code == ExitCode.USAGE
     assert f"cannot listen on 127.0.0.1:{port}" in err and "choose another --port" in err
-    assert took < 1.0  # a site build alone takes seconds: it was not started
+    assert took < 1.0  # a site build takes seconds: it was not started
+
+
+def test_site_serve_takes_its_port_before_it_reads_anything(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The order, not only the speed: with results that do not exist, a busy port is still the
+    error reported (a build first would have failed on the results, exit 3)."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        argv = ["site", "serve", "--results", str(tmp_path / "none"), "--port", str(port)]
+        assert cli.main(argv, env={}) == ExitCode.USAGE
+    assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
 
 
 def test_site_serve_refuses_a_port_that_does_not_exist(capsys: pytest.CaptureFixture[str]) -> None:

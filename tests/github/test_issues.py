@@ -20,6 +20,7 @@ from bot.github.client import GitHubFailure
 from bot.github.fake import BOT_LOGIN, BOT_TOKEN, HUMAN_LOGIN, LocalGitHub
 from bot.github.fake.state import Issue
 from bot.github.issue_body import escape_key, key_marker
+from bot.github.issue_ops import post_note
 from bot.github.issues import RepoIssueOutcome, sync_regression_issues
 from bot.tell.issue import IssueSpec
 
@@ -397,3 +398,27 @@ def test_two_runs_that_both_find_nothing_leave_one_issue_per_repository(
     numbers = {(o.repo, o.number) for outcome in results for o in outcome}
     assert len(numbers) == 2  # both runs report the same surviving issue per repository
     assert sum(len(o.folded) for outcome in results for o in outcome) >= 2
+
+
+def test_two_runs_posting_the_same_note_at_once_leave_it_once(
+    fake_github: LocalGitHub, make_client: Callable[..., github.Github]
+) -> None:
+    """Both find the issue open, both see the note missing, both post: the newer copy goes."""
+    sync(make_client(), note="first")
+    primary = only_issue(fake_github, PRIMARY)
+    fake_github.rendezvous("GET", rf"/repos/{PRIMARY}/issues/{primary.number}/comments$", parties=2)
+    posted: list[bool] = []
+
+    def run() -> None:
+        client = make_client()
+        issue = client.get_repo(PRIMARY).get_issue(primary.number)
+        posted.append(post_note(PRIMARY, BOT_LOGIN, issue, "Still slower at c0ffee."))
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert posted == [True, True]
+    assert len(fake_github.requests("POST", rf"/issues/{primary.number}/comments$")) == 2
+    assert comments(fake_github, primary) == ["Still slower at c0ffee."]

@@ -22,7 +22,7 @@ from data_helpers import (
 from bot.commands import cli
 from bot.exitcodes import ExitCode
 from bot.results import limits
-from bot.results.locate import list_commits, load_commit, load_pair
+from bot.results.locate import find_commit_files, list_commits, load_commit, load_pair
 from bot.results.types import BENCH_KERNEL, BENCH_RATIO, BadInput
 
 __all__ = ["synthetic"]
@@ -158,21 +158,23 @@ def test_too_many_files_in_a_machine_folder(
 
 
 @pytest.mark.parametrize(
-    "hostile",
-    ["9dc51696/../", "@nvidia", "<img src=x onerror=alert(1)>", "9dc51696" + "0" * 31, 1234],
+    "suffix", ["/../", "@nvidia", "<img src=x onerror=alert(1)>", "0" * 31, "0" * 33, ""]
 )
 def test_a_commit_hash_from_a_file_must_be_a_full_sha_before_any_use(
-    synthetic: SyntheticResults, tmp_path: Path, hostile: object
+    synthetic: SyntheticResults, tmp_path: Path, suffix: str
 ) -> None:
-    """The hash inside a results file, found by its 8-digit file name prefix, is refused
-    before it can name a provenance file (a path), reach the comment or make an issue key."""
+    """The hash inside a results file, found by its 8-digit file name prefix (which the hostile
+    value keeps, as in the reported `9dc51696/../`), is refused before it can name a
+    provenance file (a path), reach the comment or make an issue key."""
     synth = _copy(synthetic, tmp_path)
     path = synth.result_file("same")
     prefix = path.name.split("-", 1)[0]
-    edit_json(path, lambda d: d.update(commit_hash=hostile))
+    edit_json(path, lambda d: d.update(commit_hash=prefix + suffix))
     with pytest.raises(BadInput, match="is not a full 40-hex commit hash") as caught:
-        load_commit(synth.results_dir, prefix)
+        find_commit_files(synth.results_dir, prefix)  # the first use: choosing the file
     assert path.name in str(caught.value)
+    with pytest.raises(BadInput, match="is not a full 40-hex commit hash"):
+        load_commit(synth.results_dir, prefix)
     with pytest.raises(BadInput, match="is not a full 40-hex commit hash"):
         list_commits(synth.results_dir)
 
@@ -223,3 +225,13 @@ def test_an_unknown_sha_lists_the_commits_that_are_there(synthetic: SyntheticRes
     assert "no results for commit abcdef12; commits there: " in message
     for sha in synthetic.commits.values():
         assert f"{sha[:8]} ({MACHINE}" in message
+
+
+@pytest.mark.parametrize("value", [1234, None, ["9dc51696"]])
+def test_a_commit_hash_that_is_not_a_string_is_refused(
+    synthetic: SyntheticResults, tmp_path: Path, value: object
+) -> None:
+    synth = _copy(synthetic, tmp_path)
+    edit_json(synth.result_file("same"), lambda d: d.update(commit_hash=value))
+    with pytest.raises(BadInput, match=r"commit_hash .* is not a full 40-hex commit hash"):
+        list_commits(synth.results_dir)
