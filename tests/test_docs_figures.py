@@ -139,3 +139,10 @@ def test_data_readme_ratio_ranges() -> None:
         f"{regressed['bfloat16 2048x8192']:.3f})"
     )
     assert quoted in DATA_README
+
+
+def test_readme_exit_codes_are_the_ones_the_bot_uses() -> None:
+    from bot.exitcodes import ExitCode
+
+    table = re.findall(r"\| (\d+) \| ([A-Z_]+) \|", README)
+    assert [(int(code), name) for code, name in table] == [(c.value, c.name) for c in ExitCode]
