@@ -129,6 +129,13 @@ class SyntheticResults:
         (path,) = (self.results_dir / self.machine).glob(f"{sha[:8]}-*.json")
         return path
 
+    def prefix(self, scenario: str) -> str:
+        """The 8-digit hash prefix asv names the scenario's results file by."""
+        return self.result_file(scenario).name.split("-", 1)[0]
+
+    def provenance_file(self, scenario: str) -> Path:
+        return self.results_dir / self.machine / f"{self.commits[scenario]}.provenance.jsonl"
+
     def copy_to(self, dest: Path) -> SyntheticResults:
         """A private copy that a test may damage."""
         shutil.copytree(self.results_dir, dest)

@@ -15,7 +15,7 @@ import ast
 import itertools
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -159,15 +159,18 @@ def _scalar(where: str, entry: _Row | None) -> float | None:
     return float(value)
 
 
-def _paired(where: str, ratio: tuple[float, ...], kernel_entries: Sequence[_Row | None]) -> None:
-    """Ratio sample i and kernel sample i must come from the same round (docs/DATA.md)."""
-    for entry in kernel_entries:
+def _paired(
+    where: str, ratio: tuple[float, ...], kernel_entries: Mapping[str, _Row | None]
+) -> None:
+    """Ratio sample i and kernel sample i must come from the same round (docs/DATA.md): the
+    contender's kernel times and nvFuser's, each named when it is the one that differs."""
+    for variant, entry in kernel_entries.items():
         if entry is None or _status(entry["result"]) is not None:
             continue
         n = len(entry["samples"]) if isinstance(entry["samples"], list) else 0
         if n != len(ratio):
             raise BadInput(
-                f"{where}: {len(ratio)} ratio samples but {n} kernel-time samples: "
+                f"{where}: {len(ratio)} ratio samples but {n} kernel-time samples of {variant}: "
                 "rounds are not paired"
             )
 
@@ -197,7 +200,8 @@ def parse_points(path: Path, data: Mapping[str, Any], min_samples: int) -> dict[
             if r_entry is not None and no_data is None:
                 where = _where(path, BENCH_RATIO, combo)
                 ratio_s = _samples(where, r_entry["samples"], min_samples)
-                _paired(where, ratio_s, (k_entry, kernel.get((REFERENCE, key.dtype, key.shape))))
+                reference = kernel.get((REFERENCE, key.dtype, key.shape))
+                _paired(where, ratio_s, {key.variant: k_entry, REFERENCE: reference})
         points[key] = Point(
             key=key,
             ratio=ratio_s,

@@ -62,7 +62,7 @@ def test_an_oversized_provenance_record_fails_at_once(
 ) -> None:
     synth = _copy(synthetic, tmp_path)
     sha = synth.commits["same"]
-    path = synth.results_dir / MACHINE / f"{sha}.provenance.jsonl"
+    path = synth.provenance_file("same")
     with path.open("ab") as handle:
         handle.truncate(limits.MAX_PROVENANCE_BYTES + 1)
     took = _timed_bad_input(
@@ -168,7 +168,7 @@ def test_a_commit_hash_from_a_file_must_be_a_full_sha_before_any_use(
     provenance file (a path), reach the comment or make an issue key."""
     synth = _copy(synthetic, tmp_path)
     path = synth.result_file("same")
-    prefix = path.name.split("-", 1)[0]
+    prefix = synth.prefix("same")
     edit_json(path, lambda d: d.update(commit_hash=prefix + suffix))
     with pytest.raises(BadInput, match="is not a full 40-hex commit hash") as caught:
         find_commit_files(synth.results_dir, prefix)  # the first use: choosing the file
@@ -184,7 +184,7 @@ def test_the_hostile_hash_never_reaches_the_report(
 ) -> None:
     synth = _copy(synthetic, tmp_path)
     path = synth.result_file("same")
-    prefix = path.name.split("-", 1)[0]
+    prefix = synth.prefix("same")
     outside = tmp_path / "outside.provenance.jsonl"
     outside.write_text('{"schema": "rmsnorm-bwd-provenance/1", "secret": "@nvidia"}\n')
     edit_json(path, lambda d: d.update(commit_hash=f"{prefix}/../../outside"))
@@ -200,7 +200,7 @@ def test_a_provenance_record_for_a_hostile_commit_is_refused(
 ) -> None:
     synth = _copy(synthetic, tmp_path)
     sha = synth.commits["same"]
-    path = synth.results_dir / MACHINE / f"{sha}.provenance.jsonl"
+    path = synth.provenance_file("same")
     path.write_text('{"schema": "rmsnorm-bwd-provenance/1", "commit": "<b>x</b>"}\n')
     with pytest.raises(BadInput, match=r"line 1: commit '<b>x</b>' is not a full 40-hex"):
         load_commit(synth.results_dir, sha)

@@ -289,7 +289,22 @@ def test_unpaired_rounds(synthetic: SyntheticResults, tmp_path: Path) -> None:
     def edit(d: dict[str, Any]) -> None:
         row(d, BENCH_RATIO)["samples"][0].append(1.0)
 
-    with pytest.raises(BadInput, match="21 ratio samples but 20 kernel-time samples"):
+    with pytest.raises(
+        BadInput, match="21 ratio samples but 20 kernel-time samples of thunder-prims"
+    ):
+        _load_damaged(synthetic, tmp_path, edit)
+
+
+def test_unpaired_rounds_of_the_reference_name_nvfuser(
+    synthetic: SyntheticResults, tmp_path: Path
+) -> None:
+    """nvFuser's kernel times pair with every contender's ratio: when they are the ones that
+    differ, the message says so instead of blaming the contender's."""
+
+    def edit(d: dict[str, Any]) -> None:
+        row(d, BENCH_KERNEL)["samples"][0].append(1.0)  # nvfuser/bfloat16/2048x8192
+
+    with pytest.raises(BadInput, match="20 ratio samples but 21 kernel-time samples of nvfuser"):
         _load_damaged(synthetic, tmp_path, edit)
 
 

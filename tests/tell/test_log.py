@@ -99,7 +99,7 @@ def test_a_results_file_name_with_a_newline_cannot_start_a_command(
     """The reported case: a file name carrying "\\n::error ..." printed in a bad-input message."""
     synth = damaged_copy(synthetic, tmp_path)
     good = synth.result_file("same")
-    prefix = good.name.split("-", 1)[0]
+    prefix = synth.prefix("same")
     hostile = good.with_name(f"{prefix}-x\n::error title=pwned::the bot was fooled.json")
     shutil.move(good, hostile)
     hostile.write_text('{"version": 2, "commit_hash": ')  # truncated: its name is printed
