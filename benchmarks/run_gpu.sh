@@ -7,6 +7,7 @@
 #   bash benchmarks/run_gpu.sh [--size-set pr|nightly|smoke] [--commit SHA] [--results DIR]
 #                              [--machine NAME] [--thunder-variant stock|unfused-backward]
 #                              [--rounds N] [--variants nvfuser,thunder-prims,...]
+#                              [--slowdown thunder:0.05|nvfuser:0.02]  (a known, real slowdown)
 #
 # asv's forkserver is safe here: its server only imports the suite (which imports no torch) and
 # no CUDA is touched while asv stores the replayed record. With "spawn", each of the ~260
@@ -25,7 +26,8 @@ while [ $# -gt 0 ]; do
     --thunder-variant) thunder_variant=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --variants) export RMSNORM_BENCH_VARIANTS=$2; shift 2 ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    --slowdown) export RMSNORM_BENCH_SLOWDOWN=$2; shift 2 ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
     *) echo "run_gpu.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -51,7 +53,7 @@ conf["results_dir"] = sys.argv[2]
 json.dump(conf, open(sys.argv[1], "w"))
 PY
 
-echo "== RMSNorm backward: size set '$size_set' on $gpu (machine '$machine'), commit $commit, thunder '$thunder_variant'"
+echo "== RMSNorm backward: size set '$size_set' on $gpu (machine '$machine'), commit $commit, thunder '$thunder_variant', slowdown '${RMSNORM_BENCH_SLOWDOWN:-none}'"
 asv machine --config "$conf" --yes --machine "$machine" --os "$(uname -sr)" --arch "$(uname -m)" \
   --cpu "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)" --num_cpu "$(nproc)" \
   --ram "$(awk '/MemTotal/{print $2}' /proc/meminfo)" >/dev/null

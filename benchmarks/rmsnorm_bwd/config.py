@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .slowdown import Slowdown
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
@@ -70,6 +72,7 @@ class SuiteConfig:
     thunder_variant: str
     variants: tuple[str, ...] = VARIANTS
     calls_per_sample: int = DEFAULT_CALLS_PER_SAMPLE
+    slowdown: Slowdown | None = None  # a known slowdown injected on one side (slowdown.py)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> SuiteConfig:
@@ -91,6 +94,7 @@ class SuiteConfig:
             thunder_variant=env.get("RMSNORM_BENCH_THUNDER_VARIANT", "stock"),
             variants=parse_variants(env.get("RMSNORM_BENCH_VARIANTS", "")),
             calls_per_sample=calls,
+            slowdown=Slowdown.parse(env.get("RMSNORM_BENCH_SLOWDOWN", "")),
         )
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import model, provenance, timing, variants
+from . import slowdown as slow
 from .config import BASELINE, REL_TOLERANCE, Shape, SuiteConfig, bytes_moved
 
 SCHEMA = "rmsnorm-bwd-provenance/1"
@@ -72,8 +73,44 @@ def _rotated(order: list[str], round_idx: int) -> list[str]:
     return order[shift:] + order[:shift]
 
 
+def _probe_us(variant: variants.Variant, flush: timing.L2Flusher) -> float:
+    """Median kernel time of a few flushed calls, before the rounds (to size a slowdown)."""
+    times = []
+    for _ in range(slow.FIT_REPEATS):
+        variant.clear()
+        flush()
+        times.append(timing.profile_call(variant.call).kernel_us)
+    return statistics.median(times)
+
+
+def _inject(
+    variant: variants.Variant,
+    slowdown: slow.Slowdown,
+    fit: slow.SleepFit,
+    flush: timing.L2Flusher,
+) -> dict[str, Any]:
+    """Make `variant` slower by the asked fraction of its own kernel time; what was added."""
+    base_us = _probe_us(variant, flush)
+    target_us = slowdown.fraction * base_us
+    cycles = fit.cycles_for(target_us)
+    added_us = slow.sleep_us(cycles, lambda call: timing.profile_call(call).kernel_us)
+    variant.call = slow.slowed(variant.call, cycles)
+    return {
+        "fraction": slowdown.fraction,
+        "base_kernel_us": base_us,
+        "target_us": target_us,
+        "cycles": cycles,
+        "sleep_us": added_us,
+        "added_fraction": added_us / base_us,
+    }
+
+
 def measure_point(
-    shape: Shape, dtype: str, cfg: SuiteConfig, flush: timing.L2Flusher
+    shape: Shape,
+    dtype: str,
+    cfg: SuiteConfig,
+    flush: timing.L2Flusher,
+    sleep_fit: slow.SleepFit | None = None,
 ) -> dict[str, Any]:
     import torch
 
@@ -108,6 +145,10 @@ def measure_point(
         for name in order:
             built[name].clear()
             built[name].call()
+    if cfg.slowdown is not None and sleep_fit is not None:
+        for name in order:
+            if cfg.slowdown.applies_to(name):
+                report[name]["slowdown"] = _inject(built[name], cfg.slowdown, sleep_fit, flush)
     phase_start = time.perf_counter()
     fallbacks = 0
     reps = cfg.calls_per_sample
@@ -170,6 +211,18 @@ def measure_suite(cfg: SuiteConfig) -> dict[str, Any]:
     gpu = provenance.gpu()
     gpu["clocks_start"] = provenance.clocks()
     flush = timing.L2Flusher(int(gpu.get("l2_bytes") or 0))
+    injected: dict[str, Any] | None = None
+    sleep_fit = None
+    if cfg.slowdown is not None:
+        sleep_fit, fit_points = slow.fit_on_device(lambda c: timing.profile_call(c).kernel_us)
+        injected = {
+            "side": cfg.slowdown.side,
+            "fraction": cfg.slowdown.fraction,
+            "sleep_floor_us": sleep_fit.floor_us,
+            "sleep_us_per_cycle": sleep_fit.us_per_cycle,
+            "sleep_fit_points": fit_points,
+        }
+        _progress(f"slowdown {cfg.slowdown.label}: sleep kernel {sleep_fit}")
     points: dict[str, Any] = {}
     total = len(cfg.dtypes) * len(cfg.shapes)
     for dtype in cfg.dtypes:
@@ -177,7 +230,7 @@ def measure_suite(cfg: SuiteConfig) -> dict[str, Any]:
             key = f"{dtype}/{shape.label}"
             _progress(f"[{len(points) + 1}/{total}] {key} ...")
             try:
-                points[key] = measure_point(shape, dtype, cfg, flush)
+                points[key] = measure_point(shape, dtype, cfg, flush, sleep_fit)
             except Exception as exc:  # one broken point must not sink the sweep
                 _progress(traceback.format_exc())
                 points[key] = {
@@ -200,6 +253,7 @@ def measure_suite(cfg: SuiteConfig) -> dict[str, Any]:
         "rounds": cfg.rounds,
         "calls_per_sample": cfg.calls_per_sample,
         "thunder_variant": cfg.thunder_variant,
+        "slowdown": injected,
         "variants": list(cfg.variants),
         "started_at": started,
         "finished_at": provenance.utc_now(),

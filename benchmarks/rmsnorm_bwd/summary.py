@@ -22,6 +22,16 @@ def _cov_pct(values: list[float]) -> float:
     )
 
 
+def _slowdown_line(injected: dict[str, Any] | None) -> str:
+    if not injected:
+        return "no injected slowdown"
+    return (
+        f"injected slowdown: {injected['side']} +{100 * injected['fraction']:g}% "
+        f"(sleep kernel {injected['sleep_floor_us']:.2f} us + "
+        f"{1000 * injected['sleep_us_per_cycle']:.3f} ns/cycle)"
+    )
+
+
 def render(record: dict[str, Any]) -> str:
     if "skip" in record:
         return f"suite skipped: {record['skip']}"
@@ -35,6 +45,7 @@ def render(record: dict[str, Any]) -> str:
         f"size set {record['size_set']}, {record['rounds']} paired rounds "
         f"x {record.get('calls_per_sample', 1)} calls per sample, "
         f"thunder {record['thunder_variant']}",
+        _slowdown_line(record.get("slowdown")),
         "",
         f"{'point':<22}{'variant':<15}{'kernel us':>10}{'ratio':>8}{'CoV %':>7}{'% peak':>8}"
         f"{'kernels':>8}{'host us':>9}{'compile s':>10}",
@@ -65,6 +76,13 @@ def render(record: dict[str, Any]) -> str:
                 f"{key:<22}{name:<15}{kernel:10.1f}{ratio_txt}{pct:8.1f}{entry['kernel_count']:8d}"
                 f"{statistics.median(entry['host_us']):9.0f}{entry['compile_s']:10.2f}"
             )
+            if entry.get("slowdown"):
+                s = entry["slowdown"]
+                lines.append(
+                    f"{'':<22}{'':<15}  + sleep kernel {s['sleep_us']:.2f} us = "
+                    f"{100 * s['added_fraction']:.1f}% of {s['base_kernel_us']:.1f} us "
+                    f"(asked {100 * s['fraction']:g}%, {s['cycles']} cycles)"
+                )
     return "\n".join(lines)
 
 

@@ -189,5 +189,9 @@ def list_commits(results_dir: Path) -> list[CommitInfo]:
             full, date = full_sha(data.get("commit_hash"), str(path)), data.get("date")
             prov = load_provenance(mdir / f"{full}.provenance.jsonl", full)
             variant = prov.text("thunder_variant") if prov else None
+            side = prov.text("slowdown", "side") if prov else None
+            if variant is not None and side is not None:  # benchmarks/rmsnorm_bwd/slowdown.py
+                fraction = prov.text("slowdown", "fraction") if prov else None
+                variant = f"{variant}+slower-{side}:{fraction}"
             out.append(CommitInfo(mdir.name, full, date if isinstance(date, int) else 0, variant))
     return sorted(out, key=lambda c: (c.date, c.machine, c.commit))

@@ -69,3 +69,30 @@ def test_each_sample_is_the_mean_of_its_flushed_calls(record: dict) -> None:
 def test_one_profiler_session_per_round_was_trusted(record: dict) -> None:
     (point,) = record["points"].values()
     assert point["phases_s"]["per_call_fallback_rounds"] == 0
+
+
+@pytest.fixture(scope="module")
+def slowed() -> dict:
+    reason = missing_stack()
+    if reason:
+        pytest.skip(reason)
+    env = {"RMSNORM_BENCH_SIZES": "smoke", "RMSNORM_BENCH_ROUNDS": "10"}
+    return measure_suite(SuiteConfig.from_env({**env, "RMSNORM_BENCH_SLOWDOWN": "thunder:0.05"}))
+
+
+def test_a_known_slowdown_adds_one_measured_kernel_to_thunder_only(
+    record: dict, slowed: dict
+) -> None:
+    injected = slowed["slowdown"]
+    assert injected["side"] == "thunder" and injected["fraction"] == 0.05
+    assert 0.2 < injected["sleep_floor_us"] < 2.0 and injected["sleep_us_per_cycle"] > 0
+    (point,) = slowed["points"].values()
+    (stock,) = record["points"].values()
+    assert "slowdown" not in point["variants"]["nvfuser"]
+    for name in ("thunder-prims", "thunder-func"):
+        entry, before = point["variants"][name], stock["variants"][name]
+        s = entry["slowdown"]
+        assert s["sleep_us"] > 0 and s["added_fraction"] >= 0.04  # the floor may give more
+        assert entry["kernel_count"] == before["kernel_count"] + 1
+        measured = statistics.median(entry["kernel_us"]) / s["base_kernel_us"] - 1
+        assert measured == pytest.approx(s["added_fraction"], abs=0.03)
