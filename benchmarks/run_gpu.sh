@@ -69,9 +69,13 @@ echo "== measurement took $(( measured - start )) s"
 # starts one process per benchmark and parameter (~260), so measuring inside it put a finished
 # measurement at the mercy of asv's wall time (measured on the H200: seconds per process when
 # the cache came from a live measurement).
+# asv exits 2 when a benchmark failed (a variant that did not build, or gave a wrong result):
+# its results file still holds the failed points, so the summary is printed either way.
+asv_status=0
 RMSNORM_BENCH_REPLAY=$record \
 asv run --config "$conf" -E existing:python3 --set-commit-hash "$commit" --record-samples \
   --launch-method forkserver --machine "$machine" --show-stderr --bench '^bench_rmsnorm_bwd\.' \
-  | while IFS= read -r line; do printf '%s %s\n' "$(date +%T)" "$line"; done
-echo "== asv stored the results in $(( $(date +%s) - measured )) s; $(( $(date +%s) - start )) s in all"
+  | while IFS= read -r line; do printf '%s %s\n' "$(date +%T)" "$line"; done || asv_status=$?
+echo "== asv stored the results in $(( $(date +%s) - measured )) s; $(( $(date +%s) - start )) s in all (asv status $asv_status)"
 python3 -m benchmarks.rmsnorm_bwd.summary "$record"
+exit "$asv_status"

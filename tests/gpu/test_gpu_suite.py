@@ -94,5 +94,7 @@ def test_a_known_slowdown_adds_one_measured_kernel_to_thunder_only(
         s = entry["slowdown"]
         assert s["sleep_us"] > 0 and s["added_fraction"] >= 0.04  # the floor may give more
         assert entry["kernel_count"] == before["kernel_count"] + 1
-        measured = statistics.median(entry["kernel_us"]) / s["base_kernel_us"] - 1
-        assert measured == pytest.approx(s["added_fraction"], abs=0.03)
+        # Against the stock run of this process (not against the 5-call probe, which reads a
+        # few % low at this 11-us point): what the rounds gained is the sleep kernel's length.
+        gained = statistics.median(entry["kernel_us"]) - statistics.median(before["kernel_us"])
+        assert gained == pytest.approx(s["sleep_us"], abs=max(0.35, 0.3 * s["sleep_us"]))
