@@ -9,14 +9,19 @@ or recomputed from the results files.
 from __future__ import annotations
 
 import itertools
+import json
+import math
 import re
 import statistics
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 from paths import DATA, REPO_ROOT
 
+from bot.config import VerdictSettings
+from bot.decide.verdict import decide
 from bot.results.locate import load_commit
 
 CALIBRATION = (REPO_ROOT / "docs" / "CALIBRATION.md").read_text(encoding="utf-8")
@@ -146,3 +151,92 @@ def test_readme_exit_codes_are_the_ones_the_bot_uses() -> None:
 
     table = re.findall(r"\| (\d+) \| ([A-Z_]+) \|", README)
     assert [(int(code), name) for code, name in table] == [(c.value, c.name) for c in ExitCode]
+
+
+STATES = DATA / "h200-states"
+SLOWED = {
+    "slow-thunder-2": "63e9dde7",
+    "slow-thunder-5": "8681cae2",
+    "slow-nvfuser-2": "3f0f630d",
+    "slow-nvfuser-5": "93486aaf",
+}
+
+
+def _record(sha: str) -> dict[str, Any]:
+    (path,) = (STATES / "results" / "nvidia-h200").glob(f"{sha}*.provenance.jsonl")
+    record: dict[str, Any] = json.loads(path.read_text(encoding="utf-8").splitlines()[-1])
+    return record
+
+
+def test_data_readme_states_table_is_the_lab_logs() -> None:
+    rows = re.findall(
+        r"\| `([0-9a-f]{40})` \| ([a-z0-9-]+) \| [^|]* \| (\d+) \+ (\d+) s \|", DATA_README
+    )
+    assert len(rows) == 8  # the ninth, broken-executor, has no asv time in its log
+    commits = "".join(
+        (STATES / "logs" / f"commits-call{i}.txt").read_text(encoding="utf-8") for i in (1, 2)
+    )
+    for sha, state, measure, store in rows:
+        assert f"{sha} {state}: " in commits
+        log = (STATES / "logs" / f"{state}.log").read_text(encoding="utf-8")
+        assert f"== measurement took {measure} s" in log
+        assert f"== asv stored the results in {store} s" in log
+
+
+def test_data_readme_slowdown_figures() -> None:
+    fits = [_record(sha)["slowdown"] for sha in SLOWED.values()]
+    floors = sorted(f["sleep_floor_us"] for f in fits)
+    slopes = sorted(1000 * f["sleep_us_per_cycle"] for f in fits)
+    assert (
+        f"floor {floors[0]:.3f}-{floors[-1]:.3f} us, {slopes[0]:.3f}-{slopes[-1]:.3f} ns a cycle"
+    ) in DATA_README
+    base = load_commit(STATES / "results", "6c840f30")
+    verdicts = {
+        name: decide(base, load_commit(STATES / "results", sha), VerdictSettings())
+        for name, sha in SLOWED.items()
+    }
+
+    def geomean(name: str, variant: str) -> str:
+        (s,) = [s for s in verdicts[name].summaries if s.variant == variant]
+        return f"{s.geomean.estimate - 1:+.1%}"
+
+    def nvfuser(name: str) -> str:
+        moves = [
+            p.nvfuser_kernel.change.estimate
+            for p in verdicts[name].points
+            if p.key.variant == "thunder-prims" and p.nvfuser_kernel
+        ]
+        return f"{math.exp(sum(map(math.log, moves)) / len(moves)) - 1:+.1%}"
+
+    two, five = "slow-thunder-2", "slow-thunder-5"
+    assert (
+        f"{geomean(two, 'thunder-prims')} (thunder-prims) / {geomean(two, 'thunder-func')} "
+        f"(thunder-func) for {two}, {geomean(five, 'thunder-prims')} / "
+        f"{geomean(five, 'thunder-func')} for {five}"
+    ) in DATA_README
+    assert (
+        f"{nvfuser('slow-nvfuser-2')} for slow-nvfuser-2 and {nvfuser('slow-nvfuser-5')} for "
+        "slow-nvfuser-5"
+    ) in DATA_README
+    assert {v.overall for name, v in verdicts.items() if "nvfuser" in name} == {"improved"}
+
+
+def test_data_readme_stock_spread() -> None:
+    out = run("python -m bot noise --results data/h200/results --results data/h200-states/results")
+    rows = [line.split() for line in out.splitlines() if line.startswith("thunder-")]
+    # point, six runs, spread, threshold now, "->", suggested: six runs were pooled
+    assert {len(r[: r.index("->") + 2]) for r in rows} == {1 + 6 + 1 + 1 + 1 + 1}
+    worst = rows[0]  # the table is sorted by spread, largest first
+    assert worst[0] == "thunder-func/float32/512x4096"
+    assert f"is {worst[7]} (thunder-func fp32 512x4096)" in DATA_README
+    assert "Left out, run on another torch/nvfuser/thunder stack: f888795e" in out
+
+
+def test_data_readme_broken_run_and_gpu_test_logs() -> None:
+    broken = (STATES / "logs" / "broken-executor.log").read_text(encoding="utf-8")
+    assert "== measurement took 69 s" in broken and "| 69 s, then asv (not timed" in DATA_README
+    assert "not a valid Executor" in broken and "not a valid Executor" in DATA_README
+    first = (STATES / "logs" / "gpu-tests-call1.log").read_text(encoding="utf-8")
+    second = (STATES / "logs" / "gpu-tests-call2.log").read_text(encoding="utf-8")
+    assert "1 failed, 6 passed" in first and "7 passed" in second
+    assert "6 passed and 1 failed in call 1" in DATA_README and "7 passed)" in DATA_README

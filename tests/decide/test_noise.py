@@ -122,3 +122,38 @@ def test_runs_of_different_stacks_are_not_pooled(
     assert cli.main(["noise", "--results", str(copy)], env={}) == ExitCode.BAD_INPUT
     assert "the runs differ in torch/nvfuser/thunder versions" in capsys.readouterr().err
     assert cli.main(["noise", "--results", str(copy), "--margin", "0"], env={}) == ExitCode.USAGE
+
+
+def test_a_run_of_another_stack_is_left_out_by_name_when_most_runs_agree(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """data/h200-states holds a broken-executor run (Thunder 0.2.5) beside four stock runs:
+    the six stock runs of 0.2.6 are pooled and the other one is named, not mixed in."""
+    states = ROOT / "data" / "h200-states" / "results"
+    argv = ["noise", "--results", str(H200[0]), "--results", str(states), "--json", "-"]
+    assert cli.main(argv, env={}) == ExitCode.OK_NO_REGRESSION
+    data = json.loads(capsys.readouterr().out)
+    assert [r[:8] for r in data["runs"]] == [
+        "06f650c8",
+        "da17d548",
+        "6c840f30",
+        "022fefdd",
+        "324c493b",
+        "016e16b1",
+    ]
+    assert [r[:8] for r in data["left_out"]] == ["f888795e"]
+    argv = ["noise", "--results", str(H200[0]), "--results", str(states)]
+    assert cli.main(argv, env={}) == ExitCode.OK_NO_REGRESSION
+    assert "Left out, run on another torch/nvfuser/thunder stack: f888795e (" in (
+        capsys.readouterr().out
+    )
+
+
+def test_the_same_run_in_two_folders_is_counted_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    copy = tmp_path / "again"
+    shutil.copytree(H200[0], copy)
+    argv = ["noise", "--results", str(H200[0]), "--results", str(copy), "--json", "-"]
+    assert cli.main(argv, env={}) == ExitCode.OK_NO_REGRESSION
+    assert len(json.loads(capsys.readouterr().out)["runs"]) == 2
