@@ -10,6 +10,9 @@
 #                       slow-nvfuser-5; benchmarks/rmsnorm_bwd/slowdown.py)
 #     broken-executor   Thunder 0.2.5, whose nvFuser executor does not work with nvFuser 0.2.36
 #                       (every Thunder point fails): needs its wheel in .gpu/extra/
+#     thunder-VERSION   stock code with that Thunder (a nightly: thunder-0.2.7.dev20260201),
+#                       its wheel in .gpu/extra/ (pip download --no-deps lightning-thunder==V)
+# RECORD_VARIANTS (e.g. thunder-prims,thunder-func) measures a subset; nvFuser always runs.
 #
 # Each state runs `benchmarks/run_gpu.sh --size-set pr` under its own time limit
 # (RECORD_TIME_LIMIT, default 180 s) and its log goes to results/logs/<state>.log. After every
@@ -18,7 +21,7 @@
 # Commit what comes back under data/ unchanged, and say in data/README.md which commit is
 # which state.
 set -uo pipefail
-[ $# -gt 0 ] || { sed -n '4,13p' "$0" >&2; exit 2; }
+[ $# -gt 0 ] || { sed -n '4,16p' "$0" >&2; exit 2; }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root" || exit 2
 git_lab=(git -c user.name=perfbot -c user.email=perfbot@localhost)
@@ -35,12 +38,14 @@ for state in "$@"; do
       case "$pct" in ''|*[!0-9]*) echo "data/record.sh: $state: PCT must be a whole number" >&2; exit 2 ;; esac
       slowdown="$side:$(awk "BEGIN{print $pct/100}")"
       message="$state: stock code, $side made $pct% slower by an injected kernel" ;;
-    broken-executor)
-      wheel=$(ls .gpu/extra/lightning_thunder-0.2.5-*.whl 2>/dev/null | head -1)
-      [ -n "$wheel" ] || { echo "data/record.sh: $state needs .gpu/extra/lightning_thunder-0.2.5-*.whl" >&2; exit 2; }
-      pythonpath=/tmp/thunder-0.2.5
+    broken-executor|thunder-*)
+      version=${state#thunder-}; [ "$state" != broken-executor ] || version=0.2.5
+      wheel=$(ls .gpu/extra/lightning_thunder-"$version"-*.whl 2>/dev/null | head -1)
+      [ -n "$wheel" ] || { echo "data/record.sh: $state needs .gpu/extra/lightning_thunder-$version-*.whl" >&2; exit 2; }
+      pythonpath=/tmp/thunder-$version
       rm -rf "$pythonpath" && python3 -m pip install -q --no-index --no-deps --target "$pythonpath" "$wheel" || exit 2
-      message="$state: Thunder 0.2.5 (no usable nvFuser executor on nvFuser 0.2.36)" ;;
+      message="$state: stock code, Thunder $version from its wheel"
+      [ "$state" != broken-executor ] || message="$state: Thunder 0.2.5 (no usable nvFuser executor on nvFuser 0.2.36)" ;;
     *) echo "data/record.sh: unknown state $state" >&2; exit 2 ;;
   esac
   # Snapshot the tree that runs (the lab may keep an older .git between calls).
@@ -49,6 +54,7 @@ for state in "$@"; do
   echo "== $state at $sha"
   args=(--size-set pr --thunder-variant "$variant" --commit "$sha")
   [ -z "$slowdown" ] || args+=(--slowdown "$slowdown")
+  [ -z "${RECORD_VARIANTS:-}" ] || args+=(--variants "$RECORD_VARIANTS")
   status=0
   # A Thunder of another version shadows the carried one for this state only.
   PYTHONPATH=${pythonpath:+$pythonpath:}${PYTHONPATH:-} ASV_PYTHONPATH=${pythonpath:+$pythonpath:}${ASV_PYTHONPATH:-} \
