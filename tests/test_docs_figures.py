@@ -240,3 +240,26 @@ def test_data_readme_broken_run_and_gpu_test_logs() -> None:
     second = (STATES / "logs" / "gpu-tests-call2.log").read_text(encoding="utf-8")
     assert "1 failed, 6 passed" in first and "7 passed" in second
     assert "6 passed and 1 failed in call 1" in DATA_README and "7 passed)" in DATA_README
+
+
+def test_data_readme_thunder_nightlies_table() -> None:
+    nightlies = DATA / "h200-thunder-nightlies"
+    rows = re.findall(
+        r"\| `([0-9a-f]{40})` \| (0\.2\.7\.dev\d{8}) \| (\d+) \+ (\d+) s \|", DATA_README
+    )
+    assert [v for _, v, _, _ in rows] == sorted(v for _, v, _, _ in rows)  # date order
+    assert len(rows) == 6
+    results = nightlies / "results"
+    dates = []
+    for sha, version, measure, store in rows:
+        (path,) = (results / "nvidia-h200").glob(f"{sha}.provenance.jsonl")
+        record = json.loads(path.read_text(encoding="utf-8").splitlines()[-1])
+        assert record["versions"]["thunder"] == version
+        for point in record["points"].values():
+            for name in ("thunder-prims", "thunder-func"):
+                assert point["variants"][name]["status"] == "ok"
+        log = (nightlies / "logs" / f"thunder-{version}.log").read_text(encoding="utf-8")
+        assert f"== measurement took {measure} s" in log
+        assert f"== asv stored the results in {store} s" in log
+        dates.append(load_commit(results, sha).date)
+    assert dates == sorted(dates)  # the commits' dates follow the nightlies' order
