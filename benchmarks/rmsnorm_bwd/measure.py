@@ -93,7 +93,7 @@ def _inject(
     base_us = _probe_us(variant, flush)
     target_us = slowdown.fraction * base_us
     cycles = fit.cycles_for(target_us)
-    added_us = slow.sleep_us(cycles, lambda call: timing.profile_call(call).kernel_us)
+    added_us = slow.sleep_us(cycles)
     variant.call = slow.slowed(variant.call, cycles)
     return {
         "fraction": slowdown.fraction,
@@ -214,7 +214,7 @@ def measure_suite(cfg: SuiteConfig) -> dict[str, Any]:
     injected: dict[str, Any] | None = None
     sleep_fit = None
     if cfg.slowdown is not None:
-        sleep_fit, fit_points = slow.fit_on_device(lambda c: timing.profile_call(c).kernel_us)
+        sleep_fit, fit_points = slow.fit_on_device()
         injected = {
             "side": cfg.slowdown.side,
             "fraction": cfg.slowdown.fraction,

@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import timing
+
 SIDES = ("thunder", "nvfuser")
 #: Cycle counts the sleep kernel is timed at to fit its length (microseconds per cycle and the
 #: launch floor); the range covers 2% of the shortest point to 5% of the longest one.
@@ -85,16 +87,18 @@ def fit(points: Sequence[tuple[int, float]]) -> SleepFit:
     return SleepFit(my - slope * mx, slope)
 
 
-def sleep_us(cycles: int, profile: Callable[[Callable[[], None]], float]) -> float:
-    """Median measured length of the sleep kernel at `cycles` (`profile` times one call)."""
+def sleep_us(cycles: int) -> float:
+    """Median measured length of the sleep kernel at `cycles`."""
     import torch
 
-    return statistics.median(profile(lambda: torch.cuda._sleep(cycles)) for _ in range(FIT_REPEATS))
+    return statistics.median(
+        timing.profile_call(lambda: torch.cuda._sleep(cycles)).kernel_us for _ in range(FIT_REPEATS)
+    )
 
 
-def fit_on_device(profile: Callable[[Callable[[], None]], float]) -> tuple[SleepFit, list[Any]]:
+def fit_on_device() -> tuple[SleepFit, list[Any]]:
     """The fit, and the measurements it came from (kept in the record)."""
-    measured = [(cycles, sleep_us(cycles, profile)) for cycles in FIT_CYCLES]
+    measured = [(cycles, sleep_us(cycles)) for cycles in FIT_CYCLES]
     return fit(measured), [list(m) for m in measured]
 
 

@@ -46,6 +46,10 @@ def step(name: str, default: ExitCode) -> Iterator[None]:
         raise StepFailed(name, default, f"{type(exc).__name__}: {exc}") from exc
 
 
+def _dumps(data: object) -> str:
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
 #: ``--json -``: the JSON goes to stdout, in place of the command's text output.
 STDOUT = Path("-")
 
@@ -53,7 +57,7 @@ STDOUT = Path("-")
 def emit_json(path: Path, data: object, out: IO[str]) -> bool:
     """Write `data` to `path`, or to `out` for ``-``; True when it went to `out`."""
     if path == STDOUT:
-        out.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
+        out.write(_dumps(data))
         return True
     write_json_atomically(path, data)
     return False
@@ -63,7 +67,7 @@ def write_json_atomically(path: Path, data: object) -> None:
     """Write beside the target, then rename over it: readers see the old file or the new one."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        tmp.write_text(_dumps(data), encoding="utf-8")
         tmp.replace(path)
     finally:
         tmp.unlink(missing_ok=True)

@@ -78,7 +78,10 @@ def find_commit_files(results_dir: Path, sha: str) -> dict[str, tuple[str, Path]
         for path in _results_files(mdir):
             if not path.name.split("-", 1)[0].startswith(sha[:8]):
                 continue
-            full = full_sha(read_json(path).get("commit_hash"), str(path))
+            # A full hash needs no look inside here: _load checks the file's hash before any use.
+            full = (
+                sha if len(sha) == 40 else full_sha(read_json(path).get("commit_hash"), str(path))
+            )
             if full.startswith(sha):
                 hits.setdefault(full, []).append(path)
         if len(hits) > 1:

@@ -235,3 +235,15 @@ def test_a_commit_hash_that_is_not_a_string_is_refused(
     edit_json(synth.result_file("same"), lambda d: d.update(commit_hash=value))
     with pytest.raises(BadInput, match=r"commit_hash .* is not a full 40-hex commit hash"):
         list_commits(synth.results_dir)
+
+
+def test_a_full_sha_lookup_still_checks_the_files_hash_before_use(
+    synthetic: SyntheticResults, tmp_path: Path
+) -> None:
+    """With a full SHA the file is found by its name alone; the hash inside is checked when the
+    file is read, before the provenance path is built from anything."""
+    synth = _copy(synthetic, tmp_path)
+    sha = synth.commits["same"]
+    edit_json(synth.result_file("same"), lambda d: d.update(commit_hash=sha[:8] + "/../"))
+    with pytest.raises(BadInput, match="is not a full 40-hex commit hash"):
+        load_commit(synth.results_dir, sha)
