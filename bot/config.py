@@ -60,12 +60,21 @@ class VerdictSettings:
     """See bot/decide/verdict.py for how each is used and why these defaults."""
 
     effect: float = 0.02
+    kernel_effect: float = 0.02
     thresholds: tuple[Threshold, ...] = ()
     alpha: float = 0.01
     gating: tuple[str, ...] = ("thunder-*",)
     min_samples: int = 10
     resamples: int = 4000
     seed: int = 20240611
+    noise_model: Path | None = None  # resolved against the config file's folder
+
+    def kernel_threshold_for(self, label: str) -> float:
+        """Kernel-time series match patterns written ``kernel:variant/dtype/shape``."""
+        for t in self.thresholds:
+            if fnmatch.fnmatchcase(f"kernel:{label}", t.pattern):
+                return t.effect
+        return self.kernel_effect
 
     def threshold_for(self, label: str) -> float:
         """The first matching pattern wins; otherwise the default effect."""
@@ -157,7 +166,8 @@ class _Table:
         return tuple(v)
 
 
-NAME_RE = re.compile(r"[A-Za-z0-9_.+*?\[\]/-]{1,100}")
+NAME_RE = re.compile(r"[A-Za-z0-9_.+*?\[\]/:-]{1,100}")
+PATH_RE = re.compile(r"[A-Za-z0-9_./-]{1,200}")
 LABEL_RE = re.compile(r"[A-Za-z0-9 _.:-]{1,50}")
 LOGIN_RE = re.compile(r"[A-Za-z0-9-]{1,39}(?:\[bot\])?")
 
@@ -175,12 +185,23 @@ def _thresholds(raw: Any, source: str) -> tuple[Threshold, ...]:
     return tuple(out)
 
 
-def _verdict(raw: Any, source: str) -> VerdictSettings:
-    keys = {"effect", "thresholds", "alpha", "gating_variants", "min_samples", "resamples", "seed"}
+def _verdict(raw: Any, source: str, path: Path | None) -> VerdictSettings:
+    keys = {
+        "effect", "kernel_effect", "thresholds", "alpha", "gating_variants", "min_samples",
+        "resamples", "seed", "noise_model",
+    }
     t = _Table(raw, "verdict", source, keys)
     d = VerdictSettings()
+    model = t.text("noise_model", None, PATH_RE)
+    model_path = None
+    if model is not None:
+        model_path = Path(model)
+        if not model_path.is_absolute() and path is not None:
+            model_path = path.parent / model_path
     return VerdictSettings(
         effect=t.number("effect", d.effect, 0.001, 1.0),
+        kernel_effect=t.number("kernel_effect", d.kernel_effect, 0.001, 1.0),
+        noise_model=model_path,
         thresholds=_thresholds(t.data.get("thresholds", []), source),
         alpha=t.number("alpha", d.alpha, 1e-6, 0.2),
         gating=t.strings("gating_variants", d.gating, NAME_RE),
@@ -242,7 +263,7 @@ def _build(env: Mapping[str, str], data: dict[str, Any], path: Path | None) -> C
         "issues_login", None, LOGIN_RE
     )
     return Config(
-        verdict=_verdict(top.data.get("verdict", {}), source),
+        verdict=_verdict(top.data.get("verdict", {}), source, path),
         machine=results.text("machine", None, re.compile(r"[A-Za-z0-9_.-]{1,100}")),
         site_url=_env_text(env, "PERFBOT_SITE_URL", URL_RE) or site.text("base_url", None, URL_RE),
         issue_repos=repos,

@@ -6,20 +6,22 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    OK_NO_REGRESSION = 0  # ran to the end; no regression (or improved, or no data)
+    OK_NO_REGRESSION = 0  # ran to the end; no regression (no change, improved, unsure, no data)
     REGRESSION = 1  # ran to the end; a regression was found and reported
     USAGE = 2  # bad arguments or configuration: nothing was read or posted
     BAD_INPUT = 3  # results missing, corrupt or incomplete: nothing was posted
     GITHUB_FAILURE = 4  # a GitHub step failed; the message names it
+    BROKEN = 5  # ran to the end; a point that ran at base fails at head (and was reported)
     OUTPUT_CLOSED = 141  # stdout was closed early (`| head`); 128 + SIGPIPE, as a shell says
 
 
 MEANING = {
-    ExitCode.OK_NO_REGRESSION: "no regression (no change, improved, or no data)",
+    ExitCode.OK_NO_REGRESSION: "no regression (no change, improved, unsure, or no data)",
     ExitCode.REGRESSION: "a regression was found (and reported)",
     ExitCode.USAGE: "bad arguments or configuration",
     ExitCode.BAD_INPUT: "results missing, corrupt or incomplete",
     ExitCode.GITHUB_FAILURE: "a GitHub step failed (the message names it)",
+    ExitCode.BROKEN: "broken: a point that ran at base fails at head (and was reported)",
     ExitCode.OUTPUT_CLOSED: "stdout was closed early (e.g. `| head`); the rest is dropped",
 }
 

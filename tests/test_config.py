@@ -20,8 +20,9 @@ def _toml(tmp_path: Path, text: str) -> Path:
 
 def test_documented_file_equals_the_built_in_defaults_but_for_the_calibration() -> None:
     shipped = Config.from_env({}, ROOT / "perfbot.toml")
-    assert shipped.verdict.thresholds  # the H200 calibration (tests/test_noise.py)
-    uncalibrated = replace(shipped, verdict=replace(shipped.verdict, thresholds=()))
+    # the H200 calibration (tests/decide/test_noise.py), relative to the file's folder
+    assert shipped.verdict.noise_model == ROOT / "noise" / "nvidia-h200.json"
+    uncalibrated = replace(shipped, verdict=replace(shipped.verdict, noise_model=None))
     assert uncalibrated == Config.from_env({}, None) == Config()
 
 

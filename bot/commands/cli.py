@@ -21,6 +21,7 @@ from bot.commands.calibrate import run_calibrate
 from bot.commands.demo import run_demo
 from bot.commands.inputs import Loaded, Selection
 from bot.commands.noise import run_noise
+from bot.commands.noise_file import read_noise_model
 from bot.commands.parser import build_parser
 from bot.commands.pr import run_pr
 from bot.commands.report import run_report
@@ -30,7 +31,7 @@ from bot.config import Config
 from bot.decide.config_check import check_gating, unused_thresholds
 from bot.decide.verdict import decide
 from bot.exitcodes import ExitCode
-from bot.results.locate import load_pair
+from bot.results.locate import load_sides
 from bot.tell.log import LogSafeWriter
 
 
@@ -42,23 +43,27 @@ def load(sel: Selection, env: Mapping[str, str]) -> Loaded:
     """
     with step("load configuration", ExitCode.USAGE):
         config = Config.from_env(env, sel.config)
+    s = config.verdict
+    model = None
+    if s.noise_model is not None:
+        with step(f"read noise model {s.noise_model}", ExitCode.BAD_INPUT):
+            model = read_noise_model(s.noise_model)
     with step("read results", ExitCode.BAD_INPUT):
         machine = sel.machine or config.machine
-        s = config.verdict
-        base, head = load_pair(sel.results, sel.base, sel.head, machine, s.min_samples)
+        base_runs, head_runs = load_sides(sel.results, sel.base, sel.head, machine, s.min_samples)
     with step("check configuration against the results", ExitCode.USAGE):
-        check_gating(s, (base, head))
-        warnings = unused_thresholds(s, (base, head))
+        check_gating(s, (*base_runs, *head_runs))
+        warnings = unused_thresholds(s, (*base_runs, *head_runs))
         for warning in warnings:
             print(f"fusion-perfbot: warning: {warning}", file=sys.stderr)
     with step("compute verdict", ExitCode.BAD_INPUT):
-        verdict = decide(base, head, config.verdict)
+        verdict = decide(base_runs, head_runs, config.verdict, model)
         verdict = replace(verdict, notes=(*verdict.notes, *warnings))
-    return Loaded(config, base, head, verdict)
+    return Loaded(config, base_runs[0], head_runs[0], verdict, base_runs, head_runs)
 
 
 def _selection(args: argparse.Namespace) -> Selection:
-    return Selection(args.results, args.base, args.head, args.machine, args.config)
+    return Selection(tuple(args.results or ()), args.base, args.head, args.machine, args.config)
 
 
 def cmd_report(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
@@ -79,15 +84,16 @@ def cmd_pr(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> in
 
 def cmd_calibrate(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
     return run_calibrate(
-        _selection(args),
+        args.results,
         env,
         out,
+        thunder_variant=args.thunder_variant,
+        machine=args.machine,
+        config_path=args.config,
+        runs_a_side=args.runs_a_side,
         trials=args.trials,
-        power_trials=args.power_trials,
-        mode=args.mode,
-        resamples=args.resamples,
+        jobs=args.jobs,
         json_path=args.json,
-        point_trials=args.point_trials,
     )
 
 
@@ -99,8 +105,8 @@ def cmd_noise(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) ->
         thunder_variant=args.thunder_variant,
         machine=args.machine,
         config_path=args.config,
-        margin=args.margin,
         json_path=args.json,
+        model_path=args.write_model,
     )
 
 

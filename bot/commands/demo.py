@@ -8,7 +8,7 @@ own exit code is 0; the code CI would have got is printed instead.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -34,7 +34,7 @@ def run_demo(
     out: IO[str],
     load: Loader,
     *,
-    results: Path | None,
+    results: Sequence[Path] | None,
     base: str | None,
     head: str | None,
     machine: str | None,
@@ -44,13 +44,13 @@ def run_demo(
     from bot.github.fake import BOT_LOGIN, BOT_TOKEN, HUMAN_LOGIN, start_server
 
     with step("pick the demo commits", ExitCode.USAGE):
-        if results is None:
-            results = next((d for d in DEMO_RESULTS if d.is_dir()), DEMO_RESULTS[0])
+        if not results:
+            results = [next((d for d in DEMO_RESULTS if d.is_dir()), DEMO_RESULTS[0])]
         if (base is None) != (head is None):
             raise ConfigError("give both --base and --head, or neither")
         if base is None or head is None:
-            base, head = demo_pair(results)
-    sel = Selection(results, base, head, machine, config_path)
+            base, head = demo_pair(results[0])
+    sel = Selection(tuple(results), base, head, machine, config_path)
     with start_server() as fake:
         with step("seed the local GitHub", ExitCode.GITHUB_FAILURE):
             fake.state.add_repo(DEMO_REPO)
@@ -78,7 +78,7 @@ def run_demo(
             head_ref="demo/rmsnorm-bwd",
             site_url=got.config.site_url,
         )
-        out.write(f"Results {results}: base {base[:12]}, head {head[:12]}\n")
+        out.write(f"Results {', '.join(map(str, results))}: base {base[:12]}, head {head[:12]}\n")
         out.write(f"Local fake GitHub at {fake.web_url}; posting as {BOT_LOGIN}\n")
         code = publish(got, ctx, out)
         out.write("\n===== the comment on " + f"{DEMO_REPO}#{pull.number} =====\n")

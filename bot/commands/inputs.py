@@ -22,7 +22,7 @@ from bot.results.types import CommitResults
 class Selection:
     """Which results to compare, as given on the command line (hashes may be abbreviated)."""
 
-    results: Path
+    results: tuple[Path, ...]  # one folder per repeat
     base: str
     head: str
     machine: str | None
@@ -32,9 +32,11 @@ class Selection:
 @dataclass(frozen=True)
 class Loaded:
     config: Config
-    base: CommitResults
+    base: CommitResults  # the first run of each side: its provenance heads the comment
     head: CommitResults
     verdict: Verdict
+    base_runs: tuple[CommitResults, ...] = ()
+    head_runs: tuple[CommitResults, ...] = ()
 
 
 #: Reads the configuration (from this environment) and the results, and decides the verdict.
@@ -42,4 +44,6 @@ Loader = Callable[[Selection, Mapping[str, str]], Loaded]
 
 
 def verdict_code(v: Verdict) -> ExitCode:
+    if v.broken:
+        return ExitCode.BROKEN
     return ExitCode.REGRESSION if v.regressed else ExitCode.OK_NO_REGRESSION

@@ -1,6 +1,6 @@
-"""The ``noise`` command: the run-to-run spread of every gating point over recorded runs of the
-same code (A/A runs), and the per-point thresholds that absorb it (the arithmetic is
-bot/decide/noise.py).
+"""The ``noise`` command: the between-run noise model fitted on recorded runs of the same code
+(A/A runs), printed and optionally written for perfbot.toml (the arithmetic is
+bot/decide/noise_model.py).
 
 Which runs are "the same code" is read from their provenance records: every run of the given
 Thunder variant (default ``stock``) on one machine, across all the results directories given,
@@ -15,22 +15,31 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
-from bot.commands.steps import emit_json, step
+from bot.commands.steps import emit_json, step, write_json_atomically
 from bot.config import Config
 from bot.decide.config_check import check_gating
-from bot.decide.noise import DEFAULT_MARGIN, report_text, run_to_run, thresholds_toml, to_json
+from bot.decide.noise import report_text
+from bot.decide.noise_model import fit, to_json
 from bot.exitcodes import ExitCode
 from bot.results.locate import list_commits, load_commit
 from bot.results.types import BadInput, CommitResults
 
 STACK = ("torch", "nvfuser", "thunder")
+#: What else must agree for runs to be pooled: samples of different lengths have different noise.
+SAMPLING = ("calls_per_sample",)
 
 
 def _stack(run: CommitResults) -> tuple[str | None, ...]:
-    return tuple(run.provenance.text("versions", p) if run.provenance else None for p in STACK)
+    prov = run.provenance
+    versions = tuple(prov.text("versions", p) if prov else None for p in STACK)
+    return versions + tuple(prov.text(k) if prov else None for k in SAMPLING)
 
 
-def _same_code_runs(
+def _started(run: CommitResults) -> str | None:
+    return run.provenance.text("started_at") if run.provenance else None
+
+
+def same_code_runs(
     dirs: Sequence[Path], thunder_variant: str, machine: str | None, min_samples: int
 ) -> tuple[list[CommitResults], list[CommitResults]]:
     """The runs to pool, and those left out because another stack ran them.
@@ -43,10 +52,14 @@ def _same_code_runs(
     for results in dirs:
         for info in list_commits(results):
             if info.thunder_variant == thunder_variant and machine in (None, info.machine):
-                if (info.machine, info.commit) in seen:  # the same run in two folders
+                run = load_commit(results, info.commit, info.machine, min_samples)
+                # The same run copied into two folders is one run; two processes of one commit
+                # (a job's repeats, each in its own folder) are two.
+                identity = (run.machine, run.commit, _started(run))
+                if identity in seen:
                     continue
-                seen.add((info.machine, info.commit))
-                runs.append(load_commit(results, info.commit, info.machine, min_samples))
+                seen.add(identity)
+                runs.append(run)
     machines = sorted({r.machine for r in runs})
     if len(machines) > 1:
         raise BadInput(
@@ -62,11 +75,12 @@ def _same_code_runs(
 
 
 def _left_out_text(left_out: Sequence[CommitResults]) -> str:
+    names = (*STACK, "calls per sample")
     parts = [
-        f"{r.commit[:8]} ({', '.join(f'{p} {v}' for p, v in zip(STACK, _stack(r), strict=True))})"
+        f"{r.commit[:8]} ({', '.join(f'{p} {v}' for p, v in zip(names, _stack(r), strict=True))})"
         for r in left_out
     ]
-    return f"Left out, run on another {'/'.join(STACK)} stack: " + "; ".join(parts)
+    return "Left out, run on another stack or sampling: " + "; ".join(parts)
 
 
 def run_noise(
@@ -77,31 +91,31 @@ def run_noise(
     thunder_variant: str,
     machine: str | None,
     config_path: Path | None,
-    margin: float = DEFAULT_MARGIN,
     json_path: Path | None = None,
+    model_path: Path | None = None,
 ) -> int:
     with step("load configuration", ExitCode.USAGE):
         config = Config.from_env(env, config_path)
     with step("read results", ExitCode.BAD_INPUT):
         s = config.verdict
-        runs, left_out = _same_code_runs(
+        runs, left_out = same_code_runs(
             dirs, thunder_variant, machine or config.machine, s.min_samples
         )
     with step("check configuration against the results", ExitCode.USAGE):
         check_gating(s, runs)
-    with step("measure run-to-run spread", ExitCode.BAD_INPUT):
-        spreads = run_to_run(runs, s, margin)
+    with step("fit the between-run noise model", ExitCode.BAD_INPUT):
+        model = fit(runs)
+    if model_path is not None:
+        with step(f"write {model_path}", ExitCode.USAGE):
+            write_json_atomically(model_path, to_json(model))
     if json_path is not None:
         with step(f"write {json_path}", ExitCode.USAGE):
-            data = {**to_json(runs, spreads, margin), "left_out": [r.commit for r in left_out]}
+            data = {**to_json(model), "left_out": [r.commit for r in left_out]}
             if emit_json(json_path, data, out):
                 return ExitCode.OK_NO_REGRESSION  # stdout holds the JSON alone
-    out.write(report_text(runs, spreads) + "\n")
+    out.write(report_text(runs, model, s) + "\n")
     if left_out:
         out.write("\n" + _left_out_text(left_out) + "\n")
-    toml = thresholds_toml(spreads, s.effect)
-    out.write(
-        f"\nThresholds (margin {margin} x largest A/A change, default {s.effect}), "
-        "for perfbot.toml's [verdict] section:\n\n" + (toml or "# none above the default") + "\n"
-    )
+    if model_path is not None:
+        out.write(f"\nWrote the model to {model_path} (perfbot.toml: [verdict] noise_model)\n")
     return ExitCode.OK_NO_REGRESSION

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import IO, Literal
+from typing import IO
 
 from bot.commands.inputs import Loaded, verdict_code
 from bot.commands.steps import StepFailed, step
 from bot.exitcodes import ExitCode
 from bot.github.issues import RepoIssueOutcome
 from bot.tell.comment import MARKER, Context, render_comment
-from bot.tell.issue import IssueSpec, issue_spec, update_note
+from bot.tell.issue import GuardIssue, guard_issues
 
 
 def run_pr(
@@ -41,7 +41,7 @@ def run_pr(
     return publish(got, ctx, out, dry_run=dry_run)
 
 
-def _dry(got: Loaded, ctx: Context, spec: IssueSpec | None, state: str, note: str, why: str) -> str:
+def _dry(got: Loaded, ctx: Context, issues: Sequence[GuardIssue], why: str) -> str:
     body = render_comment(got.verdict, ctx, got.base.provenance, got.head.provenance)
     lines = [
         f"DRY RUN ({why}): nothing was posted.",
@@ -50,34 +50,45 @@ def _dry(got: Loaded, ctx: Context, spec: IssueSpec | None, state: str, note: st
         body,
         "----- end of comment -----",
     ]
-    if spec is None:
-        lines.append("Would not touch linked issues (disabled, or no data).")
-    elif state == "recovered":
-        lines += [
-            f"Would close any open linked issue with key {spec.key} in {', '.join(spec.repos)}",
-            "after commenting:",
-            note,
-        ]
-    else:
-        lines += [
-            f"Would open or update linked issues in {', '.join(spec.repos)}",
-            f"key: {spec.key}",
-            f"label: {spec.label}",
-            f"title: {spec.title}",
-            "----- issue body -----",
-            spec.body,
-            "----- note on existing issues -----",
-            note,
-            "----- end of issues -----",
-        ]
+    if not issues:
+        lines.append("Would not touch linked issues (disabled).")
+    for gi in issues:
+        spec = gi.spec
+        if gi.state == "recovered":
+            lines.append(
+                f"[{gi.guard}] Would close any open linked issue with key {spec.key} in "
+                f"{', '.join(spec.repos)} after commenting: {gi.note}"
+            )
+        elif gi.state == "hold":
+            lines.append(
+                f"[{gi.guard}] Would comment on an open linked issue with key {spec.key} in "
+                f"{', '.join(spec.repos)}, if any, opening and closing nothing: {gi.note}"
+            )
+        else:
+            lines += [
+                f"[{gi.guard}] Would open or update linked issues in {', '.join(spec.repos)}",
+                f"key: {spec.key}",
+                f"label: {spec.label}",
+                f"title: {spec.title}",
+                "----- issue body -----",
+                spec.body,
+                "----- note on existing issues -----",
+                gi.note,
+                "----- end of issues -----",
+            ]
     return "\n".join(lines) + "\n"
 
 
-def _links(outcomes: Sequence[RepoIssueOutcome]) -> tuple[tuple[str, str], ...]:
+def _links(
+    outcomes: Sequence[tuple[GuardIssue, RepoIssueOutcome]],
+) -> tuple[tuple[str, str], ...]:
     return tuple(
-        (f"{o.repo}#{o.number}" + (" (closed)" if o.action == "closed" else ""), o.url)
-        for o in outcomes
-        if o.number is not None and o.url is not None
+        (
+            f"{o.repo}#{o.number} ({gi.guard})" + (" (closed)" if o.action == "closed" else ""),
+            o.url,
+        )
+        for gi, o in outcomes
+        if o.number is not None and o.url is not None and o.action != "absent"
     )
 
 
@@ -88,31 +99,35 @@ def publish(got: Loaded, ctx: Context, out: IO[str], *, dry_run: bool = False) -
     from bot.github.sticky import upsert_sticky_comment
 
     cfg, v = got.config, got.verdict
-    spec: IssueSpec | None = None
-    state: Literal["regressed", "recovered"] = "regressed" if v.regressed else "recovered"
-    with step("build issue", ExitCode.BAD_INPUT):
-        note = update_note(v, ctx)
-        if cfg.file_issues and v.overall != "inconclusive (no data)":
-            spec = issue_spec(v, ctx, cfg.issue_repos, cfg.issue_label)
+    issues: tuple[GuardIssue, ...] = ()
+    with step("build issues", ExitCode.BAD_INPUT):
+        if cfg.file_issues:
+            issues = guard_issues(v, ctx, cfg.issue_repos, cfg.issue_label)
     if dry_run or cfg.comment_token is None:
         why = "--dry-run" if dry_run else "no GITHUB_TOKEN"
-        out.write(_dry(got, ctx, spec, state, note, why))
+        out.write(_dry(got, ctx, issues, why))
         return verdict_code(v)
-    outcomes: tuple[RepoIssueOutcome, ...] = ()
+    outcomes: list[tuple[GuardIssue, RepoIssueOutcome]] = []
     issue_failure: StepFailed | None = None
-    if spec is not None and cfg.issues_token is not None:
+    if issues and cfg.issues_token is not None:
         token = cfg.issues_token
         try:
-            with step("sync linked issues", ExitCode.GITHUB_FAILURE):
-                gh_issues = make_github(
-                    cfg.api_url,
-                    token.reveal(),
-                    timeout=cfg.timeout_s,
-                    max_retry_wait=cfg.max_retry_wait_s,
-                )
-                outcomes = sync_regression_issues(
-                    lambda _repo: gh_issues, spec, state, note, bot_login=cfg.issues_login
-                )
+            gh_issues = make_github(
+                cfg.api_url,
+                token.reveal(),
+                timeout=cfg.timeout_s,
+                max_retry_wait=cfg.max_retry_wait_s,
+            )
+            for gi in issues:
+                with step(f"sync linked issues ({gi.guard})", ExitCode.GITHUB_FAILURE):
+                    got_outcomes = sync_regression_issues(
+                        lambda _repo: gh_issues,
+                        gi.spec,
+                        gi.state,
+                        gi.note,
+                        bot_login=cfg.issues_login,
+                    )
+                outcomes += [(gi, o) for o in got_outcomes]
         except StepFailed as failure:  # still post the comment: the verdict is the main news
             issue_failure = failure
     with step("render comment", ExitCode.BAD_INPUT):
@@ -137,13 +152,16 @@ def publish(got: Loaded, ctx: Context, out: IO[str], *, dry_run: bool = False) -
             f" (deleted {len(posted.removed)} duplicate(s) of it left by a concurrent run: {ids})"
         )
     out.write(f"verdict: {v.overall}\ncomment {posted.action}: {posted.url}{removed}\n")
-    for o in outcomes:
+    for gi, o in outcomes:
+        if o.action == "absent":
+            continue
         folded = ""
         if o.folded:
             numbers = ", ".join(f"#{n}" for n in o.folded)
             folded = f" (closed duplicate(s) {numbers} as not planned, pointing at this one)"
-        out.write(f"issue in {o.repo}: {o.action} {o.url or ''}".rstrip() + folded + "\n")
-    failed = [o for o in outcomes if o.action == "failed"]
+        line = f"issue ({gi.guard}) in {o.repo}: {o.action} {o.url or ''}".rstrip()
+        out.write(line + folded + "\n")
+    failed = [o for _, o in outcomes if o.action == "failed"]
     if issue_failure is not None:
         raise issue_failure
     if failed:

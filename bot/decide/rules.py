@@ -1,55 +1,57 @@
 """The verdict's rules, one pure function each, so that every boundary can be tested alone.
 
 bot/decide/verdict.py's docstring states them and why; here is exactly where each line is
-drawn: a point's change must REACH its threshold (``>=``), its Holm-adjusted p must be BELOW
-alpha (``<``), and its interval must lie strictly above 1 (``low > 1``); corroboration by the
-point's own interval needs its low end to REACH the threshold.
+drawn: a change must REACH its threshold (``>=``), its Holm-adjusted p must be BELOW alpha
+(``<``), and its interval must lie strictly above 1 (``low > 1``); corroboration by the
+series' own interval needs its low end to REACH the threshold.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
-from bot.decide.stats import Comparison, Interval, geometric_mean
-from bot.decide.types import Moved, Overall, PointVerdict, State, VariantSummary
-from bot.results.types import PointKey
+from bot.decide.stats import Comparison
+from bot.decide.types import Guard, GuardKind, Moved, Overall, PointVerdict, State, VariantSummary
 
 #: A variant-wide geometric mean decides on its own only over this many points: with fewer, it is
 #: one or two points again and must pass the point rule instead.
 MIN_BROAD_POINTS = 3
 
 
-def point_state(
-    change: Interval, p_up: float, p_down: float, threshold: float, alpha: float
-) -> State:
-    """Regressed, improved or no change, for one point's ratio change (Holm-adjusted p's)."""
+def point_state(c: Comparison, p_up: float, p_down: float, threshold: float, alpha: float) -> State:
+    """Regressed, improved, unsure or no change, for one change (Holm-adjusted p's).
+
+    Unsure: the change reached the threshold but is not established (noise could explain it);
+    only upward, since an unconfirmed improvement needs no action.
+    """
+    change = c.change
     if change.estimate >= 1 + threshold and p_up < alpha and change.excludes_one() > 0:
         return "regressed"
     if change.estimate <= 1 / (1 + threshold) and p_down < alpha and change.excludes_one() < 0:
         return "improved"
+    if change.estimate >= 1 + threshold:
+        return "unsure"
     return "no change"
 
 
 def is_corroborated(
-    key: PointKey, state: State, cmps: Mapping[PointKey, Comparison], threshold: float
+    state: State, c: Comparison, threshold: float, others: Comparison | None
 ) -> bool:
-    """A flagged point is not alone: its CI clears the threshold by itself, or the variant's
-    OTHER points (other sizes, so independent rounds) moved the same way as a group.
+    """A flagged change is not alone: its own interval clears the threshold, or the variant's
+    OTHER points (other sizes, so separate rounds) moved the same way as a group.
 
     Other variants at the same size do not count: they share the nvFuser measurement, so one
     noisy nvFuser round set would "corroborate" itself.
     """
     if state not in ("regressed", "improved"):
         return False
-    c = cmps[key].change
-    if c.low >= 1 + threshold if state == "regressed" else c.high <= 1 / (1 + threshold):
+    ch = c.change
+    if ch.low >= 1 + threshold if state == "regressed" else ch.high <= 1 / (1 + threshold):
         return True
-    others = [cmps[o] for o in cmps if o.variant == key.variant and o != key]
-    if not others:
+    if others is None:
         return False
-    group = geometric_mean(others)
-    return group.low > 1 if state == "regressed" else group.high < 1
+    return others.change.low > 1 if state == "regressed" else others.change.high < 1
 
 
 def side_moved(
@@ -74,29 +76,61 @@ def side_moved(
     return table[moved(contender), moved(nvfuser)]
 
 
-def overall_verdict(
-    gating: Sequence[PointVerdict], summaries: Sequence[VariantSummary], effect: float
-) -> tuple[Overall, str]:
-    """The headline from the gating points with data and the per-variant geometric means."""
-    broad = [v for v in summaries if v.points >= MIN_BROAD_POINTS]
-    broad_up = [v for v in broad if v.geomean.estimate >= 1 + effect and v.geomean.low > 1]
-    broad_down = [v for v in broad if v.geomean.estimate <= 1 / (1 + effect) and v.geomean.high < 1]
-    ups = [p for p in gating if p.state == "regressed" and p.corroborated]
-    downs = [p for p in gating if p.state == "improved" and p.corroborated]
-    lone = [p for p in gating if p.state in ("regressed", "improved") and not p.corroborated]
-    if not gating:
-        return "inconclusive (no data)", "no gating point has data at both commits"
-    if ups or broad_up:
-        return "regressed", _why(ups, broad_up, "slower")
-    if downs or broad_down:
-        return "improved", _why(downs, broad_down, "faster")
-    reason = f"no gating point moved by its threshold ({len(gating)} points compared)"
-    if lone:
-        reason += f"; {len(lone)} uncorroborated point(s) set aside as noise"
-    return "no change", reason
+def aggregate_state(
+    c: Comparison, points: int, p_up: float, p_down: float, effect: float, alpha: float
+) -> State:
+    """A variant's geometric mean over its points: broad regression, broad gain, or unsure
+    when it reached the effect without being established."""
+    if points < MIN_BROAD_POINTS:
+        return "no change"
+    return point_state(c, p_up, p_down, effect, alpha)
 
 
-def _why(points: list[PointVerdict], broad: list[VariantSummary], word: str) -> str:
-    parts = [f"{len(points)} point(s) significantly {word} relative to nvFuser"] if points else []
-    parts += [f"{v.variant} geometric mean {v.geomean.estimate:.3f}x" for v in broad]
-    return "; ".join(parts)
+def guard_state(points: Sequence[PointVerdict], aggregates: Sequence[VariantSummary]) -> State:
+    """One guard from its gating points and its geometric means.
+
+    Regressed: a corroborated regressed point, or a broad (geometric-mean) regression. Unsure:
+    otherwise, a geometric mean that reached the effect unconfirmed (a lone point that reached
+    its threshold unconfirmed is shown as unsure on its row, but does not make the guard
+    unsure: among 18-45 series, one such is expected on every A/A pair at the noisier points).
+    Improved mirrors regressed. No data: no gating point with data at both sides.
+    """
+    with_data = [p for p in points if p.cmp is not None]
+    if not with_data:
+        return "no data"
+    if any(p.state == "regressed" and p.corroborated for p in with_data) or any(
+        a.state == "regressed" for a in aggregates
+    ):
+        return "regressed"
+    if any(a.state == "unsure" for a in aggregates):
+        return "unsure"
+    if any(p.state == "improved" and p.corroborated for p in with_data) or any(
+        a.state == "improved" for a in aggregates
+    ):
+        return "improved"
+    return "no change"
+
+
+def broken_state(points: Sequence[PointVerdict]) -> State:
+    if any(p.state == "broken" for p in points):
+        return "broken"
+    if any(p.state == "still failing" for p in points):
+        return "still failing"
+    return "no change"
+
+
+def overall_state(guards: Sequence[Guard]) -> Overall:
+    """The headline: the worst guard. An improvement counts only when no guard is worse: a
+    ratio that fell because nvFuser's fusion got slower is not good news."""
+    states = {g.kind: g.state for g in guards}
+    if states.get("broken") == "broken":
+        return "broken"
+    deciding: Sequence[GuardKind] = ("nvfuser", "thunder", "ratio")
+    present = [states[k] for k in deciding if k in states]
+    if not present or all(s == "no data" for s in present):
+        return "inconclusive (no data)"
+    ordered: tuple[Overall, ...] = ("regressed", "unsure", "improved")
+    for state in ordered:
+        if state in present:
+            return state
+    return "no change"

@@ -1,45 +1,41 @@
-"""The statistics behind a verdict: per-round paired ratios, bootstrap CIs, Mann-Whitney, Holm.
+"""The statistics behind a verdict: a two-level noise model (inside a run, between runs).
 
-Method (the README states the same):
+Model (docs/CALIBRATION.md states the same, with the figures):
 
-* Estimate. The suite measures every variant of a point in each round, back to back, so the
-  per-round ratio ``r_i = t_contender_i / t_nvfuser_i`` cancels the drift both sides share (clocks,
-  temperature, a noisy neighbour). A side's ratio is the median of its ``r_i``: robust to the odd
-  slow round. The change of a point is ``median(r_head) / median(r_base)``; above 1 the contender
-  lost ground to nvFuser.
-* Interval. 95% percentile bootstrap: rounds are resampled with replacement within each side
-  independently (the two sides are separate runs, so there is no pairing across them), with a
-  fixed seed derived from the point's name (reruns give the same numbers) and the resamples drawn
-  as one numpy array per side.
-* Test. One-sided Mann-Whitney U on the per-round ratios (ranks, so the same test on log ratios),
-  head against base. Chosen over a permutation test of the median because its null distribution
-  is computed exactly (no ties, up to 50 x 50 rounds; normal approximation with tie correction
-  beyond) so p-values have no Monte-Carlo floor: a 4,000-resample permutation test cannot give p
-  below 1/4001, too coarse for a Holm correction over dozens of points at alpha = 0.01. It is also
-  robust to outlier rounds and is what ``asv compare`` uses, so maintainers know it.
-* Agreement. Both look at the same per-round ratios and the same direction. Where they could
-  disagree (Mann-Whitney sees any upward shift of the distribution, the CI sees its median), the
-  verdict calls a point significant only if both agree: Holm-adjusted p below alpha AND the CI
-  excluding 1 on the same side. So no point is reported significant with a CI that contains 1.
+* A *series* is one measured quantity of one point: the per-round thunder/nvFuser ratio of a
+  variant, or a variant's kernel time (nvFuser's hand-written fusion included). One run (one
+  process) gives, per series, ``y = log(median of its samples)`` and the within-run variance of
+  that log median, ``w = (pi/2) * (1.4826 * MAD)^2 / n`` (the median's large-sample variance
+  for near-normal samples, with a robust scale: one odd round does not inflate it).
+* Between runs, ``y`` moves by more than ``w`` says: another process has another memory
+  placement, clock state, JIT choice. That part, ``tau^2``, comes from recorded A/A runs of the
+  same machine (bot/decide/noise_model.py) and, when this job measured a side more than once,
+  from the spread of its own repeats; the two estimates are pooled by their degrees of freedom.
+* Head against base, with ``n`` base runs and ``m`` head runs: ``d = mean(y_head) -
+  mean(y_base)``, ``se^2 = (tau^2 + w_base)/n + (tau^2 + w_head)/m``. The interval and the
+  one-sided p-values use Student's t with Welch-Satterthwaite degrees of freedom (the tau^2
+  part has few, the within part ``rounds - 1`` per run), so a point whose between-run noise is
+  known from few runs gets a wide interval instead of a confident wrong one.
+
+Everything here is pure and deterministic (no resampling), so a verdict costs microseconds a
+series and reruns give identical numbers.
 """
 
 from __future__ import annotations
 
-import functools
 import math
-import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float64]
-Samples = Sequence[float] | FloatArray
+from bot.decide.tdist import t_cdf, t_quantile
+
 LEVEL = 0.95
-#: Above this many round pairs the exact Mann-Whitney distribution is replaced by its normal
-#: approximation (already accurate to well under 1% of p there).
-EXACT_MAX_PAIRS = 2500
+#: Normal-consistency factor of the median absolute deviation.
+MAD_SCALE = 1.4826
+#: Large-sample variance of a median over that of a mean, for normal samples.
+MEDIAN_EFFICIENCY = math.pi / 2
 
 
 @dataclass(frozen=True)
@@ -56,101 +52,127 @@ class Interval:
 
 
 @dataclass(frozen=True)
+class RunStat:
+    """One series in one run: the log median, its within-run variance, the sample count."""
+
+    y: float
+    w: float
+    n: int
+
+
+@dataclass(frozen=True)
+class Between:
+    """Between-run variance of a series' log median, with its degrees of freedom (0: unknown)."""
+
+    tau2: float = 0.0
+    df: float = 0.0
+
+
+@dataclass(frozen=True)
 class Comparison:
-    """Head against base for one series of per-round values (ratios or kernel times)."""
+    """Head against base for one series: each side's level, the change, and the test."""
 
     base: Interval
     head: Interval
     change: Interval
-    p_up: float  # one-sided Mann-Whitney p that head values are larger (a regression)
-    p_down: float  # ... that they are smaller
-    log_change_reps: FloatArray = field(repr=False, compare=False)
+    p_up: float  # one-sided p that head is larger (slower, or a higher ratio)
+    p_down: float
+    log_change: float
+    se: float  # standard error of log_change
+    df: float
+    tau2: float  # the between-run variance that was used
+    runs: tuple[int, int]  # base runs, head runs
+
+    def runs_to_settle(self, threshold: float, most: int = 10) -> int | None:
+        """Repeats a side (in all, this job's included) after which, if the change stayed
+        where it is, its interval would no longer straddle ``1 + threshold``; None if even
+        ``most`` would not (the change sits on the threshold)."""
+        gap = abs(self.log_change - math.log1p(threshold))
+        n, m = self.runs
+        within = self.se**2 - self.tau2 * (1 / n + 1 / m)
+        per_run = self.tau2 + max(within, 0.0) * n * m / (n + m)  # variance of one run's y
+        q = t_quantile((1 + LEVEL) / 2, max(self.df, 1.0))
+        for r in range(max(n, m), most + 1):
+            if q * math.sqrt(2 * per_run / r) < gap:
+                return r
+        return None
 
 
-def point_seed(seed: int, name: str) -> int:
-    """A per-series seed that does not depend on the order points are processed in."""
-    return (seed * 1_000_003 + zlib.crc32(name.encode())) % 2**32
+def run_stat(samples: Sequence[float]) -> RunStat:
+    """``y`` and ``w`` of one run (see the module docstring)."""
+    logs = np.log(np.asarray(samples, dtype=np.float64))
+    med = float(np.median(logs))
+    mad = float(np.median(np.abs(logs - med)))
+    n = int(logs.size)
+    return RunStat(med, MEDIAN_EFFICIENCY * (MAD_SCALE * mad) ** 2 / n, n)
 
 
-def bootstrap_medians(x: Samples, resamples: int, rng: np.random.Generator) -> FloatArray:
-    """Medians of ``resamples`` bootstrap resamples of ``x``, drawn as one array.
-
-    Equal to ``np.median(sorted(x)[idx], axis=1)`` for ``idx = rng.integers(0, n, (B, n))``,
-    but faster: with ``x`` sorted, the middle order statistics of a resample are ``x`` at the
-    middle of its sorted indices, and partitioning small integers beats a float median.
-    """
-    data = np.sort(np.asarray(x, dtype=np.float64))
-    n = data.size
-    hi = n // 2
-    idx = np.partition(rng.integers(0, n, size=(resamples, n)), hi, axis=1)
-    lower = idx[:, :hi].max(axis=1) if n % 2 == 0 else idx[:, hi]  # the ((n+1)//2)-th
-    return np.asarray((data[lower] + data[idx[:, hi]]) / 2, dtype=np.float64)
-
-
-def _interval(estimate: float, reps: FloatArray) -> Interval:
-    lo, hi = np.quantile(reps, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
-    return Interval(estimate, float(lo), float(hi))
-
-
-def compare(base: Samples, head: Samples, *, resamples: int, seed: int) -> Comparison:
-    """Median of each side, their ratio head/base, CIs and both one-sided p-values."""
-    rng = np.random.default_rng(seed)
-    b_reps, h_reps = (
-        bootstrap_medians(base, resamples, rng),
-        bootstrap_medians(head, resamples, rng),
+def job_between(base: Sequence[RunStat], head: Sequence[RunStat]) -> Between:
+    """tau^2 from this job's own repeats: the spread of each side's runs about its mean, less
+    what the within-run noise explains (none without repeats)."""
+    df = len(base) + len(head) - 2
+    if df <= 0:
+        return Between()
+    ss = sum(
+        sum((r.y - mean) ** 2 for r in side)
+        for side in (base, head)
+        for mean in [sum(r.y for r in side) / len(side)]
     )
-    b_med, h_med = float(np.median(base)), float(np.median(head))
-    log_reps = np.log(h_reps) - np.log(b_reps)
-    p_up, p_down = mann_whitney(base, head)
+    within = sum(r.w for r in (*base, *head)) / (len(base) + len(head))
+    return Between(max(ss / df - within, 0.0), float(df))
+
+
+def pooled(a: Between, b: Between) -> Between:
+    """Two estimates of one tau^2, weighted by their degrees of freedom."""
+    df = a.df + b.df
+    return Between((a.tau2 * a.df + b.tau2 * b.df) / df, df) if df > 0 else Between()
+
+
+def compare(base: Sequence[RunStat], head: Sequence[RunStat], model: Between) -> Comparison:
+    """Head against base for one series, ``model`` being the A/A runs' tau^2."""
+    if not base or not head:
+        raise ValueError("a comparison needs at least one run a side")
+    between = pooled(model, job_between(base, head))
+    tau2 = between.tau2
+    n, m = len(base), len(head)
+    yb, yh = (sum(r.y for r in side) / len(side) for side in (base, head))
+    wb, wh = (sum(r.w for r in side) / len(side) for side in (base, head))
+    parts = [tau2 * (1 / n + 1 / m), wb / n, wh / m]
+    dfs = [between.df, n * (min(r.n for r in base) - 1), m * (min(r.n for r in head) - 1)]
+    var = sum(parts)
+    df = satterthwaite(parts, dfs)
+    se = math.sqrt(var)
+    d = yh - yb
+    q = t_quantile((1 + LEVEL) / 2, df)
+
+    def level(y: float, w: float, k: int) -> Interval:
+        half = q * math.sqrt((tau2 + w) / k)
+        return Interval(math.exp(y), math.exp(y - half), math.exp(y + half))
+
+    if se == 0.0:  # identical medians and no spread anywhere: no evidence either way
+        p_up, p_down = (0.0 if d > 0 else 1.0), (0.0 if d < 0 else 1.0)
+    else:
+        p_up, p_down = t_cdf(-d / se, df), t_cdf(d / se, df)
     return Comparison(
-        base=_interval(b_med, b_reps),
-        head=_interval(h_med, h_reps),
-        change=_interval(h_med / b_med, np.exp(log_reps)),
+        base=level(yb, wb, n),
+        head=level(yh, wh, m),
+        change=Interval(math.exp(d), math.exp(d - q * se), math.exp(d + q * se)),
         p_up=p_up,
         p_down=p_down,
-        log_change_reps=log_reps,
+        log_change=d,
+        se=se,
+        df=df,
+        tau2=tau2,
+        runs=(n, m),
     )
 
 
-@functools.lru_cache(maxsize=32)
-def _exact_u_distribution(m: int, n: int) -> tuple[float, ...]:
-    """P(U = u), u = 0..m*n, where U counts pairs in which an X (size m) beats a Y (size n).
-
-    Recursion on the largest pooled value: it is an X with probability m/(m+n) and then beats all
-    n Ys; otherwise it is a Y and beats none of the Xs.
-    """
-    prev = [np.ones(1) for _ in range(n + 1)]  # row i-1 of the table by j; i = 0: U is 0
-    for i in range(1, m + 1):
-        row = [np.ones(1)]  # n = 0: U is 0
-        for j in range(1, n + 1):
-            dist = np.zeros(i * j + 1)
-            dist[j : j + prev[j].size] += i / (i + j) * prev[j]
-            dist[: row[j - 1].size] += j / (i + j) * row[j - 1]
-            row.append(dist)
-        prev = row
-    return tuple(float(v) for v in prev[n])
-
-
-def mann_whitney(base: Samples, head: Samples) -> tuple[float, float]:
-    """One-sided p-values (head larger, head smaller) of the Mann-Whitney U test."""
-    x, y = np.asarray(base, dtype=np.float64), np.asarray(head, dtype=np.float64)
-    m, n = x.size, y.size
-    pooled = np.concatenate([x, y])
-    _, counts = np.unique(pooled, return_counts=True)
-    u_head = float(np.sum(y[:, None] > x[None, :]) + 0.5 * np.sum(y[:, None] == x[None, :]))
-    if counts.max() == 1 and m * n <= EXACT_MAX_PAIRS:
-        dist = np.asarray(_exact_u_distribution(n, m))
-        u = round(u_head)
-        return float(min(1.0, dist[u:].sum())), float(min(1.0, dist[: u + 1].sum()))
-    total = m + n
-    ties = float(np.sum(counts.astype(np.float64) ** 3 - counts))
-    var = m * n / 12.0 * ((total + 1) - ties / (total * (total - 1)))
-    if var <= 0:  # every value equal: no evidence either way
-        return 1.0, 1.0
-    mu, sd = m * n / 2.0, math.sqrt(var)
-    p_up = 0.5 * math.erfc((u_head - mu - 0.5) / sd / math.sqrt(2))
-    p_down = 0.5 * math.erfc((mu - u_head - 0.5) / sd / math.sqrt(2))
-    return min(1.0, p_up), min(1.0, p_down)
+def satterthwaite(parts: Sequence[float], dfs: Sequence[float]) -> float:
+    """Welch-Satterthwaite degrees of freedom of a sum of variance estimates; a part with no
+    degrees of freedom must be zero (an unknown tau^2 is not used)."""
+    total = sum(parts)
+    denom = sum(p * p / df for p, df in zip(parts, dfs, strict=True) if p > 0 and df > 0)
+    return total * total / denom if denom > 0 else math.inf
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:
@@ -165,15 +187,16 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     return adjusted
 
 
-def geometric_mean(comparisons: Sequence[Comparison]) -> Interval:
-    """Geometric mean of the changes of several points, with a bootstrap CI.
-
-    Replicate b of the mean uses replicate b of every point: the points were resampled
-    independently, so this is a bootstrap of the mean itself.
-    """
-    if not comparisons:
-        raise ValueError("geometric mean of no points")
-    logs = np.stack([c.log_change_reps for c in comparisons])
-    reps = np.exp(logs.mean(axis=0))
-    estimate = math.exp(sum(math.log(c.change.estimate) for c in comparisons) / len(comparisons))
-    return _interval(estimate, reps)
+def aggregate(stats: Sequence[Sequence[RunStat]]) -> list[RunStat]:
+    """Per run, the mean of several series' log medians (a geometric mean): ``stats[s][r]`` is
+    series s in run r. Within a run the series are separate rounds, so their w's add."""
+    k = len(stats)
+    runs = len(stats[0])
+    return [
+        RunStat(
+            sum(s[r].y for s in stats) / k,
+            sum(s[r].w for s in stats) / (k * k),
+            min(s[r].n for s in stats),
+        )
+        for r in range(runs)
+    ]

@@ -1,4 +1,4 @@
-"""The verdict's records (pure data): one per point, one per variant, and the whole.
+"""The verdict's records (pure data): one per series and point, one per guard, and the whole.
 
 Kept apart so that the rules (bot/decide/rules.py), the orchestration (bot/decide/verdict.py),
 the comment and the JSON all speak of the same types without importing each other.
@@ -13,18 +13,35 @@ from bot.config import VerdictSettings
 from bot.decide.stats import Comparison, Interval
 from bot.results.types import PointKey
 
-Overall = Literal["regressed", "improved", "no change", "inconclusive (no data)"]
-State = Literal["regressed", "improved", "no change", "no data"]
+#: Worst first: the headline is the worst guard's state.
+Overall = Literal[
+    "broken", "regressed", "unsure", "improved", "no change", "inconclusive (no data)"
+]
+State = Literal[
+    "broken", "still failing", "regressed", "unsure", "improved", "no change", "no data"
+]
 Moved = Literal["thunder", "nvfuser", "both", "neither", "unknown"]
+SeriesKind = Literal["ratio", "kernel"]
+#: What a guard tracks: the ratio, nvFuser's own fusion, Thunder's own kernels, or whether the
+#: points still run at all. Each has its own linked issue.
+GuardKind = Literal["broken", "nvfuser", "thunder", "ratio"]
+GUARD_TITLES: dict[GuardKind, str] = {
+    "broken": "Every point still runs",
+    "ratio": "Thunder/nvFuser kernel-time ratio",
+    "nvfuser": "nvFuser's hand-written fusion (kernel time)",
+    "thunder": "Thunder's own kernel time",
+}
 
 
 @dataclass(frozen=True)
 class PointVerdict:
+    """One series (the ratio of a contender, or a variant's kernel time) at one point."""
+
     key: PointKey
     gating: bool
     threshold: float
     state: State
-    ratio: Comparison | None = None
+    cmp: Comparison | None = None
     p_up_adj: float | None = None
     p_down_adj: float | None = None
     corroborated: bool = False
@@ -33,13 +50,45 @@ class PointVerdict:
     nvfuser_kernel: Comparison | None = None
     bandwidth_pct: tuple[float | None, float | None] = (None, None)  # base, head
     no_data: str | None = None
+    kind: SeriesKind = "ratio"
+    settle: int | None = None  # an unsure point: runs a side that would settle it
+    error: str | None = None  # broken / still failing: why head has no data
+
+    @property
+    def ratio(self) -> Comparison | None:
+        """The ratio comparison of a ratio row (None for kernel rows and points without data)."""
+        return self.cmp if self.kind == "ratio" else None
 
 
 @dataclass(frozen=True)
 class VariantSummary:
+    """A variant's geometric-mean change over its points with data, for one series kind."""
+
     variant: str
     points: int
     geomean: Interval
+    kind: SeriesKind = "ratio"
+    cmp: Comparison | None = None
+    p_up_adj: float | None = None
+    state: State = "no change"
+
+
+@dataclass(frozen=True)
+class Guard:
+    kind: GuardKind
+    state: State
+    summary: str  # plain words, e.g. "5 point(s) broken at head"
+    points: tuple[PointVerdict, ...]  # the gating rows this guard decides on
+    aggregates: tuple[VariantSummary, ...] = ()
+
+    @property
+    def title(self) -> str:
+        return GUARD_TITLES[self.kind]
+
+    @property
+    def alarming(self) -> bool:
+        """This guard's linked issue should be open."""
+        return self.state in ("broken", "regressed")
 
 
 @dataclass(frozen=True)
@@ -49,12 +98,23 @@ class Verdict:
     machine: str
     base: str
     head: str
-    points: tuple[PointVerdict, ...]
-    summaries: tuple[VariantSummary, ...]
+    points: tuple[PointVerdict, ...]  # ratio rows (gating and context)
+    summaries: tuple[VariantSummary, ...]  # the ratio's geometric means
     worst: PointVerdict | None
     settings: VerdictSettings
     notes: tuple[str, ...] = ()
+    guards: tuple[Guard, ...] = ()
+    kernels: tuple[PointVerdict, ...] = ()  # kernel-time rows (nvFuser's and each contender's)
+    runs: tuple[int, int] = (1, 1)  # processes that measured base, head
+    model: str | None = None  # which noise model the intervals use, in words
 
     @property
     def regressed(self) -> bool:
         return self.overall == "regressed"
+
+    @property
+    def broken(self) -> bool:
+        return self.overall == "broken"
+
+    def guard(self, kind: GuardKind) -> Guard | None:
+        return next((g for g in self.guards if g.kind == kind), None)

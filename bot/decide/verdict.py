@@ -1,32 +1,27 @@
 """From base and head results to a verdict (pure).
 
-Rules, and why (defaults in bot/config.py and perfbot.toml):
+Base and head are each one or more runs (processes) of one commit; repeats are replicates.
+Four guards, each decided on its own and each with its own linked issue:
 
-* Point regressed: the ratio change is at least ``1 + effect`` (default effect 2%), AND it is
-  significant: the one-sided Mann-Whitney p, Holm-adjusted across the gating points, is below
-  ``alpha`` (default 0.01, family-wise), AND the 95% CI of the change is above 1 (see
-  bot/decide/stats.py for why both). Improved: the mirror image (``1 / (1 + effect)``, the
-  other tail).
-  The effect is per point by fnmatch pattern on ``variant/dtype/shape`` (first match wins).
-* Why 2%: the target is to catch a 3% change with >= 95% power. A threshold at 3% would catch
-  a true 3% change only half the time (the estimate falls below it as often as above); with
-  the ~0.3% standard error of a 25-round change (docs: bootstrap CI of about +/-0.5% per side),
-  2% leaves room for three standard errors. Below ~1-2%, run-to-run drift that the rounds of
-  one run cannot see (a different clock state, another process) would decide instead of code.
-  bot/decide/calibrate.py measures both on real data.
-* Gating: only variants matching ``gating_variants`` (default ``thunder-*``) decide the verdict;
-  eager and torch.compile are shown for context and tested as their own Holm family.
-* One noisy point must not decide alone: the overall verdict is "regressed" when a gating
-  variant's geometric-mean change over at least 3 of its points is at least ``1 + effect`` with
-  its CI above 1 (a broad regression), or when a point regressed AND is corroborated: its own CI
-  lies entirely above ``1 + effect``, or the geometric mean of the variant's OTHER points is
-  significantly above 1 (CI above 1). Other variants at the same size do not corroborate: they
-  share its nvFuser rounds. "improved" mirrors this and only applies when nothing regressed.
-  No gating point with data on both sides: "inconclusive (no data)".
-* Which side moved (explanation only): a side's kernel time, base to head, moved when its CI
-  excludes 1 and it changed by at least half the ratio's change and half the threshold (half:
-  a ratio change can be split between the two sides; absolute times also drift together
-  between runs, which the ratio cancels, so smaller moves are not attributed).
+* **broken**: a point (a gating Thunder variant, or nvFuser's hand-written fusion) with data at
+  base that failed at head (compile or executor error, a wrong result, a crash) is broken, the
+  worst verdict. Failing at both sides is "still failing" (said, no new issue). A point not
+  measured at head by choice (asv's "skipped", or absent) is not broken.
+* **ratio**: the thunder/nvFuser kernel-time ratio of each gating point.
+* **nvfuser**: the hand-written nvFuser fusion's kernel time, base to head, per point. An
+  nvFuser slowdown makes the ratio fall; this guard makes it an nvFuser regression instead.
+* **thunder**: each gating Thunder variant's kernel time, base to head.
+
+Every series (bot/decide/stats.py) is compared with the between-run noise of the noise model
+(bot/decide/noise_model.py) plus this job's repeats; Holm adjusts the p-values within each
+guard's points, and separately within its geometric means. A point regressed when its change
+is at least its threshold (``effect`` by default, per point by pattern), its Holm-adjusted
+one-sided p is below ``alpha`` and its 95% interval is above 1. A guard regressed when a
+regressed point is corroborated (its own interval clears the threshold, or the variant's
+other points moved up as a group) or a variant's geometric mean over at least 3 points
+passes the same rule at ``effect``. A geometric mean at or past the effect but not
+established makes the guard "unsure", with the runs a side that would settle it.
+Context variants (not gating) are shown with their threshold and state but decide nothing.
 """
 
 from __future__ import annotations
@@ -34,130 +29,172 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.config import VerdictSettings
-from bot.decide.rules import is_corroborated, overall_verdict, point_state, side_moved
-from bot.decide.stats import Comparison, compare, geometric_mean, holm, point_seed
-from bot.decide.types import PointVerdict, State, VariantSummary, Verdict
-from bot.results.types import REFERENCE, CommitResults, PointKey, compared_keys
+from bot.decide.families import Runs, decide_family
+from bot.decide.noise_model import NoiseModel
+from bot.decide.rules import (
+    broken_state,
+    guard_state,
+    overall_state,
+    side_moved,
+)
+from bot.decide.types import Guard, PointVerdict, Verdict
+from bot.results.types import REFERENCE, CommitResults, PointKey
 
 
-def _no_data_reason(key: PointKey, base: CommitResults, head: CommitResults) -> str | None:
-    for side, res in (("base", base), ("head", head)):
-        point = res.points.get(key)
-        if point is None:
-            return f"not measured at {side}"
-        if point.ratio is None:
-            why = res.provenance.point_error(key) if res.provenance else None
-            return f"{point.no_data or 'no data'} at {side}" + (f" ({why})" if why else "")
-    return None
+def _explain(
+    rows: Sequence[PointVerdict], kernels: dict[PointKey, PointVerdict]
+) -> list[PointVerdict]:
+    out = []
+    for p in rows:
+        contender = kernels.get(p.key)
+        nv = kernels.get(PointKey(REFERENCE, p.key.dtype, p.key.shape))
+        c_cmp = contender.cmp if contender else None
+        n_cmp = nv.cmp if nv else None
+        moved = side_moved(c_cmp, n_cmp, p.cmp, p.threshold) if p.cmp else "unknown"
+        out.append(_with(p, moved=moved, contender_kernel=c_cmp, nvfuser_kernel=n_cmp))
+    return out
 
 
-def _kernel(
-    key: PointKey, base: CommitResults, head: CommitResults, s: VerdictSettings
-) -> Comparison | None:
-    b, h = base.points.get(key), head.points.get(key)
-    if b is None or h is None or b.kernel_s is None or h.kernel_s is None:
-        return None
-    seed = point_seed(s.seed, "kernel:" + key.label)
-    return compare(b.kernel_s, h.kernel_s, resamples=s.resamples, seed=seed)
+def _with(p: PointVerdict, **changes: object) -> PointVerdict:
+    from dataclasses import replace
+
+    return replace(p, **changes)  # type: ignore[arg-type]
 
 
-def _states(
-    keys: Sequence[PointKey], cmps: dict[PointKey, Comparison], s: VerdictSettings
-) -> dict[PointKey, tuple[State, float, float]]:
-    """Holm-adjust one family and apply the point rule."""
-    up = holm([cmps[k].p_up for k in keys])
-    down = holm([cmps[k].p_down for k in keys])
-    return {
-        k: (point_state(cmps[k].change, pu, pd, s.threshold_for(k.label), s.alpha), pu, pd)
-        for k, pu, pd in zip(keys, up, down, strict=True)
-    }
+def _bandwidth(runs: Runs, key: PointKey) -> float | None:
+    values = [
+        p.bandwidth_pct for r in runs if (p := r.points.get(key)) and p.bandwidth_pct is not None
+    ]
+    return sum(values) / len(values) if values else None
+
+
+def model_fits(model: NoiseModel | None, runs: Runs) -> tuple[NoiseModel | None, str]:
+    """The model if it was measured on this machine with these samples, and what was used."""
+    if model is None:
+        return None, "no noise model: intervals see within-run noise and this job's repeats only"
+    machine = runs[0].machine
+    calls = {r.provenance.text("calls_per_sample") if r.provenance else None for r in runs}
+    if model.machine != machine:
+        return None, f"the noise model is for machine {model.machine}, not {machine}: not used"
+    if calls != {model.calls_per_sample}:
+        return None, (
+            f"the noise model is for {model.calls_per_sample} call(s) per sample, these runs "
+            f"have {', '.join(sorted(map(str, calls)))}: not used"
+        )
+    return model, f"between-run noise from {len(model.runs)} A/A runs on {model.machine}"
 
 
 def decide(
-    base: CommitResults, head: CommitResults, s: VerdictSettings, *, explain: bool = True
+    base: Runs | CommitResults,
+    head: Runs | CommitResults,
+    s: VerdictSettings,
+    model: NoiseModel | None = None,
 ) -> Verdict:
-    """The verdict for head against base. ``explain=False`` skips the which-side analysis."""
-    keys = compared_keys(base, head)
-    no_data = {k: _no_data_reason(k, base, head) for k in keys}
-    cmps: dict[PointKey, Comparison] = {}
-    for k in keys:
-        if no_data[k] is None:
-            b, h = base.points[k].ratio, head.points[k].ratio
-            assert b is not None and h is not None
-            cmps[k] = compare(b, h, resamples=s.resamples, seed=point_seed(s.seed, k.label))
-    states: dict[PointKey, tuple[State, float, float]] = {}
-    for gating in (True, False):
-        family = [k for k in cmps if s.is_gating(k.variant) == gating]
-        states.update(_states(family, cmps, s))
-    summaries = _summaries(cmps, s)
-    nv_cache: dict[tuple[str, str], Comparison | None] = {}
-    points = []
-    for k in keys:
-        gating, t = s.is_gating(k.variant), s.threshold_for(k.label)
-        bw = tuple(p.bandwidth_pct if (p := r.points.get(k)) else None for r in (base, head))
-        if k not in cmps:
-            points.append(PointVerdict(k, gating, t, "no data", no_data=no_data[k]))
-            continue
-        state, pu, pd = states[k]
-        contender = nvfuser = None
-        if explain:
-            contender = _kernel(k, base, head, s)
-            ref = (k.dtype, k.shape)
-            if ref not in nv_cache:
-                nv_cache[ref] = _kernel(PointKey(REFERENCE, *ref), base, head, s)
-            nvfuser = nv_cache[ref]
-        points.append(
-            PointVerdict(
-                k,
-                gating,
-                t,
-                state,
-                cmps[k],
-                pu,
-                pd,
-                is_corroborated(k, state, cmps, t),
-                side_moved(contender, nvfuser, cmps[k], t) if explain else "unknown",
-                contender,
-                nvfuser,
-                (bw[0], bw[1]),
-            )
-        )
-    gating_points = [p for p in points if p.gating and p.ratio is not None]
-    worst = max(
-        gating_points, key=lambda p: p.ratio.change.estimate if p.ratio else 0.0, default=None
+    """The verdict for head against base (each one run or several of one commit)."""
+    b_runs = (base,) if isinstance(base, CommitResults) else tuple(base)
+    h_runs = (head,) if isinstance(head, CommitResults) else tuple(head)
+    used, model_note = model_fits(model, (*b_runs, *h_runs))
+    contenders = sorted({k for r in (*b_runs, *h_runs) for k in r.contenders()})
+    references = sorted({PointKey(REFERENCE, k.dtype, k.shape) for k in contenders})
+    gating = [k for k in contenders if s.is_gating(k.variant)]
+    context = [k for k in contenders if not s.is_gating(k.variant)]
+
+    def with_bw(rows: Sequence[PointVerdict]) -> list[PointVerdict]:
+        return [
+            _with(p, bandwidth_pct=(_bandwidth(b_runs, p.key), _bandwidth(h_runs, p.key)))
+            for p in rows
+        ]
+
+    ratio = decide_family("ratio", gating, b_runs, h_runs, s, used, True)
+    ctx = decide_family("ratio", context, b_runs, h_runs, s, used, False)
+    nv = decide_family("kernel", references, b_runs, h_runs, s, used, True)
+    th = decide_family("kernel", gating, b_runs, h_runs, s, used, True)
+    ctx_kernels = decide_family("kernel", context, b_runs, h_runs, s, used, False)
+    nv_rows, th_rows = with_bw(nv.rows), with_bw(th.rows)
+    kernel_rows = [*nv_rows, *th_rows, *with_bw(ctx_kernels.rows)]
+    kernels = {p.key: p for p in kernel_rows}
+    rows = with_bw(_explain([*ratio.rows, *ctx.rows], kernels))
+    gating_rows = [p for p in rows if p.gating]
+    broken_rows = [p for p in (*gating_rows, *nv_rows) if p.state in ("broken", "still failing")]
+    raw_guards = (
+        Guard(
+            "broken", broken_state(broken_rows), _broken_summary(broken_rows), tuple(broken_rows)
+        ),
+        Guard("nvfuser", guard_state(nv_rows, nv.aggregates), "", tuple(nv_rows), nv.aggregates),
+        Guard("thunder", guard_state(th_rows, th.aggregates), "", tuple(th_rows), th.aggregates),
+        Guard(
+            "ratio",
+            guard_state(gating_rows, ratio.aggregates),
+            "",
+            tuple(gating_rows),
+            ratio.aggregates,
+        ),
     )
-    overall, reason = overall_verdict(gating_points, summaries, s.effect)
-    notes = _notes(base, head, points)
+    guards = tuple(g if g.summary else _summarised(g, s) for g in raw_guards)
+    overall = overall_state(guards)
+    with_data = [p for p in gating_rows if p.cmp is not None]
+    worst = max(with_data, key=lambda p: p.cmp.change.estimate if p.cmp else 0.0, default=None)
     return Verdict(
-        overall,
-        reason,
-        head.machine,
-        base.commit,
-        head.commit,
-        tuple(points),
-        summaries,
-        worst,
-        s,
-        notes,
+        overall=overall,
+        reason=_reason(overall, guards),
+        machine=h_runs[0].machine,
+        base=b_runs[0].commit,
+        head=h_runs[0].commit,
+        points=tuple(rows),
+        summaries=ratio.aggregates,
+        worst=worst,
+        settings=s,
+        notes=_notes(b_runs[0], h_runs[0], rows, model_note, used),
+        guards=guards,
+        kernels=tuple(kernel_rows),
+        runs=(len(b_runs), len(h_runs)),
+        model=model_note,
     )
 
 
-def _summaries(cmps: dict[PointKey, Comparison], s: VerdictSettings) -> tuple[VariantSummary, ...]:
-    variants = sorted({k.variant for k in cmps if s.is_gating(k.variant)})
-    out = []
-    for v in variants:
-        group = [cmps[k] for k in cmps if k.variant == v]
-        out.append(VariantSummary(v, len(group), geometric_mean(group)))
-    return tuple(out)
+def _broken_summary(rows: Sequence[PointVerdict]) -> str:
+    broken = [p for p in rows if p.state == "broken"]
+    still = [p for p in rows if p.state == "still failing"]
+    parts = []
+    if broken:
+        parts.append(f"{len(broken)} point(s) with data at base fail at head")
+    if still:
+        parts.append(f"{len(still)} point(s) still failing (at base too)")
+    return "; ".join(parts) or "every point that ran at base runs at head"
+
+
+def _summarised(g: Guard, s: VerdictSettings) -> Guard:
+    from dataclasses import replace
+
+    from bot.decide.wording import guard_summary
+
+    return replace(g, summary=guard_summary(g, s))
+
+
+def _reason(overall: str, guards: Sequence[Guard]) -> str:
+    order = {"broken": 0, "regressed": 1, "unsure": 2, "improved": 3}
+    picked = sorted((g for g in guards if g.state in order), key=lambda g: order[g.state])
+    if not picked:
+        compared = max((sum(p.cmp is not None for p in g.points) for g in guards), default=0)
+        if overall == "inconclusive (no data)":
+            return "no gating point has data at both commits"
+        return f"no guard moved by its threshold ({compared} points compared)"
+    return "; ".join(f"{g.title}: {g.summary}" for g in picked)
 
 
 def _notes(
-    base: CommitResults, head: CommitResults, points: Sequence[PointVerdict]
+    base: CommitResults,
+    head: CommitResults,
+    points: Sequence[PointVerdict],
+    model_note: str,
+    used: NoiseModel | None,
 ) -> tuple[str, ...]:
     notes = []
-    missing = [p for p in points if p.state == "no data"]
+    missing = [p for p in points if p.cmp is None]
     if missing:
         notes.append(f"{len(missing)} point(s) without data at base or head")
+    if used is None:
+        notes.append(model_note)
     if base.provenance and head.provenance:
         for keys, what in (
             (("gpu", "name"), "GPU"),

@@ -1,9 +1,17 @@
-"""The verdict as plain JSON (``report --json``): everything the comment shows, and more."""
+"""The verdict as plain JSON (``report --json``): everything the comment shows, and more.
+
+Schema 2 (this bot's guards): ``guards`` (broken, nvfuser, thunder, ratio, each with its
+state, summary and geometric means), ``kernels`` (kernel-time rows) beside ``points`` (ratio
+rows), ``runs`` (processes per side) and ``noise_model``; every comparison carries its
+standard error, degrees of freedom and the between-run variance it used.
+"""
 
 from __future__ import annotations
 
 from bot.decide.stats import Comparison, Interval
-from bot.decide.types import Verdict
+from bot.decide.types import PointVerdict, VariantSummary, Verdict
+
+SCHEMA = "fusion-perfbot-verdict/2"
 
 
 def _interval_json(iv: Interval) -> dict[str, float]:
@@ -19,6 +27,44 @@ def _comparison_json(c: Comparison | None) -> dict[str, object] | None:
         "change": _interval_json(c.change),
         "p_up": c.p_up,
         "p_down": c.p_down,
+        "se_log": c.se,
+        "df": c.df,
+        "between_run_var_log": c.tau2,
+        "runs": {"base": c.runs[0], "head": c.runs[1]},
+    }
+
+
+def _row(p: PointVerdict) -> dict[str, object]:
+    return {
+        "variant": p.key.variant,
+        "dtype": p.key.dtype,
+        "shape": p.key.shape,
+        "series": p.kind,
+        "gating": p.gating,
+        "threshold": p.threshold,
+        "state": p.state,
+        "corroborated": p.corroborated,
+        "runs_a_side_to_settle": p.settle,
+        "no_data": p.no_data,
+        "error": p.error,
+        "change": _comparison_json(p.cmp),
+        "p_up_holm": p.p_up_adj,
+        "p_down_holm": p.p_down_adj,
+        "moved": p.moved,
+        "contender_kernel_s": _comparison_json(p.contender_kernel),
+        "nvfuser_kernel_s": _comparison_json(p.nvfuser_kernel),
+        "bandwidth_pct": {"base": p.bandwidth_pct[0], "head": p.bandwidth_pct[1]},
+    }
+
+
+def _summary(x: VariantSummary) -> dict[str, object]:
+    return {
+        "variant": x.variant,
+        "series": x.kind,
+        "points": x.points,
+        "state": x.state,
+        "geomean": _interval_json(x.geomean),
+        "p_up_holm": x.p_up_adj,
     }
 
 
@@ -26,45 +72,36 @@ def to_json(v: Verdict) -> dict[str, object]:
     """Everything the comment shows and more, as plain JSON (``report --json``)."""
     s = v.settings
     return {
-        "schema": "fusion-perfbot-verdict/1",
+        "schema": SCHEMA,
         "overall": v.overall,
         "reason": v.reason,
         "machine": v.machine,
         "base": v.base,
         "head": v.head,
+        "runs": {"base": v.runs[0], "head": v.runs[1]},
+        "noise_model": v.model,
         "notes": list(v.notes),
         "settings": {
             "effect": s.effect,
+            "kernel_effect": s.kernel_effect,
             "thresholds": [{"pattern": t.pattern, "effect": t.effect} for t in s.thresholds],
             "alpha": s.alpha,
             "gating_variants": list(s.gating),
             "min_samples": s.min_samples,
-            "resamples": s.resamples,
-            "seed": s.seed,
+            "noise_model": str(s.noise_model) if s.noise_model else None,
         },
-        "summaries": [
-            {"variant": x.variant, "points": x.points, "geomean": _interval_json(x.geomean)}
-            for x in v.summaries
-        ],
-        "worst": v.worst.key.label if v.worst else None,
-        "points": [
+        "guards": [
             {
-                "variant": p.key.variant,
-                "dtype": p.key.dtype,
-                "shape": p.key.shape,
-                "gating": p.gating,
-                "threshold": p.threshold,
-                "state": p.state,
-                "corroborated": p.corroborated,
-                "no_data": p.no_data,
-                "ratio": _comparison_json(p.ratio),
-                "p_up_holm": p.p_up_adj,
-                "p_down_holm": p.p_down_adj,
-                "moved": p.moved,
-                "contender_kernel_s": _comparison_json(p.contender_kernel),
-                "nvfuser_kernel_s": _comparison_json(p.nvfuser_kernel),
-                "bandwidth_pct": {"base": p.bandwidth_pct[0], "head": p.bandwidth_pct[1]},
+                "guard": g.kind,
+                "title": g.title,
+                "state": g.state,
+                "summary": g.summary,
+                "geomeans": [_summary(a) for a in g.aggregates],
             }
-            for p in v.points
+            for g in v.guards
         ],
+        "summaries": [_summary(x) for x in v.summaries],
+        "worst": v.worst.key.label if v.worst else None,
+        "points": [_row(p) for p in v.points],
+        "kernels": [_row(p) for p in v.kernels],
     }

@@ -60,24 +60,27 @@ class Link:
     failed_status: int | None = None  # the HTTP status of a failed step (0: no answer)
 
 
-def link_line(link: Link, this_repo: str) -> str:
+def link_line(link: Link, this_repo: str, primary: bool = False) -> str:
+    """One repository's line; the primary one (where the regression most likely belongs, see
+    bot/tell/issue.py) says so."""
+    name = f"{link.repo} (primary)" if primary else link.repo
     if link.repo == this_repo:
-        return f"- {link.repo}: this issue"
+        return f"- {name}: this issue"
     if link.number is not None:
         ref = f"{link.repo}#{link.number}"
         url = link.url or ""
-        return f"- {link.repo}: [{ref}]({url})" if _SAFE_URL.fullmatch(url) else f"- {ref}"
+        return f"- {name}: [{ref}]({url})" if _SAFE_URL.fullmatch(url) else f"- {ref}"
     if link.failed_status is not None:
         answer = f"HTTP {link.failed_status}" if link.failed_status else "no answer"
         why = f"GitHub gave {answer} when the bot tried; its next run retries"
     else:
         why = "the bot files it next; if this line stays, its next run does"
-    return f"- {link.repo}: not linked yet ({why})"
+    return f"- {name}: not linked yet ({why})"
 
 
 def links_section(links: Sequence[Link], this_repo: str) -> str:
     lines = [LINKS_START, "**Tracked in**", ""]
-    lines += [link_line(link, this_repo) for link in links]
+    lines += [link_line(link, this_repo, primary=i == 0) for i, link in enumerate(links)]
     return "\n".join([*lines, LINKS_END])
 
 
@@ -91,8 +94,8 @@ def with_links(body: str, section: str) -> str:
 
 def validate(spec: IssueSpec, state: str, update_note: str) -> None:
     """Refuse, before any request, what GitHub would reject or the bot could not find again."""
-    if state not in ("regressed", "recovered"):
-        raise ValueError(f"state must be 'regressed' or 'recovered', not {state!r}")
+    if state not in ("regressed", "recovered", "hold"):
+        raise ValueError(f"state must be 'regressed', 'recovered' or 'hold', not {state!r}")
     names = [r.lower() for r in spec.repos]
     if not spec.repos or len(set(names)) != len(names):
         raise ValueError("spec.repos must name at least one repository, each once")

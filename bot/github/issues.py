@@ -48,6 +48,9 @@ from bot.github.sticky import same_text
 from bot.tell.issue import IssueSpec
 
 Action = Literal["opened", "commented", "closed", "unchanged", "absent", "failed"]
+#: regressed: open or update; recovered: note and close; hold: the evidence is not enough
+#: either way (unsure, no data): note on an open issue, open or close nothing.
+SyncState = Literal["regressed", "recovered", "hold"]
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,7 @@ def _links(runs: Sequence[_Run], this_repo: str) -> str:
 def sync_regression_issues(
     gh_for_repo: Callable[[str], github.Github],
     spec: IssueSpec,
-    state: Literal["regressed", "recovered"],
+    state: SyncState,
     update_note: str,
     *,
     bot_login: str | None = None,
@@ -114,7 +117,9 @@ def sync_regression_issues(
     it (unless closed as "not planned": a maintainer's decision stays); a missing one is
     opened; then each repository is left with one open issue for the key (the oldest; see
     the module docstring). recovered: open issues get the note and are closed; none open
-    gives "absent". Only issues opened by the bot's own login are ever touched.
+    gives "absent". hold: the oldest open issue gets the note and stays open; none open gives
+    "absent" (nothing is filed on evidence that is not enough). Only issues opened by the
+    bot's own login are ever touched.
     `gh_for_repo` may raise GitHubFailure (e.g. no token for that repository): that
     repository fails, the others proceed. `bot_login` skips GET /user (see
     `authenticated_login`). Outcomes follow `spec.repos`' order.
@@ -122,10 +127,11 @@ def sync_regression_issues(
     validate(spec, state, update_note)
     runs = [_Run(name) for name in spec.repos]
     found = {run.name: _lookup(run, gh_for_repo, spec, bot_login) for run in runs}
-    if state == "recovered":
+    if state in ("recovered", "hold"):
+        settle = _recover if state == "recovered" else _hold
         for run in runs:
             if run.failure is None:
-                _recover(run, found[run.name], update_note)
+                settle(run, found[run.name], update_note)
         return tuple(run.outcome() for run in runs)
     for run in runs:  # known issues first, so that a new issue's first body links them
         run.issue = _pick(found[run.name])
@@ -277,5 +283,18 @@ def _recover(run: _Run, matches: list[Issue], note: str) -> None:
             with github_step(f"close {run.name}#{issue.number}"):
                 issue.edit(state="closed", state_reason="completed")
         run.action = "closed"
+    except GitHubFailure as failure:
+        run.failure = failure
+
+
+def _hold(run: _Run, matches: list[Issue], note: str) -> None:
+    opened = _open_ones(matches)
+    if not opened:
+        run.action = "absent"
+        return
+    run.issue = opened[0]
+    try:
+        posted = post_note(run.name, run.login, opened[0], note)
+        run.action = "commented" if posted else "unchanged"
     except GitHubFailure as failure:
         run.failure = failure

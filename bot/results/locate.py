@@ -11,6 +11,7 @@ bot/results/provenance.py.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from bot.results.asv_file import parse_points, read_json
@@ -198,3 +199,29 @@ def list_commits(results_dir: Path) -> list[CommitInfo]:
                 variant = f"{variant}+slower-{side}:{fraction}"
             out.append(CommitInfo(mdir.name, full, date if isinstance(date, int) else 0, variant))
     return sorted(out, key=lambda c: (c.date, c.machine, c.commit))
+
+
+def load_sides(
+    results_dirs: Sequence[Path],
+    base: str,
+    head: str,
+    machine: str | None = None,
+    min_samples: int = DEFAULT_MIN_SAMPLES,
+) -> tuple[tuple[CommitResults, ...], tuple[CommitResults, ...]]:
+    """Base and head runs from one or more results folders, each folder holding one process
+    of each (a job's repeats: ``results/rep-1``, ``results/rep-2``, ...). Every folder must
+    have both commits on the same machine; the runs of one side are replicates."""
+    dirs = list({d.resolve(): d for d in results_dirs}.values())  # a folder given twice: once
+    if not dirs:
+        raise BadInput("no results directory given")
+    pairs = [load_pair(d, base, head, machine, min_samples) for d in dirs]
+    machines = sorted({b.machine for b, _ in pairs})
+    if len(machines) > 1:
+        raise BadInput(
+            f"the results folders hold base and head on different machines "
+            f"({', '.join(machines)}): choose one with --machine"
+        )
+    for (b, h), d in zip(pairs, dirs, strict=True):
+        if (b.commit, h.commit) != (pairs[0][0].commit, pairs[0][1].commit):
+            raise BadInput(f"{d}: base or head resolves to another commit than in {dirs[0]}")
+    return tuple(b for b, _ in pairs), tuple(h for _, h in pairs)

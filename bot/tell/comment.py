@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bot.decide.stats import Comparison
-from bot.decide.types import PointVerdict, Verdict
+from bot.decide.types import Guard, PointVerdict, Verdict
 from bot.results.types import BENCH_RATIO, PointKey, Provenance
 from bot.site.links import graph_url as site_graph_url
 from bot.tell.markdown import (
@@ -27,12 +27,29 @@ from bot.tell.markdown import (
 
 MARKER = "<!-- fusion-perfbot:rmsnorm-bwd -->"
 MAX_MAIN_ROWS = 30
-ICON = {"regressed": "🔴", "improved": "🟢", "no change": "⚪", "no data": "⚫"}
+ICON = {
+    "broken": "💥",
+    "still failing": "⚫",
+    "regressed": "🔴",
+    "unsure": "🟡",
+    "improved": "🟢",
+    "no change": "⚪",
+    "no data": "⚫",
+}
 HEADLINE = {
-    "regressed": "🔴 **Regressed**: Thunder lost ground to hand-written nvFuser",
-    "improved": "🟢 **Improved**: Thunder gained ground on hand-written nvFuser",
-    "no change": "⚪ **No change** in Thunder's standing against hand-written nvFuser",
+    "broken": "💥 **Broken**: a point that ran at base fails at head",
+    "regressed": "🔴 **Regressed**",
+    "unsure": "🟡 **Unsure**: a change near the threshold, not established",
+    "improved": "🟢 **Improved**",
+    "no change": "⚪ **No change**",
     "inconclusive (no data)": "⚫ **Inconclusive (no data)**",
+}
+#: Context rows (not gating) say what moved in plain words, with no mark: they decide nothing.
+CONTEXT_WORDS = {
+    "regressed": "slower vs nvFuser",
+    "unsure": "near threshold",
+    "improved": "faster vs nvFuser",
+    "no change": "no change",
 }
 
 
@@ -79,35 +96,93 @@ def _moved(p: PointVerdict) -> str:
 
 
 def worst_first(points: Iterable[PointVerdict]) -> list[PointVerdict]:
-    return sorted(points, key=lambda p: -p.ratio.change.estimate if p.ratio else 0.0)
+    return sorted(points, key=lambda p: -p.cmp.change.estimate if p.cmp else 0.0)
 
 
-def main_row(p: PointVerdict) -> str:
-    if p.ratio is None:
+def _nvfuser_slower(v: Verdict | None) -> bool:
+    g = v.guard("nvfuser") if v else None
+    return g is not None and g.state in ("regressed", "unsure")
+
+
+def state_cell(p: PointVerdict, v: Verdict | None = None) -> str:
+    """A row's verdict: a mark only on gating rows, never green when nvFuser got slower."""
+    if not p.gating:
+        return CONTEXT_WORDS.get(p.state, p.state)
+    if (
+        p.state == "improved"
+        and p.kind == "ratio"
+        and (p.moved in ("nvfuser", "both") or _nvfuser_slower(v))
+    ):
+        return "⚪ lower: nvFuser slower, not a gain"
+    note = (
+        " (uncorroborated)" if p.state in ("regressed", "improved") and not p.corroborated else ""
+    )
+    settle = (
+        f" ({p.settle} runs a side would settle it)" if p.state == "unsure" and p.settle else ""
+    )
+    return f"{ICON[p.state]} {p.state}{note}{settle}"
+
+
+def main_row(p: PointVerdict, v: Verdict | None = None) -> str:
+    if p.cmp is None:
         why = escape_md(p.no_data or "no data")
-        return f"| {point_name(p.key)} | | | | {ICON['no data']} {why} | | |"
-    c = p.ratio
-    note = "" if p.corroborated or p.state == "no change" else " (uncorroborated)"
+        return f"| {point_name(p.key)} | | | | {p.threshold:.1%} | {ICON[p.state]} {why} | | |"
+    c = p.cmp
     return (
         f"| {point_name(p.key)} | {ratio_text(c.base)} | {ratio_text(c.head)} | "
-        f"{change_text(c.change)} | {ICON[p.state]} {p.state}{note} | {_bw(p)} | {_moved(p)} |"
+        f"{change_text(c.change)} | {p.threshold:.1%} | {state_cell(p, v)} | {_bw(p)} "
+        f"| {_moved(p)} |"
     )
 
 
 MAIN_HEADER = (
-    "| point | ratio base [95% CI] | ratio head [95% CI] | change [95% CI] | verdict "
-    "| % of peak bandwidth, base → head | side that moved |\n|---|---|---|---|---|---|---|"
+    "| point | ratio base [95% CI] | ratio head [95% CI] | change [95% CI] | threshold | verdict "
+    "| % of peak bandwidth, base → head | side that moved |\n|---|---|---|---|---|---|---|---|"
 )
+
+
+def kernel_row(p: PointVerdict, v: Verdict | None = None) -> str:
+    if p.cmp is None:
+        why = escape_md(p.no_data or "no data")
+        return f"| {point_name(p.key)} | | | {p.threshold:.1%} | {ICON[p.state]} {why} | |"
+    return (
+        f"| {point_name(p.key)} | {_us(p.cmp)} | {change_text(p.cmp.change)} | {p.threshold:.1%} "
+        f"| {state_cell(p, v)} | {_bw(p)} |"
+    )
+
+
+KERNEL_HEADER = (
+    "| point | kernel µs base → head | change [95% CI] | threshold | verdict "
+    "| % of peak bandwidth, base → head |\n|---|---|---|---|---|---|"
+)
+
+
+def broken_row(p: PointVerdict) -> str:
+    error = escape_md(p.error or p.no_data or "no error text recorded", 300)
+    return f"| {point_name(p.key)} | {ICON[p.state]} {p.state} | {error} |"
+
+
+BROKEN_HEADER = "| point | state | error at head |\n|---|---|---|"
+
+
+def guard_row(g: Guard, v: Verdict) -> str:
+    state = f"{ICON[g.state]} {g.state}"
+    if g.kind == "ratio" and g.state == "improved" and _nvfuser_slower(v):
+        state = "⚪ lower: nvFuser slower, not a gain"
+    return f"| {escape_md(g.title)} | {state} | {escape_md(g.summary, 600)} |"
+
+
+GUARD_HEADER = "| what is guarded | verdict | in words |\n|---|---|---|"
 
 
 def detail_row(p: PointVerdict, site: str | None, machine: str) -> str:
     graph = link("graph", graph_url(site, p.key, machine)) if site else ""
-    if p.ratio is None:
+    if p.cmp is None:
         return f"| {point_name(p.key)} | {escape_md(p.no_data or 'no data')} | | | | {graph} |"
     pu = f"{p.p_up_adj:.2g}" if p.p_up_adj is not None else "n/a"
     pd = f"{p.p_down_adj:.2g}" if p.p_down_adj is not None else "n/a"
     return (
-        f"| {point_name(p.key)} | {ICON[p.state]} {pct(p.ratio.change.estimate)} | {pu} / {pd} "
+        f"| {point_name(p.key)} | {pct(p.cmp.change.estimate)} | {pu} / {pd} "
         f"| {_us(p.contender_kernel)} | {_us(p.nvfuser_kernel)} | {graph} |"
     )
 
@@ -180,15 +255,23 @@ def provenance_table(base: Provenance | None, head: Provenance | None, v: Verdic
 
 METHOD = (
     "Per round, every variant of a point runs back to back; the ratio of a round is Thunder's "
-    "kernel time over nvFuser's, so drift both share cancels. A side's ratio is the median over "
-    "rounds; the change is head/base with a 95% bootstrap CI (rounds resampled within each "
-    "side). A point regressed when the change is at least its threshold, its one-sided "
-    "Mann-Whitney p (Holm-adjusted over the gating points) is below alpha and its CI is above "
-    "1. The verdict needs a corroborated point (its CI above the threshold, or the variant's "
-    "other sizes significantly up as a group) or a geometric-mean change above the threshold "
-    "over at least 3 points of a variant. Side that moved: which kernel time (Thunder's or "
-    "nvFuser's) changed, base to head, with a CI excluding 1, by at least half the ratio's "
-    "change and half the threshold."
+    "kernel time over nvFuser's, so drift both share cancels. Four guards decide apart: every "
+    "point still runs (a point with data at base that fails at head is broken, the worst "
+    "verdict), the ratio, nvFuser's hand-written fusion's kernel time, and Thunder's kernel "
+    "time. A run's value is the median over its rounds; runs of one commit (a job's repeats) "
+    "are replicates. The change is head/base with a 95% Student-t interval whose variance adds "
+    "the within-run noise (from the rounds) and the between-run noise of this machine (measured "
+    "on recorded A/A runs, pooled with this job's repeats), so separate runs of the same code "
+    "do not read as a change. A point regressed when its change is at least its threshold, its "
+    "one-sided p (Holm-adjusted within its guard) is below alpha and its interval is above 1; a "
+    "guard regressed when such a point is corroborated (its interval above the threshold, or "
+    "its variant's other sizes up as a group) or a variant's geometric mean over at least 3 "
+    "points passes the same test. A geometric mean at the threshold but not established is "
+    "unsure, with the runs a side that would settle it. An nvFuser slowdown lowers the ratio: "
+    "that is an nvFuser regression, never shown as a gain. eager and torch.compile rows are "
+    "context: no marks. Side that moved: which kernel time changed by at least half the "
+    "ratio's change and half the threshold, with an interval excluding 1. Full method: "
+    "docs/CALIBRATION.md."
 )
 
 
@@ -197,6 +280,8 @@ def header(v: Verdict, ctx: Context) -> list[str]:
     lines = [MARKER, "### RMSNorm backward: Thunder vs hand-written nvFuser", ""]
     lines.append(f"{HEADLINE[v.overall]}: {escape_md(v.reason, 400)}")
     lines.append("")
+    lines += [GUARD_HEADER, *(guard_row(g, v) for g in v.guards)]
+    lines.append("")
     where = []
     if ctx.repo and ctx.pr is not None:
         title = f" ({escape_md(ctx.pr_title, 120)})" if ctx.pr_title else ""
@@ -204,29 +289,41 @@ def header(v: Verdict, ctx: Context) -> list[str]:
     if ctx.head_ref:
         where.append(f"branch {escape_md(ctx.head_ref, 100)}")
     where.append(f"base {v.base[:12]} → head {v.head[:12]} on {escape_md(v.machine)}")
+    where.append(f"{v.runs[0]} run(s) of base, {v.runs[1]} of head")
     lines.append(" · ".join(where))
     info = [
-        f"effect threshold {s.effect:.1%} ({len(s.thresholds)} per-point override(s))",
-        f"alpha {s.alpha:g}, Holm-adjusted",
+        f"effect {s.effect:.1%} (ratio), {s.kernel_effect:.1%} (kernel time)"
+        + (f", {len(s.thresholds)} per-point override(s)" if s.thresholds else ""),
+        f"alpha {s.alpha:g}, Holm-adjusted within each guard",
     ]
+    if v.model:
+        info.append(escape_md(v.model, 200))
     info += [link("CI run", ctx.run_url)] if ctx.run_url else []
     info += [link("history", ctx.site_url)] if ctx.site_url else []
     lines.append(" · ".join(info))
     lines.append("")
-    for summ in v.summaries:
+    if v.worst is not None and v.worst.cmp is not None:
         lines.append(
-            f"- Geometric-mean change, {escape_md(summ.variant)} over {summ.points} point(s): "
-            f"**{change_text(summ.geomean)}**"
+            f"- Worst ratio point: {point_name(v.worst.key)} {change_text(v.worst.cmp.change)}"
         )
-    if v.worst is not None and v.worst.ratio is not None:
-        lines.append(
-            f"- Worst point: {point_name(v.worst.key)} {change_text(v.worst.ratio.change)}"
-        )
-    lines += [f"- Note: {escape_md(n, 300)}" for n in v.notes]
+    lines += [f"- Note: {escape_md(n, 300)}" for n in v.notes if n != v.model]
     if ctx.issue_links:
         issues = ", ".join(link(label, url) for label, url in ctx.issue_links)  # validated names
         lines.append(f"- Tracked in: {issues}")
     return lines
+
+
+def broken_table(v: Verdict) -> list[str]:
+    g = v.guard("broken")
+    if g is None or not g.points:
+        return []
+    return [
+        "",
+        "**Points that fail**",
+        "",
+        BROKEN_HEADER,
+        *(broken_row(p) for p in g.points[:MAX_MAIN_ROWS]),
+    ]
 
 
 def render_comment(
@@ -234,22 +331,37 @@ def render_comment(
 ) -> str:
     """The whole sticky comment, marker first, under :data:`MAX_CHARS`."""
     lines = header(v, ctx)
+    lines += broken_table(v)
     gating = worst_first(p for p in v.points if p.gating)
-    lines += ["", MAIN_HEADER, *(main_row(p) for p in gating[:MAX_MAIN_ROWS])]
+    lines += ["", "**Thunder/nvFuser ratio, gating points**", "", MAIN_HEADER]
+    lines += [main_row(p, v) for p in gating[:MAX_MAIN_ROWS]]
     if len(gating) > MAX_MAIN_ROWS:
         lines.append(f"\n{len(gating) - MAX_MAIN_ROWS} more gating point(s) in the details below.")
     if not gating:
-        lines.append("| no gating points in these results | | | | | | |")
-    charts = mermaid_charts(v)
+        lines.append("| no gating points in these results | | | | | | | |")
+    context = worst_first(p for p in v.points if not p.gating)
+    kernels = worst_first(p for p in v.kernels if p.gating)
     sections = [
-        Section("Provenance", provenance_table(base, head, v), (), 0),
-        Section("How this is decided", METHOD, (), 1),
-        Section("Ratio by size (charts)", "", charts, 2),
         Section(
-            f"All {len(v.points)} points: p-values, kernel times, history",
+            f"Kernel times: nvFuser's fusion and Thunder's ({len(kernels)} gating rows)",
+            KERNEL_HEADER + "\n",
+            [kernel_row(p, v) for p in kernels],
+            0,
+        ),
+        Section(
+            f"Context: eager and torch.compile against nvFuser ({len(context)} rows, no marks)",
+            MAIN_HEADER + "\n",
+            [main_row(p, v) for p in context],
+            1,
+        ),
+        Section("Provenance", provenance_table(base, head, v), (), 2),
+        Section("How this is decided", METHOD, (), 3),
+        Section("Ratio by size (charts)", "", mermaid_charts(v), 4),
+        Section(
+            f"All {len(v.points)} ratio points: p-values, kernel times, history",
             DETAIL_HEADER + "\n",
             [detail_row(p, ctx.site_url, v.machine) for p in worst_first(v.points)],
-            3,
+            5,
         ),
     ]
     return fit("\n".join(lines), sections)

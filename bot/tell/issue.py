@@ -1,92 +1,172 @@
-"""The linked issue for a confirmed regression, as markdown (pure), and what to file where.
+"""The linked issues, one per guard, as markdown (pure), and what to do with each.
 
-bot/github/issues.py does the GitHub part with the :class:`IssueSpec` built here. The dedupe
-key names the benchmark family, the machine and the regressing commit range as "base of PR N":
-re-runs of the same PR (new pushes included) update one issue per repository instead of filing
-new ones, while another PR or another machine gets its own.
+bot/github/issues.py does the GitHub part with the :class:`GuardIssue` built here. Each guard
+(bot/decide/types.py: broken, nvfuser, thunder, ratio) tracks one thing and has its own issue,
+so that each opens on its own evidence and closes only on evidence that what IT tracks
+recovered: a Thunder issue does not close because the ratio moved back, and a ratio issue does
+not close because nvFuser's fusion got slower and pulled the ratio down.
+
+The dedupe key names the benchmark family, the machine, the regressing commit range as "base
+of PR N" and the guard: re-runs of the same PR (new pushes included) update one issue per
+repository and guard instead of filing new ones, while another PR or machine gets its own.
+The ratio guard's key has no suffix: it is the key this bot used before guards existed, so
+issues filed then are still found.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
-from bot.decide.types import Verdict
+from bot.decide.types import Guard, GuardKind, PointVerdict, Verdict
 from bot.tell.comment import (
+    BROKEN_HEADER,
+    KERNEL_HEADER,
     MAIN_HEADER,
     MAX_MAIN_ROWS,
     METHOD,
     Context,
+    broken_row,
     graph_url,
     header,
+    kernel_row,
     main_row,
     point_name,
     worst_first,
 )
-from bot.tell.markdown import Section, change_text, fit, link, pct
+from bot.tell.markdown import Section, escape_md, fit, link
 
 FAMILY = "rmsnorm-bwd"
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+SyncState = Literal["regressed", "recovered", "hold"]
+TITLE_WHAT: dict[GuardKind, str] = {
+    "ratio": "Thunder slower relative to nvFuser",
+    "nvfuser": "nvFuser's hand-written fusion slower",
+    "thunder": "Thunder's kernels slower",
+    "broken": "points that ran at base fail at head",
+}
 
 
 @dataclass(frozen=True)
 class IssueSpec:
-    key: str  # stable dedupe key, e.g. "rmsnorm-bwd|h200-nvidia-h200|abc123..owner/repo#12"
+    key: str  # stable dedupe key, e.g. "rmsnorm-bwd|nvidia-h200|abc123..owner/repo#12|nvfuser"
     title: str
     body: str  # evidence markdown; the key marker and the cross-links are added by the filer
     repos: tuple[str, ...]  # primary first
     label: str = "perf-regression-bot"
 
 
-def issue_title(v: Verdict, ctx: Context) -> str:
+@dataclass(frozen=True)
+class GuardIssue:
+    guard: GuardKind
+    spec: IssueSpec
+    state: SyncState
+    note: str
+
+
+def issue_key(machine: str, base_sha: str, repo: str, pr: int, guard: GuardKind = "ratio") -> str:
+    if not _REPO.fullmatch(repo) or pr < 1:
+        raise ValueError(f"not a repository and PR number: {repo!r} #{pr}")
+    key = f"{FAMILY}|{machine}|{base_sha[:12]}..{repo}#{pr}"
+    return key if guard == "ratio" else f"{key}|{guard}"
+
+
+def _owns(repo: str, word: str) -> bool:
+    return word in repo.lower()
+
+
+def repos_for(g: Guard, repos: tuple[str, ...]) -> tuple[str, ...]:
+    """Primary first: nvFuser's repository for its fusion's slowdown (or a broken nvFuser
+    point), Thunder's for Thunder's kernels or broken Thunder points; the configured order
+    for the ratio, which either side can move."""
+    word = None
+    if g.kind == "nvfuser" or (
+        g.kind == "broken" and any(p.key.variant == "nvfuser" for p in g.points)
+    ):
+        word = "fuser"
+    elif g.kind in ("thunder", "broken"):
+        word = "thunder"
+    if word is None:
+        return repos
+    return tuple(sorted(repos, key=lambda r: not _owns(r, word)))
+
+
+def sync_state(g: Guard, v: Verdict) -> SyncState:
+    """Open on alarm; close only on evidence that what the guard tracks is fine again."""
+    if g.alarming:
+        return "regressed"
+    if g.state not in ("no change", "improved"):
+        return "hold"
+    nv = v.guard("nvfuser")
+    if g.kind == "ratio" and nv is not None and nv.state not in ("no change", "improved"):
+        return "hold"  # the ratio may be back only because nvFuser's fusion got slower
+    return "recovered"
+
+
+def issue_title(v: Verdict, g: Guard, ctx: Context) -> str:
     """Plain text (titles are not markdown), one line, within GitHub's 256 characters."""
-    worst = v.worst.ratio.change.estimate if v.worst and v.worst.ratio else None
-    amount = f" (worst {pct(worst)})" if worst is not None else ""
+    amount = ""
+    flagged = [a for a in g.aggregates if a.state == "regressed"] or list(g.aggregates)
+    if g.kind == "broken":
+        amount = f" ({sum(p.state == 'broken' for p in g.points)} point(s))"
+    elif flagged:
+        worst = max(flagged, key=lambda a: a.geomean.estimate)
+        amount = f" ({worst.variant} geomean {100 * (worst.geomean.estimate - 1):+.1f}%)"
     where = f" in {ctx.repo}#{ctx.pr}" if ctx.repo and ctx.pr is not None else ""
-    title = f"RMSNorm backward: Thunder slower relative to nvFuser on {v.machine}{amount}{where}"
+    title = f"RMSNorm backward: {TITLE_WHAT[g.kind]} on {v.machine}{amount}{where}"
     return "".join(c if c.isprintable() else " " for c in title)[:256]
 
 
-def issue_body(v: Verdict, ctx: Context) -> str:
-    """The evidence: the regressed points, the summary, links; the key marker is added later."""
+def _evidence(v: Verdict, g: Guard) -> list[str]:
+    bad: list[PointVerdict] = worst_first(p for p in g.points if p.state in ("regressed", "broken"))
+    if g.kind == "broken":
+        return ["", BROKEN_HEADER, *(broken_row(p) for p in g.points[:MAX_MAIN_ROWS])]
+    if g.kind == "ratio":
+        return ["", MAIN_HEADER, *(main_row(p, v) for p in (bad or list(g.points))[:MAX_MAIN_ROWS])]
+    return ["", KERNEL_HEADER, *(kernel_row(p, v) for p in (bad or list(g.points))[:MAX_MAIN_ROWS])]
+
+
+def issue_body(v: Verdict, g: Guard, ctx: Context) -> str:
+    """The evidence: the whole headline, then this guard's points; the key marker is added
+    later by the filer."""
     lines = header(v, ctx)[1:]  # no comment marker: this is not the sticky comment
-    bad = worst_first(p for p in v.points if p.gating and p.state == "regressed")
-    lines += ["", MAIN_HEADER, *(main_row(p) for p in bad[:MAX_MAIN_ROWS])]
-    if ctx.site_url:
-        graphs = [
-            link(point_name(p.key), graph_url(ctx.site_url, p.key, v.machine)) for p in bad[:10]
-        ]
-        lines += ["", "History: " + ", ".join(graphs)]
+    lines += ["", f"**This issue tracks: {escape_md(g.title)}** ({g.state})", *_evidence(v, g)]
+    if ctx.site_url and g.kind == "ratio":
+        bad = [p for p in g.points if p.state == "regressed"][:10]
+        graphs = [link(point_name(p.key), graph_url(ctx.site_url, p.key, v.machine)) for p in bad]
+        if graphs:
+            lines += ["", "History: " + ", ".join(graphs)]
     sections = [Section("How this is decided", METHOD, (), 0)]
     return fit("\n".join(lines), sections, limit=40_000)
 
 
-def update_note(v: Verdict, ctx: Context) -> str:
-    """One comment on a linked issue: what the latest run of this PR found."""
-    worst = (
-        f"; worst {point_name(v.worst.key)} {change_text(v.worst.ratio.change)}"
-        if (v.worst and v.worst.ratio)
-        else ""
-    )
+def update_note(v: Verdict, g: Guard, ctx: Context) -> str:
+    """One comment on a linked issue: what the latest run of this PR found for its guard."""
     run = f" ({link('CI run', ctx.run_url)})" if ctx.run_url else ""
-    state = "still regressed" if v.regressed else f"now {v.overall}"
-    return f"Head {v.head[:12]} against base {v.base[:12]}: {state}{worst}{run}."
+    state = {"regressed": "still regressed", "broken": "still broken"}.get(
+        g.state, f"now {g.state}"
+    )
+    if g.kind == "ratio" and sync_state(g, v) == "hold" and g.state in ("no change", "improved"):
+        state += " (but nvFuser's fusion got slower, so this is not a recovery)"
+    summary = escape_md(g.summary, 600)
+    return f"Head {v.head[:12]} against base {v.base[:12]}: {g.title}: {state}; {summary}{run}."
 
 
-def issue_key(machine: str, base_sha: str, repo: str, pr: int) -> str:
-    if not _REPO.fullmatch(repo) or pr < 1:
-        raise ValueError(f"not a repository and PR number: {repo!r} #{pr}")
-    return f"{FAMILY}|{machine}|{base_sha[:12]}..{repo}#{pr}"
-
-
-def issue_spec(v: Verdict, ctx: Context, repos: tuple[str, ...], label: str) -> IssueSpec:
-    """What bot/github/issues.py files (or updates, or closes) for this PR's verdict."""
+def guard_issues(
+    v: Verdict, ctx: Context, repos: tuple[str, ...], label: str
+) -> tuple[GuardIssue, ...]:
+    """What bot/github/issues.py files, updates, notes or closes for this PR's verdict."""
     if ctx.repo is None or ctx.pr is None:
         raise ValueError("an issue needs the PR it is about (repo and number)")
-    return IssueSpec(
-        key=issue_key(v.machine, v.base, ctx.repo, ctx.pr),
-        title=issue_title(v, ctx),
-        body=issue_body(v, ctx),
-        repos=repos,
-        label=label,
-    )
+    out = []
+    for g in v.guards:
+        spec = IssueSpec(
+            key=issue_key(v.machine, v.base, ctx.repo, ctx.pr, g.kind),
+            title=issue_title(v, g, ctx),
+            body=issue_body(v, g, ctx),
+            repos=repos_for(g, repos),
+            label=label,
+        )
+        out.append(GuardIssue(g.kind, spec, sync_state(g, v), update_note(v, g, ctx)))
+    return tuple(out)

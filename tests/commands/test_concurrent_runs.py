@@ -75,27 +75,29 @@ def test_two_processes_at_once_leave_one_comment_and_one_issue_per_repo(
     outputs = [proc.communicate(timeout=120)[0] for proc in procs]
     assert [proc.returncode for proc in procs] == [ExitCode.REGRESSION] * 2, outputs
 
-    # Both really raced: each posted a comment and filed an issue in each repository.
+    # Both really raced: each posted a comment and filed an issue in each repository, for
+    # each of the two guards that regressed (Thunder's kernels and the ratio).
     assert len(fake_github.requests("POST", rf"/{SECONDARY}/issues/{pull.number}/comments$")) == 2
     for repo in (PRIMARY, SECONDARY):
-        assert len(fake_github.requests("POST", rf"/repos/{repo}/issues$")) == 2
+        assert len(fake_github.requests("POST", rf"/repos/{repo}/issues$")) == 4
 
     comments = fake_github.state.comments_on(SECONDARY, pull.number)
     assert [c.author for c in comments] == [BOT_LOGIN] and MARKER in comments[0].body
-    key = issue_key("nvidia-h200", BASE_SHA, SECONDARY, pull.number)
-    survivors = {}
-    for repo in (PRIMARY, SECONDARY):
-        own = [i for i in fake_github.state.issues(repo) if i.author == BOT_LOGIN]
-        keyed = [i for i in own if i.state == "open"]
-        assert len(keyed) == 1 and key_marker(key) in (keyed[0].body or "")
-        folded = [i for i in own if i.state == "closed"]
-        assert [i.state_reason for i in folded] == ["not_planned"]
-        assert keyed[0].number < folded[0].number
-        survivors[repo] = keyed[0]
-    primary, secondary = survivors[PRIMARY], survivors[SECONDARY]
-    assert f"{SECONDARY}#{secondary.number}]" in (primary.body or "")
-    assert f"{PRIMARY}#{primary.number}]" in (secondary.body or "")
-    assert f"{PRIMARY}#{primary.number}" in comments[0].body  # the comment links the survivor
+    for guard in ("ratio", "thunder"):
+        key = issue_key("nvidia-h200", BASE_SHA, SECONDARY, pull.number, guard)
+        survivors = {}
+        for repo in (PRIMARY, SECONDARY):
+            own = [i for i in fake_github.state.issues(repo) if i.author == BOT_LOGIN]
+            keyed = [i for i in own if i.state == "open" and key_marker(key) in (i.body or "")]
+            assert len(keyed) == 1, (guard, repo, [(i.number, i.state) for i in own])
+            folded = [i for i in own if i.state == "closed" and i.title == keyed[0].title]
+            assert [i.state_reason for i in folded] == ["not_planned"]
+            assert keyed[0].number < folded[0].number
+            survivors[repo] = keyed[0]
+        primary, secondary = survivors[PRIMARY], survivors[SECONDARY]
+        assert f"{SECONDARY}#{secondary.number}]" in (primary.body or "")
+        assert f"{PRIMARY}#{primary.number}]" in (secondary.body or "")
+        assert f"{PRIMARY}#{primary.number}" in comments[0].body  # the comment links it
     said = "".join(outputs)
     assert "duplicate" in said  # the runs say what they repaired
 
@@ -103,5 +105,5 @@ def test_two_processes_at_once_leave_one_comment_and_one_issue_per_repo(
     before = _writes(fake_github)
     assert cli.main(_argv(pull.number), env=_env(fake_github)) == ExitCode.REGRESSION
     out = capsys.readouterr().out
-    assert "comment unchanged" in out and out.count(": unchanged") == 2
+    assert "comment unchanged" in out and out.count(": unchanged") == 4
     assert _writes(fake_github) == before

@@ -271,7 +271,8 @@ def test_primary_listing_failure_still_files_the_secondary_and_converges(
     assert sync(gh) == ["failed", "opened"]
     assert fake_github.requests("POST", rf"/repos/{PRIMARY}/") == []
     secondary = only_issue(fake_github, SECONDARY)
-    assert f"{PRIMARY}: not linked yet (GitHub gave HTTP 503" in (secondary.body or "")
+    # The primary repository (listed first) says so on its line.
+    assert f"{PRIMARY} (primary): not linked yet (GitHub gave HTTP 503" in (secondary.body or "")
     fault.times = fault.hits
     assert sync(gh) == ["opened", "unchanged"]
     assert_cross_linked(fake_github)

@@ -19,7 +19,7 @@ from bot.github.issue_body import MAX_BODY
 from bot.results.locate import load_pair
 from bot.results.types import PointKey
 from bot.tell.comment import MARKER, Context, graph_url, render_comment
-from bot.tell.issue import issue_body, issue_key, issue_spec, issue_title, update_note
+from bot.tell.issue import guard_issues, issue_body, issue_key, issue_title, update_note
 from bot.tell.markdown import MAX_CHARS, escape_md, link
 
 __all__ = ["synthetic"]
@@ -57,11 +57,24 @@ def test_comment_layout_for_a_regression(synthetic: SyntheticResults) -> None:
     assert all("regressed" in r and "| thunder |" in r for r in main)
 
 
-def test_no_change_and_no_data(synthetic: SyntheticResults) -> None:
+def test_broken_and_no_data(synthetic: SyntheticResults) -> None:
     _, body = _verdict(synthetic, "failed_point")
-    assert "**No change**" in body
-    assert "failed at head" in body
-    assert "4 point\\(s\\) without data" in body
+    assert "💥 **Broken**: a point that ran at base fails at head" in body
+    assert "3 point\\(s\\) with data at base fail at head" in body
+    assert "**Points that fail**" in body and "| 💥 broken | failed at head |" in body
+    assert "4 point\\(s\\) without data" in body  # eager and torch.compile too, unmarked
+
+
+def test_context_rows_carry_no_marks_and_every_row_its_threshold(
+    synthetic: SyntheticResults,
+) -> None:
+    _, body = _verdict(synthetic, "nvfuser_faster")
+    main_rows = [r for r in body.splitlines() if re.search(r"^\| \S+ \S+ \S+ \| \d\.\d{3} \[", r)]
+    context = [r for r in main_rows if r.startswith(("| eager ", "| torch-compile "))]
+    assert context and not any(mark in r for r in context for mark in "🔴🟢🟡⚪💥")
+    assert all("| 2.0% |" in r for r in context)
+    gating = [r for r in main_rows if r.startswith("| thunder-")]
+    assert gating and all("| 2.0% | 🔴 regressed" in r for r in gating)
 
 
 def test_untrusted_text_is_inert(synthetic: SyntheticResults) -> None:
@@ -118,7 +131,7 @@ def _many_points(n: int) -> Verdict:
             "nvfuser": nv,
             "thunder-prims": [t * 1.1 for t in th],
         }
-    return decide(state_from_rounds("a", base), state_from_rounds("b", head), S, explain=False)
+    return decide(state_from_rounds("a", base), state_from_rounds("b", head), S)
 
 
 def test_body_stays_under_githubs_limit_and_says_what_was_cut() -> None:
@@ -132,28 +145,40 @@ def test_body_stays_under_githubs_limit_and_says_what_was_cut() -> None:
 
 def test_issue_title_body_and_note(synthetic: SyntheticResults) -> None:
     v, _ = _verdict(synthetic, "thunder_slower")
-    title = issue_title(v, CTX)
+    ratio = v.guard("ratio")
+    assert ratio is not None and ratio.state == "regressed"
+    title = issue_title(v, ratio, CTX)
     assert "\n" not in title and len(title) <= 256
     assert title.startswith("RMSNorm backward: Thunder slower relative to nvFuser on synthetic-cpu")
-    body = issue_body(v, CTX)
+    body = issue_body(v, ratio, CTX)
     assert MARKER not in body  # the issue is not the sticky comment
+    assert "**This issue tracks: Thunder/nvFuser kernel-time ratio** (regressed)" in body
     assert "History: [thunder-" in body
     assert len(body) < MAX_BODY
-    note = update_note(v, CTX)
-    assert note.startswith(f"Head {v.head[:12]} against base {v.base[:12]}: still regressed")
+    note = update_note(v, ratio, CTX)
+    assert note.startswith(f"Head {v.head[:12]} against base {v.base[:12]}: ")
+    assert "still regressed" in note
 
 
-def test_issue_spec_key_is_stable_across_reruns(synthetic: SyntheticResults) -> None:
+def test_one_issue_per_guard_with_stable_keys(synthetic: SyntheticResults) -> None:
     v, _ = _verdict(synthetic, "thunder_slower")
-    spec = issue_spec(v, CTX, ("NVIDIA/Fuser", "Lightning-AI/lightning-thunder"), "perf")
-    assert spec.key == f"rmsnorm-bwd|{MACHINE}|{v.base[:12]}..NVIDIA/Fuser#12"
+    repos = ("NVIDIA/Fuser", "Lightning-AI/lightning-thunder")
+    issues = {gi.guard: gi for gi in guard_issues(v, CTX, repos, "perf")}
+    assert set(issues) == {"broken", "nvfuser", "thunder", "ratio"}
+    base_key = f"rmsnorm-bwd|{MACHINE}|{v.base[:12]}..NVIDIA/Fuser#12"
+    assert issues["ratio"].spec.key == base_key  # the key issues filed before guards carry
+    assert issues["nvfuser"].spec.key == base_key + "|nvfuser"
+    assert issues["ratio"].state == "regressed" and issues["broken"].state == "recovered"
     rerun = replace(v, head="f" * 40)  # a new push to the same PR
-    assert issue_spec(rerun, CTX, spec.repos, "perf").key == spec.key
-    assert spec.repos[0] == "NVIDIA/Fuser" and spec.label == "perf"
+    again = {gi.guard: gi.spec.key for gi in guard_issues(rerun, CTX, repos, "perf")}
+    assert again == {g: gi.spec.key for g, gi in issues.items()}
+    assert issues["ratio"].spec.repos == repos and issues["ratio"].spec.label == "perf"
+    assert issues["nvfuser"].spec.repos[0] == "NVIDIA/Fuser"
+    assert issues["thunder"].spec.repos[0] == "Lightning-AI/lightning-thunder"
     with pytest.raises(ValueError):
         issue_key(MACHINE, v.base, "not a repo", 1)
     with pytest.raises(ValueError):
-        issue_spec(v, Context(), spec.repos, "perf")
+        guard_issues(v, Context(), repos, "perf")
 
 
 def test_markdown_tables_keep_their_columns(synthetic: SyntheticResults) -> None:

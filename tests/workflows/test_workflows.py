@@ -473,7 +473,12 @@ STEP_ENV = {
 }
 
 
-EXIT_CODES = [(0, 0, ""), (1, 0, "::warning::"), *((rc, rc, "::error::") for rc in (2, 3, 4))]
+EXIT_CODES = [
+    (0, 0, ""),
+    (1, 0, "::warning::"),
+    (5, 0, "::warning::"),  # broken: reported like a regression, the run itself succeeded
+    *((rc, rc, "::error::") for rc in (2, 3, 4)),
+]
 
 
 @pytest.mark.parametrize(("bot_rc", "step_rc", "level"), EXIT_CODES)
@@ -489,7 +494,25 @@ def test_poster_maps_bot_exit_codes(tmp_path: Path, bot_rc: int, step_rc: int, l
     assert (tmp_path / "python.calls").read_text().split() == want.split()
 
 
-@pytest.mark.parametrize(("bot_rc", "state"), [("0", "success"), ("1", "failure"), ("3", "error")])
+def test_poster_passes_each_repeat_folder(tmp_path: Path) -> None:
+    """bench-pr's repeats land in results/rep-N: each becomes one --results (replicates)."""
+    path = shim(tmp_path, "python", "exit 0")
+    results = tmp_path / "results"
+    for name in ("rep-1", "rep-2", "rep-10"):
+        (results / name).mkdir(parents=True)
+    (results / "rep-3").symlink_to(results / "rep-1")  # a link is not a folder of the artifact
+    env = {**STEP_ENV, "PATH": path, "GITHUB_OUTPUT": str(tmp_path / "out")}
+    env["RESULTS_DIR"] = str(results)
+    proc = run_step(step_by_id(load_workflow(WORKFLOWS / POSTER), "bot"), tmp_path, env)
+    assert proc.returncode == 0, proc.stderr
+    calls = (tmp_path / "python.calls").read_text().split()
+    given = [calls[i + 1] for i, a in enumerate(calls) if a == "--results"]
+    assert given == [str(results / n) for n in ("rep-1", "rep-10", "rep-2")]
+
+
+@pytest.mark.parametrize(
+    ("bot_rc", "state"), [("0", "success"), ("1", "failure"), ("5", "failure"), ("3", "error")]
+)
 def test_poster_sets_commit_status(tmp_path: Path, bot_rc: str, state: str) -> None:
     env = {**STEP_ENV, "PATH": shim(tmp_path, "gh", ""), "BOT_RC": bot_rc}
     proc = run_step(step_by_id(load_workflow(WORKFLOWS / POSTER), "status"), tmp_path, env)
@@ -515,3 +538,25 @@ def test_poster_checks_the_artifact_against_github(
     proc = run_step(step_by_id(load_workflow(WORKFLOWS / POSTER), "fresh"), tmp_path, env)
     assert proc.returncode == step_rc
     assert outputs(out).get("post") == post
+
+
+def test_bench_alternates_base_and_head_with_context_once(tmp_path: Path) -> None:
+    """base, head, base, head, each its own process into results/rep-N; eager and
+    torch.compile only in the first repeat (the checkouts are the shimmed git's calls)."""
+    path = shim(tmp_path, "git", "exit 0")
+    script = tmp_path / "benchmarks" / "run_gpu.sh"
+    script.parent.mkdir()
+    script.write_text(f"printf '%s\\n' \"$*\" >> {tmp_path}/run_gpu.calls\n", encoding="utf-8")
+    env = {"PATH": path, "BASE_SHA": BASE, "PR_HEAD_SHA": HEAD, "REPEATS": "2"}
+    proc = run_step(step_by_id(load_workflow(WORKFLOWS / BENCH), "bench"), tmp_path, env)
+    assert proc.returncode == 0, proc.stderr
+    checkouts = [line.split()[-1] for line in (tmp_path / "git.calls").read_text().splitlines()]
+    assert checkouts == [BASE, HEAD, BASE, HEAD]
+    runs = (tmp_path / "run_gpu.calls").read_text().splitlines()
+    only = "--variants nvfuser,thunder-prims,thunder-func"
+    assert runs == [
+        f"--size-set pr --commit {BASE} --results results/rep-1",
+        f"--size-set pr --commit {HEAD} --results results/rep-1",
+        f"--size-set pr --commit {BASE} --results results/rep-2 {only}",
+        f"--size-set pr --commit {HEAD} --results results/rep-2 {only}",
+    ]

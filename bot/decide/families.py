@@ -1,0 +1,162 @@
+"""One family of series decided together (pure): every point's comparison, its Holm-adjusted
+p-values, its state, and the variant's geometric means; bot/decide/verdict.py assembles the
+families into guards.
+
+A side of a point is the runs of one commit that have data for it (replicates); a side with no
+such run says why: "failed" (the suite recorded an error: compile, executor, correctness,
+crash), "skipped" (not measured by choice) or "missing" (not in the results at all).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.config import VerdictSettings
+from bot.decide.noise_model import Kind, NoiseModel, samples_of
+from bot.decide.rules import aggregate_state, is_corroborated, point_state
+from bot.decide.stats import Between, Comparison, RunStat, aggregate, compare, holm, run_stat
+from bot.decide.types import PointVerdict, State, VariantSummary
+from bot.results.types import CommitResults, PointKey
+
+Runs = Sequence[CommitResults]
+
+
+@dataclass(frozen=True)
+class _Side:
+    stats: tuple[RunStat, ...]  # the runs with data
+    status: str  # "ok", "failed", "skipped", "missing"
+    error: str | None = None
+
+
+def _side(kind: Kind, runs: Runs, key: PointKey) -> _Side:
+    stats, statuses, error = [], [], None
+    for r in runs:
+        samples = samples_of(kind, r, key)
+        if samples:
+            stats.append(run_stat(samples))
+            continue
+        point = r.points.get(key)
+        statuses.append("missing" if point is None else (point.no_data or "failed"))
+        if statuses[-1] == "failed" and error is None and r.provenance:
+            error = r.provenance.point_error(key)
+    if stats:
+        return _Side(tuple(stats), "ok")
+    status = "failed" if "failed" in statuses else (statuses[0] if statuses else "missing")
+    return _Side((), status, error)
+
+
+def _model_between(model: NoiseModel | None, kind: Kind, key: PointKey) -> Between:
+    return model.between(kind, key) if model else Between()
+
+
+@dataclass(frozen=True)
+class Family:
+    """One family of series (one kind, some variants) compared and Holm-adjusted together."""
+
+    rows: tuple[PointVerdict, ...]
+    aggregates: tuple[VariantSummary, ...]
+
+
+def decide_family(
+    kind: Kind,
+    keys: Sequence[PointKey],
+    base: Runs,
+    head: Runs,
+    s: VerdictSettings,
+    model: NoiseModel | None,
+    gating: bool,
+) -> Family:
+    sides = {k: (_side(kind, base, k), _side(kind, head, k)) for k in keys}
+    cmps: dict[PointKey, Comparison] = {}
+    for k, (b, h) in sides.items():
+        if b.status == "ok" and h.status == "ok":
+            cmps[k] = compare(b.stats, h.stats, _model_between(model, kind, k))
+    ordered = list(cmps)
+    up, down = holm([cmps[k].p_up for k in ordered]), holm([cmps[k].p_down for k in ordered])
+    adj = {k: (u, d) for k, u, d in zip(ordered, up, down, strict=True)}
+    aggregates, others = _aggregates(kind, ordered, sides, base, head, s, model)
+    rows = []
+    for k in keys:
+        b, h = sides[k]
+        t = s.threshold_for(k.label) if kind == "ratio" else s.kernel_threshold_for(k.label)
+        if k not in cmps:
+            rows.append(_no_data_row(k, kind, gating, t, b, h))
+            continue
+        c, (pu, pd) = cmps[k], adj[k]
+        state = point_state(c, pu, pd, t, s.alpha)
+        settle = c.runs_to_settle(t) if state == "unsure" else None
+        rows.append(
+            PointVerdict(
+                k,
+                gating,
+                t,
+                state,
+                c,
+                pu,
+                pd,
+                is_corroborated(state, c, t, others.get(k)),
+                kind=kind,
+                settle=settle,
+            )
+        )
+    return Family(tuple(rows), aggregates)
+
+
+def _no_data_row(
+    k: PointKey, kind: Kind, gating: bool, t: float, b: _Side, h: _Side
+) -> PointVerdict:
+    state: State = "no data"
+    if b.status == "ok" and h.status == "failed":
+        state = "broken"
+    elif b.status == "failed" and h.status == "failed":
+        state = "still failing"
+    where = "head" if b.status == "ok" else "base"
+    why = (h if where == "head" else b).status
+    reason = f"{'not measured' if why in ('missing', 'skipped') else why} at {where}"
+    err = h.error if where == "head" else b.error
+    if state == "no data" and err:
+        reason += f" ({err})"
+    return PointVerdict(k, gating, t, state, no_data=reason, kind=kind, error=h.error)
+
+
+def _aggregates(
+    kind: Kind,
+    keys: Sequence[PointKey],
+    sides: dict[PointKey, tuple[_Side, _Side]],
+    base: Runs,
+    head: Runs,
+    s: VerdictSettings,
+    model: NoiseModel | None,
+) -> tuple[tuple[VariantSummary, ...], dict[PointKey, Comparison]]:
+    """Per variant, the geometric mean over its points (where every run has data), and per
+    point the geometric mean of its variant's OTHER points (for corroboration)."""
+    summaries, cmps, others = [], [], {}
+    for variant in sorted({k.variant for k in keys}):
+        members = [
+            k
+            for k in keys
+            if k.variant == variant
+            and len(sides[k][0].stats) == len(base)
+            and len(sides[k][1].stats) == len(head)
+        ]
+        if not members:
+            continue
+
+        def group(ks: Sequence[PointKey], variant: str = variant) -> Comparison:
+            b = aggregate([sides[k][0].stats for k in ks])
+            h = aggregate([sides[k][1].stats for k in ks])
+            prior = model.between_aggregate(kind, variant, ks) if model else Between()
+            return compare(b, h, prior)
+
+        cmps.append((variant, len(members), group(members)))
+        if len(members) > 1:
+            for k in members:
+                others[k] = group([m for m in members if m != k])
+    up = holm([c.p_up for _, _, c in cmps])
+    down = holm([c.p_down for _, _, c in cmps])
+    for (variant, n, c), pu, pd in zip(cmps, up, down, strict=True):
+        effect = s.effect if kind == "ratio" else s.kernel_effect
+        state = aggregate_state(c, n, pu, pd, effect, s.alpha)
+        summaries.append(VariantSummary(variant, n, c.change, kind, c, pu, state))
+    return tuple(summaries), others

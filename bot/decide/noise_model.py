@@ -1,0 +1,231 @@
+"""The between-run noise model: how far each series' log median moves from one process to the
+next on one machine, estimated from recorded A/A runs (runs of the same code), and stored as a
+small JSON file that perfbot.toml names (``[verdict] noise_model``).
+
+Estimate, per series (bot/decide/stats.py defines series, ``y`` and ``w``): over ``k`` runs,
+``S`` = the sample variance of ``y``; its expectation is ``tau^2 + mean(w)``, so the raw
+estimate is ``S - mean(w)`` (at least 0) with ``k - 1`` degrees of freedom. Six runs are few
+for a variance, so each series is shrunk toward its variant's pooled value (the mean raw
+estimate over that variant's points, per kind: ratio or kernel time; variants differ by far
+more than points do: torch.compile's kernels move 2-3% between runs, Thunder's ratio 0.3-0.8%),
+as if the pool were :data:`PRIOR_DF` more runs:
+``tau^2 = ((k - 1) raw + PRIOR_DF pool) / (k - 1 + PRIOR_DF)`` with that many degrees of
+freedom (the moderated variance of Smyth's limma, with a fixed prior weight). A series the
+model has not seen gets its variant's pool (or, for a variant it has not seen, the largest
+pool of the kind) with :data:`PRIOR_DF` degrees of freedom.
+
+Geometric means over a variant's points are series of their own ("aggregates"): the points of
+one run share its clock state, so their changes are correlated and the aggregate's tau^2 must
+be measured, not summed. It applies only to the same set of points; for another set the
+members' mean tau^2 is used, an upper bound whatever the correlation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from bot.decide.stats import Between, RunStat, aggregate, run_stat
+from bot.results.types import REFERENCE, BadInput, CommitResults, PointKey
+
+Kind = Literal["ratio", "kernel"]
+KINDS: tuple[Kind, ...] = ("ratio", "kernel")
+SCHEMA = "perfbot-noise-model/1"
+#: The pooled value's weight, in runs (see the module docstring).
+PRIOR_DF = 4.0
+
+
+def series_label(kind: Kind, key: PointKey) -> str:
+    return f"{kind}:{key.label}"
+
+
+def aggregate_label(kind: Kind, variant: str) -> str:
+    return f"{kind}:{variant}/*"
+
+
+def samples_of(kind: Kind, run: CommitResults, key: PointKey) -> tuple[float, ...] | None:
+    p = run.points.get(key)
+    if p is None:
+        return None
+    return p.ratio if kind == "ratio" else p.kernel_s
+
+
+def keys_of(kind: Kind, run: CommitResults) -> set[PointKey]:
+    return {
+        k
+        for k, p in run.points.items()
+        if (p.ratio if kind == "ratio" else p.kernel_s)
+        and (kind == "kernel" or k.variant != REFERENCE)
+    }
+
+
+@dataclass(frozen=True)
+class SeriesNoise:
+    tau2: float  # shrunk
+    df: float
+    raw_tau2: float  # before shrinkage
+    within: float  # mean w over the runs
+    spread: float  # largest change of the median between two runs: max/min - 1
+
+
+@dataclass(frozen=True)
+class AggregateNoise:
+    tau2: float
+    df: float
+    points: tuple[str, ...]  # "dtype/shape" of the member points
+
+
+@dataclass(frozen=True)
+class NoiseModel:
+    machine: str
+    calls_per_sample: str | None
+    runs: tuple[str, ...]  # commit hashes (a commit twice: two processes of it)
+    prior_df: float
+    pool: Mapping[str, float]  # "kind:variant" -> pooled tau^2
+    series: Mapping[str, SeriesNoise]
+    aggregates: Mapping[str, AggregateNoise] = field(default_factory=dict)
+
+    def between(self, kind: Kind, key: PointKey) -> Between:
+        s = self.series.get(series_label(kind, key))
+        if s is not None:
+            return Between(s.tau2, s.df)
+        pool = self.pool.get(f"{kind}:{key.variant}")
+        if pool is None:
+            pool = max((v for k, v in self.pool.items() if k.startswith(f"{kind}:")), default=0.0)
+        return Between(pool, self.prior_df)
+
+    def between_aggregate(self, kind: Kind, variant: str, keys: Sequence[PointKey]) -> Between:
+        agg = self.aggregates.get(aggregate_label(kind, variant))
+        members = tuple(sorted(f"{k.dtype}/{k.shape}" for k in keys))
+        if agg is not None and agg.points == members:
+            return Between(agg.tau2, agg.df)
+        parts = [self.between(kind, k) for k in keys]
+        return Between(sum(b.tau2 for b in parts) / len(parts), min(b.df for b in parts))
+
+
+def _raw(stats: Sequence[RunStat]) -> tuple[float, float, float]:
+    k = len(stats)
+    mean = sum(s.y for s in stats) / k
+    var = sum((s.y - mean) ** 2 for s in stats) / (k - 1)
+    within = sum(s.w for s in stats) / k
+    return var - within, within, math.expm1(max(s.y for s in stats) - min(s.y for s in stats))
+
+
+def fit(runs: Sequence[CommitResults], prior_df: float = PRIOR_DF) -> NoiseModel:
+    """The model from A/A runs (at least 2; the caller checks they are the same code)."""
+    if len(runs) < 2:
+        raise BadInput(f"a noise model needs at least 2 runs of the same code, got {len(runs)}")
+    machines = {r.machine for r in runs}
+    if len(machines) != 1:
+        raise BadInput(f"runs on several machines: {', '.join(sorted(machines))}")
+    k = len(runs)
+    series: dict[str, SeriesNoise] = {}
+    aggregates: dict[str, AggregateNoise] = {}
+    pool: dict[str, float] = {}
+    for kind in KINDS:
+        keys = sorted(set.intersection(*(keys_of(kind, r) for r in runs)))
+        stats = {key: [run_stat(samples_of(kind, r, key) or ()) for r in runs] for key in keys}
+        raws = {key: _raw(st) for key, st in stats.items()}
+        for variant in sorted({key.variant for key in keys}):
+            mine = [r[0] for key, r in raws.items() if key.variant == variant]
+            pool[f"{kind}:{variant}"] = max(sum(mine) / len(mine), 0.0)
+        for key, (raw, within, spread) in raws.items():
+            raw = max(raw, 0.0)
+            prior = pool[f"{kind}:{key.variant}"]
+            tau2 = ((k - 1) * raw + prior_df * prior) / (k - 1 + prior_df)
+            series[series_label(kind, key)] = SeriesNoise(
+                tau2, k - 1 + prior_df, raw, within, spread
+            )
+        for variant in sorted({key.variant for key in keys}):
+            members = [key for key in keys if key.variant == variant]
+            raw, _, _ = _raw(aggregate([stats[key] for key in members]))
+            aggregates[aggregate_label(kind, variant)] = AggregateNoise(
+                max(raw, 0.0), float(k - 1), tuple(sorted(f"{m.dtype}/{m.shape}" for m in members))
+            )
+    calls = {r.provenance.text("calls_per_sample") if r.provenance else None for r in runs}
+    if len(calls) != 1:
+        raise BadInput(
+            f"the runs differ in calls per sample ({sorted(map(str, calls))}): not pooled"
+        )
+    return NoiseModel(
+        machine=next(iter(machines)),
+        calls_per_sample=next(iter(calls)),
+        runs=tuple(r.commit for r in runs),
+        prior_df=prior_df,
+        pool=pool,
+        series=series,
+        aggregates=aggregates,
+    )
+
+
+def to_json(model: NoiseModel) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "machine": model.machine,
+        "calls_per_sample": model.calls_per_sample,
+        "runs": list(model.runs),
+        "prior_df": model.prior_df,
+        "pool": dict(model.pool),
+        "series": {
+            label: {
+                "tau2": s.tau2,
+                "df": s.df,
+                "raw_tau2": s.raw_tau2,
+                "within": s.within,
+                "spread": s.spread,
+            }
+            for label, s in sorted(model.series.items())
+        },
+        "aggregates": {
+            label: {"tau2": a.tau2, "df": a.df, "points": list(a.points)}
+            for label, a in sorted(model.aggregates.items())
+        },
+    }
+
+
+def _number(where: str, value: Any, *, positive: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise BadInput(f"{where}: {value!r:.60} is not a finite number")
+    if value < 0 or (positive and value == 0):
+        raise BadInput(f"{where}: {value!r} is out of range")
+    return float(value)
+
+
+def from_json(data: Any, where: str) -> NoiseModel:
+    """Parse and check a model file's content; every defect is a BadInput naming the field."""
+    if not isinstance(data, Mapping) or data.get("schema") != SCHEMA:
+        raise BadInput(f"{where}: not a noise model (schema {SCHEMA!r} expected)")
+    try:
+        series = {
+            str(label): SeriesNoise(
+                _number(f"{where}: {label}.tau2", s["tau2"]),
+                _number(f"{where}: {label}.df", s["df"], positive=True),
+                _number(f"{where}: {label}.raw_tau2", s["raw_tau2"]),
+                _number(f"{where}: {label}.within", s["within"]),
+                _number(f"{where}: {label}.spread", s["spread"]),
+            )
+            for label, s in data["series"].items()
+        }
+        aggregates = {
+            str(label): AggregateNoise(
+                _number(f"{where}: {label}.tau2", a["tau2"]),
+                _number(f"{where}: {label}.df", a["df"], positive=True),
+                tuple(str(p) for p in a["points"]),
+            )
+            for label, a in data["aggregates"].items()
+        }
+        pool = {str(k): _number(f"{where}: pool.{k}", v) for k, v in data["pool"].items()}
+        calls = data["calls_per_sample"]
+        return NoiseModel(
+            machine=str(data["machine"]),
+            calls_per_sample=None if calls is None else str(calls),
+            runs=tuple(str(r) for r in data["runs"]),
+            prior_df=_number(f"{where}: prior_df", data["prior_df"], positive=True),
+            pool=pool,
+            series=series,
+            aggregates=aggregates,
+        )
+    except (KeyError, TypeError, AttributeError) as e:
+        raise BadInput(f"{where}: malformed noise model ({type(e).__name__}: {e})") from None

@@ -1,0 +1,86 @@
+"""Student's t distribution: CDF and quantile, without SciPy (the bot's only numeric dependency
+is numpy, and a CI runner should not need a Fortran stack to read a p-value).
+
+Why t and not the normal: the between-run variance of a point is estimated from a handful of
+runs (six A/A runs, plus this job's repeats), so the interval must widen with how little is
+known; the degrees of freedom come from the Welch-Satterthwaite formula (bot/decide/stats.py).
+The CDF uses the regularized incomplete beta function by its continued fraction (Lentz's
+method), accurate to ~1e-12 here; the quantile inverts it by bisection.
+"""
+
+from __future__ import annotations
+
+import math
+
+_EPS = 1e-15
+_TINY = 1e-300
+
+
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    """The continued fraction of the incomplete beta function (modified Lentz)."""
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > _TINY else _TINY)
+    h = d
+    for m in range(1, 400):
+        m2 = 2 * m
+        for num in (
+            m * (b - m) * x / ((qam + m2) * (a + m2)),
+            -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)),
+        ):
+            d = 1.0 + num * d
+            d = 1.0 / (d if abs(d) > _TINY else _TINY)
+            c = 1.0 + num / c
+            c = c if abs(c) > _TINY else _TINY
+            h *= d * c
+        if abs(d * c - 1.0) < _EPS:
+            break
+    return h
+
+
+def betainc(a: float, b: float, x: float) -> float:
+    """Regularized incomplete beta I_x(a, b)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = (
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _beta_fraction(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _beta_fraction(b, a, 1.0 - x) / b
+
+
+def t_cdf(t: float, df: float) -> float:
+    """P(T <= t) for Student's t with ``df`` degrees of freedom (``inf``: the normal)."""
+    if math.isnan(t):
+        return math.nan
+    if math.isinf(df) or df > 1e7:
+        return 0.5 * math.erfc(-t / math.sqrt(2.0))
+    if df <= 0:
+        raise ValueError(f"degrees of freedom must be positive, got {df}")
+    tail = 0.5 * betainc(df / 2.0, 0.5, df / (df + t * t))
+    return 1.0 - tail if t > 0 else tail
+
+
+def t_sf(t: float, df: float) -> float:
+    """P(T > t), computed from the lower tail of -t so small p-values keep their precision."""
+    return t_cdf(-t, df)
+
+
+def t_quantile(p: float, df: float) -> float:
+    """The t with ``t_cdf(t, df) == p``, for 0 < p < 1."""
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"probability must be in (0, 1), got {p}")
+    if p < 0.5:
+        return -t_quantile(1.0 - p, df)
+    lo, hi = 0.0, 1.0
+    while t_cdf(hi, df) < p:
+        hi *= 2.0
+    for _ in range(100):
+        mid = (lo + hi) / 2.0
+        lo, hi = (mid, hi) if t_cdf(mid, df) < p else (lo, mid)
+        if hi - lo < 1e-12 * max(1.0, hi):
+            break
+    return (lo + hi) / 2.0
