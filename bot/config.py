@@ -187,8 +187,15 @@ def _thresholds(raw: Any, source: str) -> tuple[Threshold, ...]:
 
 def _verdict(raw: Any, source: str, path: Path | None) -> VerdictSettings:
     keys = {
-        "effect", "kernel_effect", "thresholds", "alpha", "gating_variants", "min_samples",
-        "resamples", "seed", "noise_model",
+        "effect",
+        "kernel_effect",
+        "thresholds",
+        "alpha",
+        "gating_variants",
+        "min_samples",
+        "resamples",
+        "seed",
+        "noise_model",
     }
     t = _Table(raw, "verdict", source, keys)
     d = VerdictSettings()

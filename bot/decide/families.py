@@ -27,6 +27,8 @@ class _Side:
     stats: tuple[RunStat, ...]  # the runs with data
     status: str  # "ok", "failed", "skipped", "missing"
     error: str | None = None
+    failed_runs: int = 0  # runs of this side in which the point failed (a flaky failure)
+    runs: int = 0
 
 
 def _side(kind: Kind, runs: Runs, key: PointKey) -> _Side:
@@ -40,10 +42,22 @@ def _side(kind: Kind, runs: Runs, key: PointKey) -> _Side:
         statuses.append("missing" if point is None else (point.no_data or "failed"))
         if statuses[-1] == "failed" and error is None and r.provenance:
             error = r.provenance.point_error(key)
+    failed = statuses.count("failed")
     if stats:
-        return _Side(tuple(stats), "ok")
-    status = "failed" if "failed" in statuses else (statuses[0] if statuses else "missing")
-    return _Side((), status, error)
+        return _Side(tuple(stats), "ok", error, failed, len(runs))
+    status = "failed" if failed else (statuses[0] if statuses else "missing")
+    return _Side((), status, error, failed, len(runs))
+
+
+def _flaky(b: _Side, h: _Side) -> str | None:
+    """Said on a row decided on the runs that worked, when a side's other runs failed."""
+    parts = [
+        f"failed in {side.failed_runs} of {side.runs} runs at {name}"
+        + (f" ({side.error})" if side.error else "")
+        for name, side in (("base", b), ("head", h))
+        if side.failed_runs
+    ]
+    return "; ".join(parts) or None
 
 
 def _model_between(model: NoiseModel | None, kind: Kind, key: PointKey) -> Between:
@@ -98,6 +112,7 @@ def decide_family(
                 is_corroborated(state, c, t, others.get(k)),
                 kind=kind,
                 settle=settle,
+                error=_flaky(b, h),
             )
         )
     return Family(tuple(rows), aggregates)

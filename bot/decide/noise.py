@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from bot.config import VerdictSettings
 from bot.decide.noise_model import NoiseModel
-from bot.results.types import CommitResults
+from bot.results.types import REFERENCE, CommitResults
 
 
 def _pct_sd(var: float) -> str:
@@ -37,22 +37,23 @@ def report_text(runs: Sequence[CommitResults], model: NoiseModel, s: VerdictSett
         "",
         f"{'series':<44}{'spread':>8}{'within':>8}{'raw':>8}{'used':>8}{'df':>5}",
     ]
-    gating = {
-        label: n
-        for label, n in model.series.items()
-        if s.is_gating(label.split(":", 1)[1].split("/", 1)[0])
-        or label.split(":", 1)[1].startswith("nvfuser/")
-    }
+
+    def shown(label: str) -> bool:
+        variant = label.split(":", 1)[1].split("/", 1)[0]
+        return s.is_gating(variant) or variant == REFERENCE
+
+    gating = {label: n for label, n in model.series.items() if shown(label)}
     for label, n in sorted(gating.items(), key=lambda kv: (-kv[1].tau2, kv[0])):
         lines.append(
             f"{label:<44}{100 * n.spread:7.2f}%{_pct_sd(n.within)}{_pct_sd(n.raw_tau2)}"
             f"{_pct_sd(n.tau2)}{n.df:5.0f}"
         )
     lines += ["", "Pools (mean raw between-run variance of a variant's points, as an SD):"]
-    lines += [f"  {k:<30}{_pct_sd(v)}" for k, v in sorted(model.pool.items())]
+    lines += [f"  {k:<30}{_pct_sd(v)}" for k, v in sorted(model.pool.items()) if shown(k + "/")]
     lines += ["", "Geometric means over a variant's points (their own series: points share a run):"]
     lines += [
         f"  {label:<30}{_pct_sd(a.tau2)}  df {a.df:g}, {len(a.points)} points"
         for label, a in sorted(model.aggregates.items())
+        if shown(label)
     ]
     return "\n".join(lines)

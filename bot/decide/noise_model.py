@@ -4,8 +4,10 @@ small JSON file that perfbot.toml names (``[verdict] noise_model``).
 
 Estimate, per series (bot/decide/stats.py defines series, ``y`` and ``w``): over ``k`` runs,
 ``S`` = the sample variance of ``y``; its expectation is ``tau^2 + mean(w)``, so the raw
-estimate is ``S - mean(w)`` (at least 0) with ``k - 1`` degrees of freedom. Six runs are few
-for a variance, so each series is shrunk toward its variant's pooled value (the mean raw
+estimate is ``S - mean(w)`` with ``k - 1`` degrees of freedom (clamped at 0 for the series
+itself; the pool averages the unclamped values, which keeps it unbiased, then clamps). Six
+runs are few for a variance, so each series is shrunk toward its variant's pooled value (the
+mean raw
 estimate over that variant's points, per kind: ratio or kernel time; variants differ by far
 more than points do: torch.compile's kernels move 2-3% between runs, Thunder's ratio 0.3-0.8%),
 as if the pool were :data:`PRIOR_DF` more runs:
@@ -193,39 +195,66 @@ def _number(where: str, value: Any, *, positive: bool = False) -> float:
     return float(value)
 
 
+def _table(where: str, value: Any) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise BadInput(f"{where}: must be an object, not {type(value).__name__}")
+    return value
+
+
+def _text(where: str, value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise BadInput(f"{where}: must be a non-empty string, not {value!r:.60}")
+    return value
+
+
+def _texts(where: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise BadInput(f"{where}: must be a list of strings, not {type(value).__name__}")
+    return tuple(_text(f"{where}[{i}]", v) for i, v in enumerate(value))
+
+
+def _field(where: str, data: Mapping[str, Any], key: str) -> Any:
+    if key not in data:
+        raise BadInput(f"{where}: {key} is missing")
+    return data[key]
+
+
 def from_json(data: Any, where: str) -> NoiseModel:
     """Parse and check a model file's content; every defect is a BadInput naming the field."""
     if not isinstance(data, Mapping) or data.get("schema") != SCHEMA:
         raise BadInput(f"{where}: not a noise model (schema {SCHEMA!r} expected)")
-    try:
-        series = {
-            str(label): SeriesNoise(
-                _number(f"{where}: {label}.tau2", s["tau2"]),
-                _number(f"{where}: {label}.df", s["df"], positive=True),
-                _number(f"{where}: {label}.raw_tau2", s["raw_tau2"]),
-                _number(f"{where}: {label}.within", s["within"]),
-                _number(f"{where}: {label}.spread", s["spread"]),
+
+    def get(table: Mapping[str, Any], key: str, at: str) -> Any:
+        return _field(f"{where}: {at}", table, key)
+
+    series = {}
+    for label, raw in _table(f"{where}: series", get(data, "series", "top level")).items():
+        s = _table(f"{where}: series.{label}", raw)
+        series[str(label)] = SeriesNoise(
+            *(
+                _number(f"{where}: {label}.{k}", get(s, k, label), positive=k == "df")
+                for k in ("tau2", "df", "raw_tau2", "within", "spread")
             )
-            for label, s in data["series"].items()
-        }
-        aggregates = {
-            str(label): AggregateNoise(
-                _number(f"{where}: {label}.tau2", a["tau2"]),
-                _number(f"{where}: {label}.df", a["df"], positive=True),
-                tuple(str(p) for p in a["points"]),
-            )
-            for label, a in data["aggregates"].items()
-        }
-        pool = {str(k): _number(f"{where}: pool.{k}", v) for k, v in data["pool"].items()}
-        calls = data["calls_per_sample"]
-        return NoiseModel(
-            machine=str(data["machine"]),
-            calls_per_sample=None if calls is None else str(calls),
-            runs=tuple(str(r) for r in data["runs"]),
-            prior_df=_number(f"{where}: prior_df", data["prior_df"], positive=True),
-            pool=pool,
-            series=series,
-            aggregates=aggregates,
         )
-    except (KeyError, TypeError, AttributeError) as e:
-        raise BadInput(f"{where}: malformed noise model ({type(e).__name__}: {e})") from None
+    aggregates = {}
+    for label, raw in _table(f"{where}: aggregates", get(data, "aggregates", "top level")).items():
+        a = _table(f"{where}: aggregates.{label}", raw)
+        aggregates[str(label)] = AggregateNoise(
+            _number(f"{where}: {label}.tau2", get(a, "tau2", label)),
+            _number(f"{where}: {label}.df", get(a, "df", label), positive=True),
+            _texts(f"{where}: {label}.points", get(a, "points", label)),
+        )
+    pool = {
+        str(k): _number(f"{where}: pool.{k}", v)
+        for k, v in _table(f"{where}: pool", get(data, "pool", "top level")).items()
+    }
+    calls = get(data, "calls_per_sample", "top level")
+    return NoiseModel(
+        machine=_text(f"{where}: machine", get(data, "machine", "top level")),
+        calls_per_sample=None if calls is None else _text(f"{where}: calls_per_sample", calls),
+        runs=_texts(f"{where}: runs", get(data, "runs", "top level")),
+        prior_df=_number(f"{where}: prior_df", get(data, "prior_df", "top level"), positive=True),
+        pool=pool,
+        series=series,
+        aggregates=aggregates,
+    )

@@ -4,7 +4,8 @@ Model (docs/CALIBRATION.md states the same, with the figures):
 
 * A *series* is one measured quantity of one point: the per-round thunder/nvFuser ratio of a
   variant, or a variant's kernel time (nvFuser's hand-written fusion included). One run (one
-  process) gives, per series, ``y = log(median of its samples)`` and the within-run variance of
+  process) gives, per series, ``y`` = the median of its log samples (the log of its median;
+  for an even count, of the two middle samples' geometric mean) and the within-run variance of
   that log median, ``w = (pi/2) * (1.4826 * MAD)^2 / n`` (the median's large-sample variance
   for near-normal samples, with a robust scale: one odd round does not inflate it).
 * Between runs, ``y`` moves by more than ``w`` says: another process has another memory
@@ -14,7 +15,8 @@ Model (docs/CALIBRATION.md states the same, with the figures):
 * Head against base, with ``n`` base runs and ``m`` head runs: ``d = mean(y_head) -
   mean(y_base)``, ``se^2 = (tau^2 + w_base)/n + (tau^2 + w_head)/m``. The interval and the
   one-sided p-values use Student's t with Welch-Satterthwaite degrees of freedom (the tau^2
-  part has few, the within part ``rounds - 1`` per run), so a point whose between-run noise is
+  part has few, the within part 37% of ``rounds - 1`` per run: the MAD's efficiency), so a
+  point whose between-run noise is
   known from few runs gets a wide interval instead of a confident wrong one.
 
 Everything here is pure and deterministic (no resampling), so a verdict costs microseconds a
@@ -36,6 +38,9 @@ LEVEL = 0.95
 MAD_SCALE = 1.4826
 #: Large-sample variance of a median over that of a mean, for normal samples.
 MEDIAN_EFFICIENCY = math.pi / 2
+#: The MAD estimates a normal scale with 37% of the sample SD's efficiency: its degrees of
+#: freedom are that share of the rounds' (used in the Welch-Satterthwaite sum).
+MAD_EFFICIENCY = 0.37
 
 
 @dataclass(frozen=True)
@@ -138,7 +143,11 @@ def compare(base: Sequence[RunStat], head: Sequence[RunStat], model: Between) ->
     yb, yh = (sum(r.y for r in side) / len(side) for side in (base, head))
     wb, wh = (sum(r.w for r in side) / len(side) for side in (base, head))
     parts = [tau2 * (1 / n + 1 / m), wb / n, wh / m]
-    dfs = [between.df, n * (min(r.n for r in base) - 1), m * (min(r.n for r in head) - 1)]
+    dfs = [
+        between.df,
+        MAD_EFFICIENCY * n * (min(r.n for r in base) - 1),
+        MAD_EFFICIENCY * m * (min(r.n for r in head) - 1),
+    ]
     var = sum(parts)
     df = satterthwaite(parts, dfs)
     se = math.sqrt(var)

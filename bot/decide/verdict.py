@@ -130,7 +130,8 @@ def decide(
             ratio.aggregates,
         ),
     )
-    guards = tuple(g if g.summary else _summarised(g, s) for g in raw_guards)
+    nv_slower = raw_guards[1].state in ("regressed", "unsure")
+    guards = tuple(g if g.summary else _summarised(g, s, nv_slower) for g in raw_guards)
     overall = overall_state(guards)
     with_data = [p for p in gating_rows if p.cmp is not None]
     worst = max(with_data, key=lambda p: p.cmp.change.estimate if p.cmp else 0.0, default=None)
@@ -163,12 +164,12 @@ def _broken_summary(rows: Sequence[PointVerdict]) -> str:
     return "; ".join(parts) or "every point that ran at base runs at head"
 
 
-def _summarised(g: Guard, s: VerdictSettings) -> Guard:
+def _summarised(g: Guard, s: VerdictSettings, nvfuser_slower: bool) -> Guard:
     from dataclasses import replace
 
     from bot.decide.wording import guard_summary
 
-    return replace(g, summary=guard_summary(g, s))
+    return replace(g, summary=guard_summary(g, s, nvfuser_slower))
 
 
 def _reason(overall: str, guards: Sequence[Guard]) -> str:
@@ -193,6 +194,13 @@ def _notes(
     missing = [p for p in points if p.cmp is None]
     if missing:
         notes.append(f"{len(missing)} point(s) without data at base or head")
+    flaky = [p for p in points if p.cmp is not None and p.error]
+    if flaky:
+        first = f"{flaky[0].key.label}: {flaky[0].error}"
+        notes.append(
+            f"{len(flaky)} point(s) failed in some runs and were decided on the runs that "
+            f"worked (first: {first})"
+        )
     if used is None:
         notes.append(model_note)
     if base.provenance and head.provenance:

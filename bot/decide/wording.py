@@ -30,7 +30,7 @@ def _bandwidth(p: PointVerdict) -> str:
     b, h = p.bandwidth_pct
     if b is None or h is None:
         return ""
-    return f"; % of peak bandwidth there {b:.0f}% -> {h:.0f}% ({h - b:+.1f} points)"
+    return f"; % of peak bandwidth there {b:.0f}% → {h:.0f}% ({h - b:+.1f} points)"
 
 
 def _worst(points: Sequence[PointVerdict], upward: bool) -> PointVerdict | None:
@@ -49,8 +49,11 @@ def _means(aggs: Sequence[VariantSummary], state: str | None = None) -> str:
     )
 
 
-def guard_summary(g: Guard, s: VerdictSettings) -> str:
-    """One sentence: the state in words, the geometric means, the worst point."""
+def guard_summary(g: Guard, s: VerdictSettings, nvfuser_slower: bool = False) -> str:
+    """One sentence: the state in words, the geometric means, the worst point.
+
+    ``nvfuser_slower``: nvFuser's own guard regressed or is unsure, so a lower ratio is not
+    Thunder gaining ground and is not worded so."""
     if g.state == "no data":
         return "no point with data at both commits"
     up = g.state in ("regressed", "unsure")
@@ -77,9 +80,13 @@ def guard_summary(g: Guard, s: VerdictSettings) -> str:
     if g.state == "regressed":
         flagged = [p for p in g.points if p.state == "regressed" and p.corroborated]
         lead = words["regressed"] + (f" ({len(flagged)} point(s))" if flagged else "")
-        return f"{lead}: {_means(g.aggregates, 'regressed')}{worst_text}"
+        means = _means(g.aggregates, "regressed")
+        return f"{lead}{': ' + means if means else ''}{worst_text}"
     if g.state == "improved":
-        return f"{words['improved']}: {_means(g.aggregates, 'improved')}{worst_text}"
+        lead = words["improved"]
+        if g.kind == "ratio" and nvfuser_slower:
+            lead = "lower only because nvFuser's fusion got slower (not a gain)"
+        return f"{lead}: {_means(g.aggregates, 'improved')}{worst_text}"
     if g.state == "unsure":
         unsure = [a for a in g.aggregates if a.state == "unsure"]
         settle = [a.cmp.runs_to_settle(s.effect) for a in unsure if a.cmp]

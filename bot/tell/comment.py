@@ -278,7 +278,7 @@ METHOD = (
 def header(v: Verdict, ctx: Context) -> list[str]:
     s = v.settings
     lines = [MARKER, "### RMSNorm backward: Thunder vs hand-written nvFuser", ""]
-    lines.append(f"{HEADLINE[v.overall]}: {escape_md(v.reason, 400)}")
+    lines.append(f"{HEADLINE[v.overall]}: {escape_md(headline_words(v), 400)}")
     lines.append("")
     lines += [GUARD_HEADER, *(guard_row(g, v) for g in v.guards)]
     lines.append("")
@@ -311,6 +311,18 @@ def header(v: Verdict, ctx: Context) -> list[str]:
         issues = ", ".join(link(label, url) for label, url in ctx.issue_links)  # validated names
         lines.append(f"- Tracked in: {issues}")
     return lines
+
+
+def headline_words(v: Verdict) -> str:
+    """Which guards give the headline its state, in words; the table below has the figures."""
+    picked = [g for g in v.guards if g.state == v.overall]
+    if not picked:
+        return v.reason
+    words = "; ".join(g.title for g in picked)
+    ratio = v.guard("ratio")
+    if _nvfuser_slower(v) and ratio is not None and ratio.state == "improved":
+        words += " (the Thunder/nvFuser ratio fell because of it: not a gain)"
+    return words
 
 
 def broken_table(v: Verdict) -> list[str]:

@@ -64,7 +64,7 @@ def test_json_dash_writes_json_to_stdout_and_no_file_named_dash(
         expected = ExitCode.OK_NO_REGRESSION
     assert cli.main(argv, env={}) == expected
     data = json.loads(capsys.readouterr().out)  # stdout is the JSON and nothing else
-    assert isinstance(data, dict) and ("points" in data)
+    assert isinstance(data, dict) and ("points" in data or "series" in data)
     assert not (tmp_path / "-").exists()
 
 
@@ -75,11 +75,11 @@ def test_calibrate_json_dash(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    argv = ["calibrate", *_pair(synthetic), "--head", synthetic.commits["same"], "--json", "-"]
-    argv += ["--trials", "4", "--power-trials", "2", "--resamples", "200"]
+    argv = ["calibrate", "--results", str(synthetic.results_dir), "--json", "-"]
+    argv += ["--trials", "0", "--runs-a-side", "1", "--jobs", "1"]
     assert cli.main(argv, env={}) == ExitCode.OK_NO_REGRESSION
-    data = json.loads(capsys.readouterr().out)
-    assert [r["trials"] for r in data["false_alarms"]] == [4, 4]
+    data = json.loads(capsys.readouterr().out)  # stdout is the JSON and nothing else
+    assert [s["a_a"]["false_alarm"]["trials"] for s in data["sides"]] == [12]
     assert not (tmp_path / "-").exists()
 
 

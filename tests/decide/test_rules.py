@@ -1,203 +1,379 @@
-"""Each verdict rule at its boundary: the line is drawn exactly where the docs say.
+"""Each verdict rule at its boundary, and the whole verdict on the real H200 states.
 
-Changing a `>=` to `>` (or `<` to `<=`) in bot/decide/rules.py turns one of these red: before,
-such a mutation of the point rule left every test green.
+bot/decide/rules.py draws each line exactly: a change must REACH its threshold (``>=``), its
+Holm-adjusted p must be BELOW alpha (``<``), its interval must lie strictly above 1
+(``low > 1``); corroboration by the series' own interval needs its low end to REACH the
+threshold. Comparisons are built directly, so each boundary is hit on the float itself.
 """
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
-import numpy as np
 import pytest
-from data_helpers import state_from_rounds
+from paths import DATA
 
-from bot.config import Threshold, VerdictSettings
+from bot.config import VerdictSettings
+from bot.decide.noise_model import NoiseModel, fit
 from bot.decide.rules import (
     MIN_BROAD_POINTS,
+    aggregate_state,
+    broken_state,
+    guard_state,
     is_corroborated,
-    overall_verdict,
+    overall_state,
     point_state,
     side_moved,
 )
 from bot.decide.stats import Comparison, Interval
-from bot.decide.types import PointVerdict, State, VariantSummary
+from bot.decide.types import Guard, GuardKind, PointVerdict, State, VariantSummary, Verdict
 from bot.decide.verdict import decide
+from bot.results.locate import load_commit
 from bot.results.types import CommitResults, PointKey
 
 T, ALPHA = 0.02, 0.01
 UP, DOWN = 1 + T, 1 / (1 + T)
 BELOW = math.nextafter(UP, 0.0)  # the largest float under the threshold
-
-
-def _iv(estimate: float, low: float, high: float) -> Interval:
-    return Interval(estimate, low, high)
-
-
-# -- the point rule -------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("change", "p_up", "p_down", "state"),
-    [
-        (_iv(UP, 1.01, 1.03), 0.001, 1.0, "regressed"),  # exactly at the threshold: counts
-        (_iv(BELOW, 1.01, 1.03), 0.001, 1.0, "no change"),  # a hair under it: does not
-        (_iv(UP, 1.01, 1.03), ALPHA, 1.0, "no change"),  # p must be below alpha, not equal
-        (_iv(UP, 1.01, 1.03), math.nextafter(ALPHA, 0.0), 1.0, "regressed"),
-        (_iv(UP, 1.0, 1.03), 0.001, 1.0, "no change"),  # CI touching 1 is not above it
-        (_iv(UP, math.nextafter(1.0, 2.0), 1.03), 0.001, 1.0, "regressed"),
-        (_iv(UP, 1.01, 1.03), 1.0, 0.001, "no change"),  # the wrong tail's p does not count
-        (_iv(DOWN, 0.97, 0.99), 1.0, 0.001, "improved"),  # the mirror, at its boundary
-        (_iv(math.nextafter(DOWN, 2.0), 0.97, 0.99), 1.0, 0.001, "no change"),
-        (_iv(DOWN, 0.97, 1.0), 1.0, 0.001, "no change"),
-        (_iv(DOWN, 0.97, 0.99), 1.0, ALPHA, "no change"),
-    ],
-)
-def test_point_rule_boundaries(change: Interval, p_up: float, p_down: float, state: State) -> None:
-    assert point_state(change, p_up, p_down, T, ALPHA) == state
-
-
-def _exact_pair(head_ratio: float, n: int = 25) -> tuple[CommitResults, CommitResults]:
-    """One thunder-prims point whose median ratio is exactly 1.0 at base and `head_ratio` at
-    head (rounds spread symmetrically by 1e-4 around the median), all else equal."""
-    nv = [50e-6] * n
-    spread = [k * 1e-4 for k in range(-(n // 2), n // 2 + 1)]
-    point = ("bfloat16", "2048x8192")
-    base = {point: {"nvfuser": nv, "thunder-prims": [50e-6 * (1 + e) for e in spread]}}
-    head = {point: {"nvfuser": nv, "thunder-prims": [50e-6 * (head_ratio + e) for e in spread]}}
-    return state_from_rounds("a" * 40, base), state_from_rounds("b" * 40, head)
-
-
-def test_decide_draws_the_line_at_the_threshold_itself() -> None:
-    """Through the whole verdict: a change of exactly +2% regresses at a 2% threshold and not
-    at 2.01%."""
-    base, head = _exact_pair(1.02)
-    key = PointKey("thunder-prims", "bfloat16", "2048x8192")
-    at = decide(base, head, VerdictSettings(effect=0.02))
-    (point,) = at.points
-    assert point.ratio is not None and point.ratio.change.estimate == 1.02
-    assert (point.state, point.corroborated, at.overall) == ("regressed", False, "no change")
-    above = VerdictSettings(effect=0.02, thresholds=(Threshold(key.label, 0.0201),))
-    (point,) = decide(base, head, above).points
-    assert point.state == "no change"
-
-
-# -- corroboration --------------------------------------------------------------------------
-
-
-def _cmp(estimate: float, low: float, high: float, centre: float | None = None) -> Comparison:
-    """A comparison whose bootstrap replicates are spread from `low` to `high`."""
-    reps = np.log(np.linspace(low, high, 401)) if centre is None else np.log(np.full(401, centre))
-    return Comparison(
-        _iv(1.0, 0.99, 1.01), _iv(estimate, low, high), _iv(estimate, low, high), 0.001, 1.0, reps
-    )
-
-
+ABOVE_ONE = math.nextafter(1.0, 2.0)
 K = PointKey("thunder-prims", "bfloat16", "512x4096")
 
 
+def cmp(estimate: float, low: float, high: float, p_up: float = 0.5) -> Comparison:
+    """A comparison with this change interval (p's are passed to the rules separately)."""
+    return Comparison(
+        base=Interval(1.0, 0.99, 1.01),
+        head=Interval(estimate, low, high),
+        change=Interval(estimate, low, high),
+        p_up=p_up,
+        p_down=1 - p_up,
+        log_change=math.log(estimate),
+        se=0.01,
+        df=10.0,
+        tau2=1e-5,
+        runs=(1, 1),
+    )
+
+
+# -- the point rule ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("c", "p_up", "p_down", "state"),
+    [
+        (cmp(UP, 1.01, 1.03), 0.001, 1.0, "regressed"),  # exactly at the threshold: counts
+        (cmp(BELOW, 1.01, 1.03), 0.001, 1.0, "no change"),  # a hair under it: does not
+        (cmp(UP, 1.01, 1.03), ALPHA, 1.0, "unsure"),  # p must be below alpha, not equal
+        (cmp(UP, 1.01, 1.03), math.nextafter(ALPHA, 0.0), 1.0, "regressed"),
+        (cmp(UP, 1.0, 1.03), 0.001, 1.0, "unsure"),  # an interval touching 1 is not above it
+        (cmp(UP, ABOVE_ONE, 1.03), 0.001, 1.0, "regressed"),
+        (cmp(UP, 1.01, 1.03), 1.0, 0.001, "unsure"),  # the wrong tail's p does not count
+        (cmp(1.5, 0.9, 2.0), 0.3, 0.7, "unsure"),  # a big change noise could explain
+        (cmp(BELOW, 0.9, 1.2), 0.3, 0.7, "no change"),  # under the threshold is never unsure
+        (cmp(DOWN, 0.97, 0.99), 1.0, 0.001, "improved"),  # the mirror, at its boundary
+        (cmp(math.nextafter(DOWN, 2.0), 0.97, 0.99), 1.0, 0.001, "no change"),
+        (cmp(DOWN, 0.97, 1.0), 1.0, 0.001, "no change"),  # an improvement is never "unsure"
+        (cmp(DOWN, 0.97, math.nextafter(1.0, 0.0)), 1.0, 0.001, "improved"),
+        (cmp(DOWN, 0.97, 0.99), 1.0, ALPHA, "no change"),
+        (cmp(DOWN, 0.97, 0.99), 1.0, math.nextafter(ALPHA, 0.0), "improved"),
+        (cmp(1.0, 0.99, 1.01), 0.5, 0.5, "no change"),
+    ],
+)
+def test_point_rule_boundaries(c: Comparison, p_up: float, p_down: float, state: State) -> None:
+    assert point_state(c, p_up, p_down, T, ALPHA) == state
+
+
+def test_the_point_rule_reads_the_adjusted_p_not_the_comparisons_own() -> None:
+    c = cmp(1.05, 1.03, 1.07, p_up=1e-9)  # the raw p is tiny; Holm raised it past alpha
+    assert point_state(c, 0.02, 1.0, T, ALPHA) == "unsure"
+    c = cmp(1.05, 1.03, 1.07, p_up=0.5)
+    assert point_state(c, 0.001, 1.0, T, ALPHA) == "regressed"
+
+
+def test_the_threshold_is_the_callers() -> None:
+    c = cmp(1.04, 1.02, 1.06)
+    assert point_state(c, 0.001, 1.0, 0.04, ALPHA) == "regressed"
+    assert point_state(c, 0.001, 1.0, 0.0401, ALPHA) == "no change"
+
+
+# -- the geometric mean's rule ----------------------------------------------------------------
+
+
+def test_fewer_than_min_broad_points_never_decide() -> None:
+    strong = cmp(1.5, 1.4, 1.6)
+    for points in range(MIN_BROAD_POINTS):
+        assert aggregate_state(strong, points, 1e-12, 1.0, T, ALPHA) == "no change"
+        assert aggregate_state(cmp(0.5, 0.4, 0.6), points, 1.0, 1e-12, T, ALPHA) == "no change"
+        assert aggregate_state(cmp(1.5, 0.5, 3.0), points, 0.4, 0.6, T, ALPHA) == "no change"
+    assert aggregate_state(strong, MIN_BROAD_POINTS, 1e-12, 1.0, T, ALPHA) == "regressed"
+    assert MIN_BROAD_POINTS == 3
+
+
+@pytest.mark.parametrize(
+    ("c", "p_up", "p_down", "state"),
+    [
+        (cmp(UP, 1.005, 1.03), 0.001, 1.0, "regressed"),
+        (cmp(BELOW, 1.005, 1.03), 0.001, 1.0, "no change"),
+        (cmp(UP, 1.0, 1.03), 0.001, 1.0, "unsure"),
+        (cmp(UP, 1.005, 1.03), ALPHA, 1.0, "unsure"),
+        (cmp(DOWN, 0.97, 0.995), 1.0, 0.001, "improved"),
+    ],
+)
+def test_from_min_broad_points_the_point_rule_applies(
+    c: Comparison, p_up: float, p_down: float, state: State
+) -> None:
+    assert aggregate_state(c, MIN_BROAD_POINTS, p_up, p_down, T, ALPHA) == state
+    assert aggregate_state(c, MIN_BROAD_POINTS + 6, p_up, p_down, T, ALPHA) == state
+
+
+# -- corroboration ----------------------------------------------------------------------------
+
+
 def test_a_point_whose_own_interval_reaches_the_threshold_is_corroborated() -> None:
-    assert is_corroborated(K, "regressed", {K: _cmp(1.05, UP, 1.08)}, T)
-    assert not is_corroborated(K, "regressed", {K: _cmp(1.05, BELOW, 1.08)}, T)
-    assert is_corroborated(K, "improved", {K: _cmp(0.95, 0.9, DOWN)}, T)
-    assert not is_corroborated(K, "improved", {K: _cmp(0.95, 0.9, math.nextafter(DOWN, 2))}, T)
-    assert not is_corroborated(K, "no change", {K: _cmp(1.05, 1.04, 1.08)}, T)
+    assert is_corroborated("regressed", cmp(1.05, UP, 1.08), T, None)
+    assert not is_corroborated("regressed", cmp(1.05, BELOW, 1.08), T, None)
+    assert is_corroborated("improved", cmp(0.95, 0.9, DOWN), T, None)
+    assert not is_corroborated("improved", cmp(0.95, 0.9, math.nextafter(DOWN, 2)), T, None)
+    for state in ("no change", "unsure", "no data", "broken"):
+        assert not is_corroborated(state, cmp(1.05, 1.04, 1.08), T, cmp(1.1, 1.05, 1.2))
 
 
-def test_other_sizes_of_the_same_variant_corroborate_as_a_group() -> None:
-    lone = _cmp(1.025, 1.005, 1.04)  # regressed, but its own interval does not clear 2%
-    up = {PointKey(K.variant, K.dtype, s): _cmp(1.01, 1.001, 1.02) for s in ("2048x8192", "8x8")}
-    assert is_corroborated(K, "regressed", {K: lone, **up}, T)
-    flat = {PointKey(K.variant, K.dtype, s): _cmp(1.0, 0.99, 1.01) for s in ("2048x8192", "8x8")}
-    assert not is_corroborated(K, "regressed", {K: lone, **flat}, T)
-    assert not is_corroborated(K, "regressed", {K: lone}, T)  # nothing else to ask
+def test_the_variants_other_points_corroborate_as_a_group() -> None:
+    lone = cmp(1.025, 1.005, 1.04)  # regressed, but its own interval does not clear 2%
+    assert is_corroborated("regressed", lone, T, cmp(1.01, 1.001, 1.02))
+    assert not is_corroborated("regressed", lone, T, cmp(1.0, 0.99, 1.01))
+    assert not is_corroborated("regressed", lone, T, None)  # nothing else to ask
     # A group whose interval bottoms out at exactly 1 is not "significantly up".
-    at_one = {PointKey(K.variant, K.dtype, "8x8"): _cmp(1.0, 1.0, 1.0, centre=1.0)}
-    assert not is_corroborated(K, "regressed", {K: lone, **at_one}, T)
-    assert not is_corroborated(K, "improved", {K: _cmp(0.975, 0.96, 0.995), **at_one}, T)
+    assert not is_corroborated("regressed", lone, T, cmp(1.01, 1.0, 1.02))
+    assert is_corroborated("regressed", lone, T, cmp(1.01, ABOVE_ONE, 1.02))
+    # Going the other way does not corroborate.
+    assert not is_corroborated("regressed", lone, T, cmp(0.98, 0.97, 0.99))
+    improved = cmp(0.975, 0.96, 0.995)
+    assert is_corroborated("improved", improved, T, cmp(0.99, 0.98, 0.999))
+    assert not is_corroborated("improved", improved, T, cmp(0.99, 0.98, 1.0))
+    assert not is_corroborated("improved", improved, T, cmp(1.01, 1.001, 1.02))
 
 
-def test_other_variants_at_the_same_size_never_corroborate() -> None:
-    """They share the point's nvFuser rounds: one noisy nvFuser set would vouch for itself."""
-    lone = _cmp(1.025, 1.005, 1.04)
-    same_size = {PointKey(v, K.dtype, K.shape): _cmp(1.2, 1.15, 1.25) for v in ("thunder-func",)}
-    assert not is_corroborated(K, "regressed", {K: lone, **same_size}, T)
-
-
-# -- the overall rule -----------------------------------------------------------------------
-
-
-def _pv(state: State, corroborated: bool) -> PointVerdict:
-    return PointVerdict(K, True, T, state, _cmp(1.0, 0.99, 1.01), 0.5, 0.5, corroborated)
-
-
-def _summary(points: int, estimate: float, low: float, high: float) -> VariantSummary:
-    return VariantSummary("thunder-prims", points, _iv(estimate, low, high))
-
-
-def test_a_broad_move_decides_from_three_points_not_two() -> None:
-    quiet = [_pv("no change", False)] * MIN_BROAD_POINTS
-    broad = _summary(MIN_BROAD_POINTS, UP, 1.005, 1.03)
-    assert overall_verdict(quiet, [broad], T)[0] == "regressed"
-    two = _summary(MIN_BROAD_POINTS - 1, UP, 1.005, 1.03)
-    assert overall_verdict(quiet, [two], T)[0] == "no change"
-    under = _summary(MIN_BROAD_POINTS, BELOW, 1.005, 1.03)
-    assert overall_verdict(quiet, [under], T)[0] == "no change"
-    touching = _summary(MIN_BROAD_POINTS, UP, 1.0, 1.03)
-    assert overall_verdict(quiet, [touching], T)[0] == "no change"
-    down = _summary(MIN_BROAD_POINTS, DOWN, 0.97, 0.995)
-    assert overall_verdict(quiet, [down], T)[0] == "improved"
-
-
-def test_an_uncorroborated_point_is_set_aside_and_said_so() -> None:
-    overall, reason = overall_verdict([_pv("regressed", False), _pv("no change", False)], [], T)
-    assert overall == "no change"
-    assert reason == (
-        "no gating point moved by its threshold (2 points compared); "
-        "1 uncorroborated point(s) set aside as noise"
-    )
-    overall, reason = overall_verdict([_pv("regressed", True)], [], T)
-    assert (overall, reason) == ("regressed", "1 point(s) significantly slower relative to nvFuser")
-
-
-def test_a_regression_outweighs_an_improvement_and_no_data_is_inconclusive() -> None:
-    mixed = [_pv("improved", True), _pv("regressed", True)]
-    assert overall_verdict(mixed, [], T)[0] == "regressed"
-    assert overall_verdict([], [], T) == (
-        "inconclusive (no data)",
-        "no gating point has data at both commits",
-    )
-
-
-# -- which side moved -----------------------------------------------------------------------
+# -- which side moved -------------------------------------------------------------------------
 
 
 def test_the_side_that_carries_the_change_is_named() -> None:
-    ratio = _cmp(1.10, 1.08, 1.12)
-    slower, steady = _cmp(1.10, 1.08, 1.12), _cmp(1.0, 0.99, 1.01)
+    ratio = cmp(1.10, 1.08, 1.12)
+    slower, steady = cmp(1.10, 1.08, 1.12), cmp(1.0, 0.99, 1.01)
     assert side_moved(slower, steady, ratio, T) == "thunder"
-    assert side_moved(steady, _cmp(0.91, 0.9, 0.92), ratio, T) == "nvfuser"
-    assert side_moved(slower, _cmp(0.95, 0.94, 0.96), ratio, T) == "both"
+    assert side_moved(steady, cmp(0.91, 0.9, 0.92), ratio, T) == "nvfuser"
+    assert side_moved(slower, cmp(0.95, 0.94, 0.96), ratio, T) == "both"
     assert side_moved(steady, steady, ratio, T) == "neither"
     assert side_moved(None, steady, ratio, T) == "unknown"
+    assert side_moved(steady, None, ratio, T) == "unknown"
 
 
 def test_a_side_needs_half_the_ratio_change_to_count_as_moved() -> None:
-    """Half, in log terms: sqrt(1.10) for a +10% ratio. (No float has a log exactly equal to
-    the bar, so `>=` and `>` cannot be told apart there; just above and below can.)"""
-    ratio = _cmp(1.10, 1.08, 1.12)
+    """Half, in log terms: sqrt(1.10) for a +10% ratio."""
+    ratio = cmp(1.10, 1.08, 1.12)
     half = math.sqrt(1.10)
-    steady = _cmp(1.0, 0.99, 1.01)
-    assert side_moved(_cmp(half * 1.0001, 1.03, 1.07), steady, ratio, T) == "thunder"
-    assert side_moved(_cmp(half / 1.0001, 1.03, 1.07), steady, ratio, T) == "neither"
-    unsure = _cmp(1.10, 0.99, 1.2)  # a big move whose interval holds 1 is not attributed
+    steady = cmp(1.0, 0.99, 1.01)
+    assert side_moved(cmp(half * 1.0001, 1.03, 1.07), steady, ratio, T) == "thunder"
+    assert side_moved(cmp(half / 1.0001, 1.03, 1.07), steady, ratio, T) == "neither"
+    unsure = cmp(1.10, 0.99, 1.2)  # a big move whose interval holds 1 is not attributed
     assert side_moved(unsure, steady, ratio, T) == "neither"
+    touching = cmp(1.10, 1.0, 1.2)  # nor one whose interval only touches 1
+    assert side_moved(touching, steady, ratio, T) == "neither"
 
 
 def test_common_drift_under_half_the_threshold_moves_no_side() -> None:
-    """Absolute times drift together between runs; the ratio cancels that, and a drift under
-    half the threshold (1% at 2%) is not attributed to either side."""
-    flat_ratio = _cmp(1.0, 0.995, 1.005)
-    drift, move = _cmp(1.008, 1.004, 1.012), _cmp(1.012, 1.008, 1.016)
+    """Absolute times drift together between runs; a drift under half the threshold (1% at
+    2%) is not attributed to either side."""
+    flat_ratio = cmp(1.0, 0.995, 1.005)
+    drift, move = cmp(1.008, 1.004, 1.012), cmp(1.012, 1.008, 1.016)
     assert side_moved(drift, drift, flat_ratio, T) == "neither"
     assert side_moved(move, move, flat_ratio, T) == "both"
+
+
+# -- a guard ----------------------------------------------------------------------------------
+
+
+def pv(state: State, corroborated: bool = False, data: bool = True) -> PointVerdict:
+    c = cmp(1.0, 0.99, 1.01) if data else None
+    return PointVerdict(K, True, T, state, c, 0.5, 0.5, corroborated)
+
+
+def summary(state: State, points: int = MIN_BROAD_POINTS) -> VariantSummary:
+    return VariantSummary("thunder-prims", points, Interval(1.0, 0.99, 1.01), state=state)
+
+
+def test_a_guard_without_data_says_so() -> None:
+    assert guard_state([], []) == "no data"
+    assert guard_state([pv("no data", data=False), pv("broken", data=False)], []) == "no data"
+    # Points without data never decide, even with a state.
+    assert guard_state([pv("regressed", True, data=False), pv("no change")], []) == "no change"
+
+
+@pytest.mark.parametrize(
+    ("points", "aggregates", "state"),
+    [
+        ([pv("regressed", True), pv("no change")], [], "regressed"),
+        ([pv("regressed", False), pv("no change")], [], "no change"),  # set aside as noise
+        ([pv("no change")], [summary("regressed")], "regressed"),  # a broad regression
+        ([pv("unsure"), pv("unsure")], [], "no change"),  # unsure rows alone do not
+        ([pv("no change")], [summary("unsure")], "unsure"),
+        ([pv("improved", True)], [], "improved"),
+        ([pv("improved", False)], [], "no change"),
+        ([pv("no change")], [summary("improved")], "improved"),
+        ([pv("improved", True), pv("regressed", True)], [], "regressed"),
+        ([pv("improved", True)], [summary("unsure")], "unsure"),  # unsure beats improved
+        ([pv("regressed", True)], [summary("unsure")], "regressed"),
+        ([pv("no change")], [summary("improved"), summary("regressed")], "regressed"),
+        ([pv("no change")], [summary("no change")], "no change"),
+    ],
+)
+def test_guard_state(
+    points: list[PointVerdict], aggregates: list[VariantSummary], state: State
+) -> None:
+    assert guard_state(points, aggregates) == state
+
+
+def test_broken_state() -> None:
+    assert broken_state([]) == "no change"
+    assert broken_state([pv("still failing", data=False)]) == "still failing"
+    assert broken_state([pv("still failing", data=False), pv("broken", data=False)]) == "broken"
+    assert broken_state([pv("no change"), pv("regressed", True)]) == "no change"
+
+
+# -- the headline ----------------------------------------------------------------------------
+
+
+def guards(**states: State) -> list[Guard]:
+    out = [Guard("broken", states.pop("broken", "no change"), "", ())]
+    kinds: tuple[GuardKind, ...] = ("nvfuser", "thunder", "ratio")
+    out += [Guard(k, states.pop(k, "no change"), "", ()) for k in kinds]
+    assert not states
+    return out
+
+
+@pytest.mark.parametrize(
+    ("states", "overall"),
+    [
+        ({}, "no change"),
+        ({"broken": "broken", "ratio": "regressed", "nvfuser": "regressed"}, "broken"),
+        ({"broken": "broken", "ratio": "no data", "thunder": "no data"}, "broken"),
+        ({"broken": "still failing"}, "no change"),  # said, but no new alarm
+        ({"ratio": "regressed", "nvfuser": "unsure"}, "regressed"),
+        ({"thunder": "unsure", "ratio": "improved"}, "unsure"),
+        ({"ratio": "improved"}, "improved"),
+        ({"nvfuser": "improved", "thunder": "improved"}, "improved"),
+        # A ratio that fell because nvFuser got slower is an nvFuser regression, not a gain.
+        ({"ratio": "improved", "nvfuser": "regressed"}, "regressed"),
+        ({"ratio": "regressed", "nvfuser": "improved"}, "regressed"),
+        ({"ratio": "no data", "thunder": "no data", "nvfuser": "no change"}, "no change"),
+        (
+            {"ratio": "no data", "thunder": "no data", "nvfuser": "no data"},
+            "inconclusive (no data)",
+        ),
+        (
+            {
+                "broken": "still failing",
+                "ratio": "no data",
+                "thunder": "no data",
+                "nvfuser": "no data",
+            },
+            "inconclusive (no data)",
+        ),
+    ],
+)
+def test_overall_state(states: dict[str, State], overall: str) -> None:
+    assert overall_state(guards(**states)) == overall
+
+
+def test_overall_state_without_guards_is_inconclusive() -> None:
+    assert overall_state([]) == "inconclusive (no data)"
+    assert overall_state([Guard("broken", "no change", "", ())]) == "inconclusive (no data)"
+    assert overall_state([Guard("ratio", "improved", "", ())]) == "improved"
+
+
+@pytest.mark.parametrize(
+    "states",
+    [
+        dict(zip(("nvfuser", "thunder", "ratio"), c, strict=True))
+        for c in [
+            ("regressed", "improved", "improved"),
+            ("improved", "regressed", "improved"),
+            ("improved", "improved", "regressed"),
+            ("unsure", "improved", "no data"),
+            ("no data", "improved", "unsure"),
+        ]
+    ],
+)
+def test_improved_only_when_no_guard_is_worse(states: dict[str, State]) -> None:
+    assert overall_state(guards(**states)) != "improved"
+
+
+# -- end to end: the real H200 states ---------------------------------------------------------
+
+H200 = DATA / "h200" / "results"
+STATES = DATA / "h200-states" / "results"
+STOCK: dict[str, Path] = {
+    "06f650c8": H200,
+    "da17d548": H200,
+    "6c840f30": STATES,
+    "022fefdd": STATES,
+    "324c493b": STATES,
+    "016e16b1": STATES,
+}
+BASE = "6c840f30"  # stock-3
+
+
+@pytest.fixture(scope="module")
+def base() -> CommitResults:
+    return load_commit(STATES, BASE)
+
+
+@pytest.fixture(scope="module")
+def model() -> NoiseModel:
+    """The A/A model from the stock runs other than the base."""
+    return fit([load_commit(d, c) for c, d in STOCK.items() if c != BASE])
+
+
+def verdict(base: CommitResults, model: NoiseModel, head: str) -> Verdict:
+    return decide(base, load_commit(STATES, head), VerdictSettings(), model)
+
+
+def states_of(v: Verdict) -> dict[str, State]:
+    return {g.kind: g.state for g in v.guards}
+
+
+def test_slow_nvfuser_is_an_nvfuser_regression_never_an_improvement(
+    base: CommitResults, model: NoiseModel
+) -> None:
+    v = verdict(base, model, "93486aaf")  # slow-nvfuser-5: nvFuser's fusion 5% slower
+    g = states_of(v)
+    assert v.overall == "regressed"
+    assert g["nvfuser"] == "regressed"
+    assert g["broken"] == "no change" and g["thunder"] == "no change"
+    assert g["ratio"] == "improved"  # the ratio fell, and that is not good news
+    assert "nvFuser's fusion is slower" in v.reason
+    ratio = v.guard("ratio")
+    assert ratio is not None and "gained ground" not in ratio.summary
+
+
+def test_slow_thunder_is_a_thunder_regression(base: CommitResults, model: NoiseModel) -> None:
+    v = verdict(base, model, "8681cae2")  # slow-thunder-5
+    g = states_of(v)
+    assert v.overall == "regressed"
+    assert g["thunder"] == "regressed"
+    assert g["nvfuser"] == "no change" and g["broken"] == "no change"
+    assert "Thunder's kernels are slower" in v.reason
+
+
+def test_a_broken_head_is_broken(base: CommitResults, model: NoiseModel) -> None:
+    v = verdict(base, model, "f888795e")
+    assert v.overall == "broken"
+    assert states_of(v)["broken"] == "broken"
+    assert v.broken and not v.regressed
+
+
+def test_an_aa_pair_is_no_change(base: CommitResults, model: NoiseModel) -> None:
+    v = verdict(base, model, "022fefdd")  # stock-4: the same code in another process
+    assert v.overall == "no change"
+    assert set(states_of(v).values()) == {"no change"}
+    assert v.model is not None and "A/A runs" in v.model
