@@ -361,3 +361,15 @@ def test_repeats_are_replicates() -> None:
     single = decide(runs[0], runs[2], S, _stock_model(*list(STOCK)[:4]))
     row1 = next(p for p in single.points if p.key == row.key)
     assert row1.cmp is not None and row1.cmp.df < row.cmp.df  # the repeats add degrees of freedom
+
+
+def test_a_point_that_failed_in_one_repeat_is_decided_on_the_other_and_noted() -> None:
+    runs = [load_commit(d, c) for c, d in STOCK.items()]
+    key = PointKey("thunder-prims", "bfloat16", "2048x8192")
+    flaky = _without(runs[3], key, "failed")
+    v = decide(runs[:2], [runs[2], flaky], S, _stock_model(*list(STOCK)[:4]))
+    (row,) = [p for p in v.points if p.key == key]
+    assert row.cmp is not None and row.cmp.runs == (2, 1)
+    assert row.error == "failed in 1 of 2 runs at head"
+    assert any(n.startswith("1 point(s) failed in some runs") for n in v.notes)
+    assert v.guard("broken") is not None and _guards(v)["broken"] == "no change"
