@@ -8,7 +8,12 @@
 #                              [--machine NAME] [--thunder-variant stock|unfused-backward]
 #                              [--rounds N] [--variants nvfuser,thunder-prims,...]
 #                              [--slowdown thunder:0.05|nvfuser:0.02]  (a known, real slowdown)
+#                              [--phase all|measure|store]
 #
+# --phase measure stops after the provenance record; --phase store (the same arguments) then
+# has asv store it, touching no GPU: a caller may let it run while the next process starts.
+# --machine NAME skips the probe that derives the name from the GPU's (a torch import, ~3.5 s
+# on the H200); without a GPU the measurement still stops with exit 3.
 # asv's forkserver is safe here: its server only imports the suite (which imports no torch) and
 # no CUDA is touched while asv stores the replayed record. With "spawn", each of the ~260
 # benchmark processes paid seconds of interpreter start-up.
@@ -16,7 +21,7 @@
 # Needs: a CUDA GPU, torch, nvFuser (nvfuser_direct), Thunder and asv importable by python3.
 set -euo pipefail
 
-size_set=pr commit="" results=results machine="" thunder_variant=stock rounds=25
+size_set=pr commit="" results=results machine="" thunder_variant=stock rounds=25 phase=all
 while [ $# -gt 0 ]; do
   case "$1" in
     --size-set) size_set=$2; shift 2 ;;
@@ -27,20 +32,25 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift 2 ;;
     --variants) export RMSNORM_BENCH_VARIANTS=$2; shift 2 ;;
     --slowdown) export RMSNORM_BENCH_SLOWDOWN=$2; shift 2 ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    --phase) phase=$2; shift 2 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "run_gpu.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
+case "$phase" in all|measure|store) ;; *) echo "run_gpu.sh: --phase $phase: all, measure or store" >&2; exit 2 ;; esac
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 [ -n "$commit" ] || commit=$(git rev-parse HEAD)
-if ! gpu=$(python3 -c "import torch; assert torch.cuda.is_available(), 'no CUDA device'; print(torch.cuda.get_device_name(0))" 2>&1); then
-  echo "run_gpu.sh: no usable GPU here: $gpu" >&2
-  exit 3
+gpu="machine name given"
+if [ -z "$machine" ]; then
+  if ! gpu=$(python3 -c "import torch; assert torch.cuda.is_available(), 'no CUDA device'; print(torch.cuda.get_device_name(0))" 2>&1); then
+    echo "run_gpu.sh: no usable GPU here: $gpu" >&2
+    exit 3
+  fi
+  # The asv machine name carries the GPU model (asv's machine.json has no GPU fields).
+  machine=$(echo "$gpu" | tr '[:upper:]' '[:lower:]' | tr -cs 'a-z0-9' '-' | sed 's/-$//')
 fi
-# The asv machine name carries the GPU model (asv's machine.json has no GPU fields).
-[ -n "$machine" ] || machine=$(echo "$gpu" | tr '[:upper:]' '[:lower:]' | tr -cs 'a-z0-9' '-' | sed 's/-$//')
 case "$results" in /*) ;; *) results=$root/$results ;; esac
 mkdir -p "$results/$machine"
 record="$results/$machine/$commit.provenance.jsonl"
@@ -53,18 +63,23 @@ conf["results_dir"] = sys.argv[2]
 json.dump(conf, open(sys.argv[1], "w"))
 PY
 
-echo "== RMSNorm backward: size set '$size_set' on $gpu (machine '$machine'), commit $commit, thunder '$thunder_variant', slowdown '${RMSNORM_BENCH_SLOWDOWN:-none}'"
-asv machine --config "$conf" --yes --machine "$machine" --os "$(uname -sr)" --arch "$(uname -m)" \
-  --cpu "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)" --num_cpu "$(nproc)" \
-  --ram "$(awk '/MemTotal/{print $2}' /proc/meminfo)" >/dev/null
+echo "== RMSNorm backward: size set '$size_set' on $gpu (machine '$machine'), commit $commit, thunder '$thunder_variant', slowdown '${RMSNORM_BENCH_SLOWDOWN:-none}', phase $phase"
 export RMSNORM_BENCH_SIZES=$size_set RMSNORM_BENCH_ROUNDS=$rounds RMSNORM_BENCH_MACHINE=$machine
 export RMSNORM_BENCH_THUNDER_VARIANT=$thunder_variant RMSNORM_BENCH_RECORD=$record
 export RMSNORM_BENCH_COMMIT=$commit
 start=$(date +%s)
-# 1. Measure (all variants interleaved, one process), appending the provenance record.
-python3 -m benchmarks.rmsnorm_bwd.measure
+if [ "$phase" != store ]; then
+  # 1. Measure (all variants interleaved, one process), appending the provenance record.
+  python3 -m benchmarks.rmsnorm_bwd.measure
+  echo "== measurement took $(( $(date +%s) - start )) s"
+  [ "$phase" = all ] || exit 0
+fi
 measured=$(date +%s)
-echo "== measurement took $(( measured - start )) s"
+# asv's files are written only here, so a store running beside the next measurement (which
+# writes nothing but its own record) never races it.
+asv machine --config "$conf" --yes --machine "$machine" --os "$(uname -sr)" --arch "$(uname -m)" \
+  --cpu "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)" --num_cpu "$(nproc)" \
+  --ram "$(awk '/MemTotal/{print $2}' /proc/meminfo)" >/dev/null
 # 2. asv stores that record as its results (setup_cache replays it): asv's reporting phase
 # starts one process per benchmark and parameter (~260), so measuring inside it put a finished
 # measurement at the mercy of asv's wall time (measured on the H200: seconds per process when

@@ -2,7 +2,10 @@
 # How the recorded H200 data sets are produced, in the lab copy of this repo (it has no git
 # history, so each state gets its own throwaway commit, whose hash asv stores).
 #
-#   bash data/record.sh STATE [STATE ...]
+#   bash data/record.sh STATE [STATE ...]             each state once, in order, into results/
+#   RECORD_REPEATS=R bash data/record.sh --pair BASE_STATE HEAD_STATE
+#                     a PR verdict's replicates: base, head, base, head, ... (R of each, default 2,
+#                     each its own process) into results/rep-1/ .. results/rep-R/
 #     baseline, baseline-again, stock-N   stock Thunder (any number of A/A runs of the same code)
 #     regressed         Thunder's nvFuser executor fuses the forward only (backward unfused)
 #     slow-SIDE-PCT     stock code with a known slowdown injected on one side, SIDE thunder or
@@ -14,22 +17,44 @@
 #                       its wheel in .gpu/extra/ (pip download --no-deps lightning-thunder==V)
 # RECORD_VARIANTS (e.g. thunder-prims,thunder-func) measures a subset; nvFuser always runs.
 #
-# Each state runs `benchmarks/run_gpu.sh --size-set pr` under its own time limit
-# (RECORD_TIME_LIMIT, default 180 s) and its log goes to results/logs/<state>.log. After every
-# state, results/ is packed into $OUT/h200-results.tgz (when OUT is set): the lab returns at most
-# 8 files a call, and a later state that fails or overruns must not cost an earlier one.
-# Commit what comes back under data/ unchanged, and say in data/README.md which commit is
-# which state.
+# Each process runs `benchmarks/run_gpu.sh --size-set pr` under its own time limit
+# (RECORD_TIME_LIMIT, default 180 s) and prints its wall time. Without --pair, state S logs to
+# results/logs/S.log. With --pair, both commits are made first (one per side: every repeat of
+# a side measures the same commit), then repeat r of each side runs with --results
+# results/rep-r (each rep-r/ a complete asv results folder) and logs to
+# results/logs/S-rep<r>.log; the context variants (eager, torch-compile) run in repeat 1 only,
+# later repeats measure nvfuser,thunder-prims,thunder-func (RECORD_VARIANTS, when set, applies
+# to every repeat). To fit a 2+2 verdict in 5 minutes of GPU time, only the first process
+# probes the GPU for the machine name (the others get --machine), and each process's asv store
+# (run_gpu.sh --phase store: no GPU, ~5 s) runs in the background while the next process starts
+# up; two stores never run at once. results/logs/timing.txt lists each measurement's and each
+# store's wall time with its start and end (epoch seconds).
+# After every process, results/ is packed into $OUT/h200-results.tgz (when OUT is set): the lab
+# returns at most 8 files a call, and a later process that fails or overruns must not cost an
+# earlier one. Commit what comes back under data/ unchanged, and say in data/README.md which
+# commit is which state.
 set -uo pipefail
-[ $# -gt 0 ] || { sed -n '4,16p' "$0" >&2; exit 2; }
+usage() { sed -n '4,19p' "$0" >&2; exit 2; }
+[ $# -gt 0 ] || usage
+pair=0
+if [ "$1" = --pair ]; then
+  [ $# -eq 3 ] || usage
+  [ "$2" != "$3" ] || { echo "data/record.sh: --pair needs two different state names" >&2; exit 2; }
+  pair=1
+  shift
+  repeats=${RECORD_REPEATS:-2}
+  case "$repeats" in ''|*[!0-9]*|0) echo "data/record.sh: RECORD_REPEATS must be a whole number >= 1" >&2; exit 2 ;; esac
+fi
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root" || exit 2
 git_lab=(git -c user.name=perfbot -c user.email=perfbot@localhost)
 [ -d .git ] || { git init -q -b main . && "${git_lab[@]}" add -A && "${git_lab[@]}" commit -qm "lab copy"; }
 mkdir -p results/logs
-worst=0
-for state in "$@"; do
-  variant=stock slowdown="" pythonpath=""
+declare -A sha_of args_of pythonpath_of
+
+# prepare STATE: check it, install what it needs, snapshot the tree as its commit.
+prepare() {
+  local state=$1 variant=stock slowdown="" pythonpath="" message side pct version wheel
   case "$state" in
     baseline|baseline-again|stock-*) message="$state: stock Thunder" ;;
     regressed) variant=unfused-backward; message="regressed: Thunder's nvFuser executor fuses the forward only" ;;
@@ -49,22 +74,111 @@ for state in "$@"; do
     *) echo "data/record.sh: unknown state $state" >&2; exit 2 ;;
   esac
   # Snapshot the tree that runs (the lab may keep an older .git between calls).
-  "${git_lab[@]}" add -A && "${git_lab[@]}" commit -q --allow-empty -m "$message"
-  sha=$(git rev-parse HEAD)
-  echo "== $state at $sha"
-  args=(--size-set pr --thunder-variant "$variant" --commit "$sha")
-  [ -z "$slowdown" ] || args+=(--slowdown "$slowdown")
-  [ -z "${RECORD_VARIANTS:-}" ] || args+=(--variants "$RECORD_VARIANTS")
-  status=0
+  "${git_lab[@]}" add -A && "${git_lab[@]}" commit -q --allow-empty -m "$message" || exit 2
+  sha_of[$state]=$(git rev-parse HEAD)
+  pythonpath_of[$state]=$pythonpath
+  args_of[$state]="--size-set pr --thunder-variant $variant --commit ${sha_of[$state]}${slowdown:+ --slowdown $slowdown}"
+  echo "== $state at ${sha_of[$state]}"
+}
+
+worst=0 total_s=0 last_status=0
+# measure STATE LOG [run_gpu.sh arguments...]: one process, under its own time limit.
+measure() {
+  local state=$1 log=$2 status=0 t0 t1 wall pythonpath=${pythonpath_of[$1]}
+  shift 2
+  local args
+  read -ra args <<< "${args_of[$state]}"
+  args+=("$@")
+  t0=$(date +%s.%N)
   # A Thunder of another version shadows the carried one for this state only.
   PYTHONPATH=${pythonpath:+$pythonpath:}${PYTHONPATH:-} ASV_PYTHONPATH=${pythonpath:+$pythonpath:}${ASV_PYTHONPATH:-} \
     timeout "${RECORD_TIME_LIMIT:-180}" bash benchmarks/run_gpu.sh "${args[@]}" 2>&1 \
-    | tee "results/logs/$state.log" || status=$?
-  echo "== $state finished with status $status"
+    | tee "$log" || status=$?
+  t1=$(date +%s.%N)
+  wall=$(awk "BEGIN{printf \"%.1f\", $t1 - $t0}")
+  total_s=$(awk "BEGIN{printf \"%.1f\", $total_s + $wall}")
+  echo "== $state finished with status $status: $wall s wall (${args[*]})"
+  printf '%s\t%s\t%s s\tstatus %s\t%s to %s\t%s\n' "$(basename "$log" .log)" "${sha_of[$state]}" "$wall" "$status" \
+    "$t0" "$t1" "${args[*]}" >> results/logs/timing.txt
+  last_status=$status
   [ "$status" -eq 0 ] || worst=$status
   git log --format='%H %s' > results/logs/commits.txt
-  if [ -n "${OUT:-}" ]; then
+  # In pair mode the pack waits for the store running in the background (wait_store).
+  if [ -n "${OUT:-}" ] && [ "$pair" -eq 0 ]; then
     tar -czf "$OUT/h200-results.tgz" -C results .
   fi
+}
+
+if [ "$pair" -eq 0 ]; then
+  for state in "$@"; do
+    prepare "$state"
+    extra=()
+    [ -z "${RECORD_VARIANTS:-}" ] || extra+=(--variants "$RECORD_VARIANTS")
+    measure "$state" "results/logs/$state.log" "${extra[@]}"
+  done
+  exit "$worst"
+fi
+
+base=$1 head=$2
+pair_t0=$(date +%s.%N)
+prepare "$base"
+prepare "$head"
+machine="" store_pid="" store_log=""
+# wait_store: collect the asv store running in the background (if any), then pack results/.
+wait_store() {
+  local status
+  if [ -n "$store_pid" ]; then
+    wait "$store_pid"
+    status=$(cat "$store_log.status" 2>/dev/null || echo 1)
+    rm -f "$store_log.status"
+    echo "== $(basename "$store_log" .log): asv store finished with status $status: $(grep '^== asv stored' "$store_log" | tail -1)"
+    [ "$status" -eq 0 ] || worst=$status
+    store_pid=""
+  fi
+  [ -z "${OUT:-}" ] || tar -czf "$OUT/h200-results.tgz" -C results .
+}
+for rep in $(seq 1 "$repeats"); do
+  variants=${RECORD_VARIANTS:-}
+  # The context baselines (eager, torch.compile) say nothing about Thunder against nvFuser:
+  # one measurement of them per side is enough.
+  [ -n "$variants" ] || [ "$rep" -eq 1 ] || variants=nvfuser,thunder-prims,thunder-func
+  for state in "$base" "$head"; do
+    extra=(--results "results/rep-$rep")
+    [ -z "$variants" ] || extra+=(--variants "$variants")
+    # The GPU probe that names the machine runs in the first process only.
+    [ -z "$machine" ] || extra+=(--machine "$machine")
+    log=results/logs/$state-rep$rep.log
+    echo "== repeat $rep/$repeats: $state (measure starts at $(date +%s.%N))"
+    measure "$state" "$log" "${extra[@]}" --phase measure
+    if [ -z "$machine" ]; then
+      machine=$(find "results/rep-$rep" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | head -1)
+      [ -z "$machine" ] || extra+=(--machine "$machine")
+    fi
+    wait_store
+    [ "$last_status" -eq 0 ] || continue  # no record to store
+    # asv only stores the record (no GPU, ~5 s): it runs while the next process starts up
+    # (imports), never beside another store, which would share asv's files in results/rep-N.
+    store_log=$log
+    read -ra args <<< "${args_of[$state]}"
+    pythonpath=${pythonpath_of[$state]}
+    (
+      t0=$(date +%s.%N)
+      status=0
+      PYTHONPATH=${pythonpath:+$pythonpath:}${PYTHONPATH:-} ASV_PYTHONPATH=${pythonpath:+$pythonpath:}${ASV_PYTHONPATH:-} \
+        timeout "${RECORD_TIME_LIMIT:-180}" bash benchmarks/run_gpu.sh "${args[@]}" "${extra[@]}" --phase store \
+        >> "$log" 2>&1 || status=$?
+      t1=$(date +%s.%N)
+      printf '%s\t%s\t%s s\tstatus %s\tasv store, %s to %s\n' "$(basename "$log" .log)" "${sha_of[$state]}" \
+        "$(awk "BEGIN{printf \"%.1f\", $t1 - $t0}")" "$status" "$t0" "$t1" >> results/logs/timing.txt
+      echo "$status" > "$log.status"
+    ) &
+    store_pid=$!
+  done
 done
+wait_store
+pair_wall=$(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $pair_t0}")
+echo "== pair $base -> $head, $repeats repeats: $total_s s measuring in its $(( 2 * repeats )) processes (asv stores beside the next start-up), $pair_wall s in all"
+printf 'pair %s %s, %s repeats: %s s measuring, %s s in all\n' "$base" "$head" "$repeats" "$total_s" "$pair_wall" \
+  >> results/logs/timing.txt
+[ -z "${OUT:-}" ] || tar -czf "$OUT/h200-results.tgz" -C results .
 exit "$worst"

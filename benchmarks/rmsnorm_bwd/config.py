@@ -41,6 +41,11 @@ DEFAULT_WARMUP = 3
 #: the H200, bf16 2048x8192), which put the per-round ratio's CoV at ~2.5%; the mean of 8
 #: independent calls cuts that by ~sqrt(8). Every call is still flushed and timed on its own.
 DEFAULT_CALLS_PER_SAMPLE = 8
+#: The context baselines (eager, torch.compile) decide nothing, and eager launches 16-17
+#: kernels a call: at 8 calls a sample they took 20-28 s of a process's 33-43 s of timed rounds
+#: on the H200 (data/h200-repeats). Two calls keep their row readable for a third of the cost.
+CONTEXT = ("eager", "torch-compile")
+DEFAULT_CONTEXT_CALLS_PER_SAMPLE = 2
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,13 @@ class SuiteConfig:
     variants: tuple[str, ...] = VARIANTS
     calls_per_sample: int = DEFAULT_CALLS_PER_SAMPLE
     slowdown: Slowdown | None = None  # a known slowdown injected on one side (slowdown.py)
+    context_calls_per_sample: int = DEFAULT_CONTEXT_CALLS_PER_SAMPLE
+
+    def calls_for(self, variant: str) -> int:
+        """Calls averaged into one sample of ``variant`` (the context baselines get fewer)."""
+        if variant in CONTEXT:
+            return min(self.context_calls_per_sample, self.calls_per_sample)
+        return self.calls_per_sample
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> SuiteConfig:
@@ -85,6 +97,13 @@ class SuiteConfig:
         calls = int(env.get("RMSNORM_BENCH_CALLS_PER_SAMPLE", DEFAULT_CALLS_PER_SAMPLE))
         if calls < 1:
             raise ValueError(f"RMSNORM_BENCH_CALLS_PER_SAMPLE={calls}: at least 1 call per sample")
+        context = int(
+            env.get("RMSNORM_BENCH_CONTEXT_CALLS_PER_SAMPLE", DEFAULT_CONTEXT_CALLS_PER_SAMPLE)
+        )
+        if context < 1:
+            raise ValueError(
+                f"RMSNORM_BENCH_CONTEXT_CALLS_PER_SAMPLE={context}: at least 1 call per sample"
+            )
         return cls(
             size_set=size_set,
             shapes=shapes,
@@ -95,6 +114,7 @@ class SuiteConfig:
             variants=parse_variants(env.get("RMSNORM_BENCH_VARIANTS", "")),
             calls_per_sample=calls,
             slowdown=Slowdown.parse(env.get("RMSNORM_BENCH_SLOWDOWN", "")),
+            context_calls_per_sample=context,
         )
 
 

@@ -151,18 +151,21 @@ def measure_point(
                 report[name]["slowdown"] = _inject(built[name], cfg.slowdown, sleep_fit, flush)
     phase_start = time.perf_counter()
     fallbacks = 0
-    reps = cfg.calls_per_sample
+    reps = {n: cfg.calls_for(n) for n in order}
     for round_idx in range(cfg.rounds):
         rotated = _rotated(order, round_idx)
         # The calls of all variants alternate inside the round, so the paired sample of each
         # variant spans the same stretch of time.
         calls = [
-            (f"{n}#{rep}", built[n].call, built[n].clear) for rep in range(reps) for n in rotated
+            (f"{n}#{rep}", built[n].call, built[n].clear)
+            for rep in range(max(reps.values()))
+            for n in rotated
+            if rep < reps[n]
         ]
         samples = timing.profile_round(calls, flush)
         fallbacks += samples.pop("__fallback__", None) is not None
         for name in rotated:
-            per_call = [samples[f"{name}#{rep}"] for rep in range(reps)]
+            per_call = [samples[f"{name}#{rep}"] for rep in range(reps[name])]
             call_us = [s.kernel_us for s in per_call]
             report[name]["kernel_us"].append(statistics.fmean(call_us))
             report[name].setdefault("kernel_us_calls", []).append(call_us)
@@ -252,6 +255,7 @@ def measure_suite(cfg: SuiteConfig) -> dict[str, Any]:
         "size_set": cfg.size_set,
         "rounds": cfg.rounds,
         "calls_per_sample": cfg.calls_per_sample,
+        "context_calls_per_sample": cfg.context_calls_per_sample,
         "thunder_variant": cfg.thunder_variant,
         "slowdown": injected,
         "variants": list(cfg.variants),

@@ -10,7 +10,7 @@ import statistics
 
 import pytest
 
-from benchmarks.rmsnorm_bwd.config import CONTENDERS, VARIANTS, SuiteConfig
+from benchmarks.rmsnorm_bwd.config import CONTENDERS, CONTEXT, VARIANTS, SuiteConfig
 from benchmarks.rmsnorm_bwd.measure import measure_suite, missing_stack
 
 pytestmark = pytest.mark.gpu
@@ -57,12 +57,15 @@ def test_provenance_names_the_gpu_and_versions(record: dict) -> None:
 
 
 def test_each_sample_is_the_mean_of_its_flushed_calls(record: dict) -> None:
+    """8 calls a sample for what decides, 2 for the context baselines (eager, torch.compile)."""
     (point,) = record["points"].values()
+    assert (record["calls_per_sample"], record["context_calls_per_sample"]) == (8, 2)
     for name in VARIANTS:
         entry = point["variants"][name]
         assert len(entry["kernel_us_calls"]) == 10
+        want = record["context_calls_per_sample" if name in CONTEXT else "calls_per_sample"]
         for sample, calls in zip(entry["kernel_us"], entry["kernel_us_calls"], strict=True):
-            assert len(calls) == record["calls_per_sample"]
+            assert len(calls) == want
             assert sample == pytest.approx(statistics.fmean(calls))
 
 

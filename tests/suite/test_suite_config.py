@@ -87,3 +87,17 @@ def test_bandwidth_pct_of_the_report_point() -> None:
     # 100.7 MB in 40 us is 2.52 TB/s: 52% of a 4814 GB/s peak.
     moved = bytes_moved(Shape(2048, 8192), 2)
     assert round(bandwidth_pct(moved, 40.0, 4814.0), 1) == 52.3
+
+
+def test_context_baselines_get_fewer_calls_a_sample() -> None:
+    cfg = SuiteConfig.from_env({})
+    assert [cfg.calls_for(v) for v in ("nvfuser", "thunder-prims", "eager", "torch-compile")] == [
+        8,
+        8,
+        2,
+        2,
+    ]
+    one = SuiteConfig.from_env({"RMSNORM_BENCH_CALLS_PER_SAMPLE": "1"})
+    assert one.calls_for("eager") == 1  # never more than what decides
+    with pytest.raises(ValueError, match="CONTEXT_CALLS_PER_SAMPLE=0"):
+        SuiteConfig.from_env({"RMSNORM_BENCH_CONTEXT_CALLS_PER_SAMPLE": "0"})
