@@ -61,6 +61,7 @@ class VerdictSettings:
 
     effect: float = 0.02
     kernel_effect: float = 0.02
+    broad_effect: float = 0.01
     thresholds: tuple[Threshold, ...] = ()
     alpha: float = 0.01
     gating: tuple[str, ...] = ("thunder-*",)
@@ -189,6 +190,7 @@ def _verdict(raw: Any, source: str, path: Path | None) -> VerdictSettings:
     keys = {
         "effect",
         "kernel_effect",
+        "broad_effect",
         "thresholds",
         "alpha",
         "gating_variants",
@@ -208,6 +210,7 @@ def _verdict(raw: Any, source: str, path: Path | None) -> VerdictSettings:
     return VerdictSettings(
         effect=t.number("effect", d.effect, 0.001, 1.0),
         kernel_effect=t.number("kernel_effect", d.kernel_effect, 0.001, 1.0),
+        broad_effect=t.number("broad_effect", d.broad_effect, 0.001, 1.0),
         noise_model=model_path,
         thresholds=_thresholds(t.data.get("thresholds", []), source),
         alpha=t.number("alpha", d.alpha, 1e-6, 0.2),

@@ -1,64 +1,166 @@
-"""The ``calibrate`` command: read one real base/head pair and report the verdict's A/A false
-alarms and power on it (the resampling itself is bot/decide/calibrate.py).
+"""The ``calibrate`` command: the verdict's false alarms and power, measured out of sample on
+the recorded A/A runs (what a trial is and what counts: bot/decide/calibrate.py), as text or JSON.
 
-It reads the results itself rather than taking a decided verdict, because it overrides the
-bootstrap resamples before any verdict is computed (``--resamples``).
+The runs are those ``noise`` pools (bot/commands/noise.py: one Thunder variant, one machine, one
+stack), so the calibration grades the noise model production fits. Each task (one scenario over
+one side's trials) is deterministic, so they are spread over a process pool: the output is the
+same for any ``--jobs``, only sooner.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import IO
 
-from bot.commands.inputs import Selection
+from bot.commands.noise import same_code_runs
 from bot.commands.steps import emit_json, step
-from bot.config import Config
-from bot.decide.calibrate import Mode, calibrate, report_text
-from bot.decide.calibrate import to_json as calibration_json
+from bot.config import Config, VerdictSettings
+from bot.decide.calibrate import (
+    BROAD,
+    LARGE_SHAPE,
+    LONE,
+    MIN_MODEL_RUNS,
+    Outcome,
+    Scenario,
+    Task,
+    Trial,
+    trials,
+    work,
+)
+from bot.decide.calibration import Calibration, Side
 from bot.decide.config_check import check_gating
-from bot.decide.point_power import PointPower, per_point_power
-from bot.decide.point_power import report_text as point_power_text
-from bot.decide.point_power import to_json as point_power_json
 from bot.exitcodes import ExitCode
-from bot.results.locate import load_pair
+from bot.results.types import BadInput, CommitResults
+from bot.tell.calibration import report_text, to_json
+
+Mapper = Callable[[Callable[[Task], Outcome], Sequence[Task]], Iterable[Outcome]]
+
+
+def _plan(
+    a_side: int, ts: tuple[Trial, ...], runs: Sequence[CommitResults], s: VerdictSettings
+) -> list[Task]:
+    """A/A, +BROAD Thunder, +BROAD nvFuser; then per gating point with data everywhere, at 1
+    run a side (a PR job's usual) the smallest reliable lone change (and LONE in full at a large
+    point), at more runs a side only LONE at the large points: the search is the costly part."""
+    tasks = [
+        Task(ts, Scenario("a/a"), s),
+        Task(ts, Scenario("thunder", 1 + BROAD), s),
+        Task(ts, Scenario("nvfuser", 1 + BROAD), s),
+    ]
+    for key in runs[0].contenders():
+        if not s.is_gating(key.variant) or not all(
+            (p := r.points.get(key)) and p.ratio for r in runs
+        ):
+            continue
+        large = key.shape == LARGE_SHAPE
+        if a_side == 1 or large:
+            tasks.append(Task(ts, Scenario("lone", 1 + LONE, key), s, a_side == 1, large))
+    return tasks
+
+
+def _side(k: int, n_runs: int, copies: int, tasks: Sequence[Task], done: Sequence[Outcome]) -> Side:
+    (alarms, unsure, quiet), (thunder,), (nvfuser, nv_improved) = (o.rates for o in done[:3])
+    points = [(t.scenario.key, o) for t, o in zip(tasks[3:], done[3:], strict=True)]
+    return Side(
+        k,
+        len(tasks[0].trials) // (1 + copies),
+        copies,
+        n_runs - 2 * k,
+        alarms,
+        unsure,
+        quiet,
+        thunder,
+        nvfuser,
+        nv_improved,
+        tuple((key, o.rates[0]) for key, o in points if key and o.rates),
+        tuple(
+            (key, tasks[0].s.threshold_for(key.label), o) for key, o in points if key and o.tried
+        ),
+    )
+
+
+def calibrate(
+    runs: Sequence[CommitResults],
+    s: VerdictSettings,
+    *,
+    copies: int,
+    most_a_side: int = 2,
+    map_: Mapper = map,
+) -> Calibration:
+    """Every number of runs a side up to ``most_a_side`` that the runs allow (``2k + 2`` runs
+    for k a side). ``map_`` runs the tasks, the larger sides' first, as they take longest."""
+    if len(runs) < 2 + MIN_MODEL_RUNS:
+        raise BadInput(
+            f"calibration needs at least {2 + MIN_MODEL_RUNS} A/A runs (one a side and "
+            f"{MIN_MODEL_RUNS} more to fit the noise model on), got {len(runs)}"
+        )
+    sizes = range(1, most_a_side + 1)
+    fits = [k for k in sizes if len(runs) - 2 * k >= MIN_MODEL_RUNS][::-1]
+    plans = {k: _plan(k, trials(runs, k, copies, s), runs, s) for k in fits}
+    done = iter(map_(work, [t for k in fits for t in plans[k]]))
+    results = {k: [next(done) for _ in plans[k]] for k in fits}
+    prov = runs[0].provenance
+    return Calibration(
+        runs[0].machine,
+        prov.text("calls_per_sample") if prov else None,
+        tuple(r.commit[:8] for r in runs),
+        tuple(_side(k, len(runs), copies, plans[k], results[k]) for k in sorted(fits)),
+        tuple(k for k in sizes if k not in fits),
+    )
+
+
+def default_jobs() -> int:
+    """The CPUs this process may run on (a CI runner's 2, not its host's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def run_calibrate(
-    sel: Selection,
+    dirs: Sequence[Path],
     env: Mapping[str, str],
     out: IO[str],
     *,
+    thunder_variant: str,
+    machine: str | None,
+    config_path: Path | None,
+    runs_a_side: int,
     trials: int,
-    power_trials: int,
-    mode: Mode,
-    resamples: int | None,
+    jobs: int | None,
     json_path: Path | None,
-    point_trials: int = 0,
 ) -> int:
+    with step("check arguments", ExitCode.USAGE):
+        jobs = default_jobs() if jobs is None else jobs
+        for name, value, least in (("--runs-a-side", runs_a_side, 1), ("--trials", trials, 0)):
+            if value < least:
+                raise ValueError(f"{name} must be at least {least}, got {value}")
+        if jobs < 1:
+            raise ValueError(f"--jobs must be at least 1, got {jobs}")
     with step("load configuration", ExitCode.USAGE):
-        config = Config.from_env(env, sel.config)
-        s = config.verdict if resamples is None else replace(config.verdict, resamples=resamples)
+        s = (config := Config.from_env(env, config_path)).verdict
     with step("read results", ExitCode.BAD_INPUT):
-        machine = sel.machine or config.machine
-        base, head = load_pair(sel.results, sel.base, sel.head, machine, s.min_samples)
+        runs, others = same_code_runs(
+            dirs, thunder_variant, machine or config.machine, s.min_samples
+        )
     with step("check configuration against the results", ExitCode.USAGE):
-        check_gating(s, (base, head))
+        check_gating(s, runs)
     with step("calibrate", ExitCode.BAD_INPUT):
-        result = calibrate(base, head, s, trials=trials, power_trials=power_trials, mode=mode)
-    points: tuple[PointPower, ...] = ()
-    if point_trials > 0:
-        with step("per-point power", ExitCode.BAD_INPUT):
-            points = per_point_power(base, s, trials=point_trials, mode=mode)
+        measure = partial(calibrate, runs, s, copies=trials, most_a_side=runs_a_side)
+        if jobs == 1:
+            result = measure()
+        else:
+            with ProcessPoolExecutor(jobs) as pool:
+                result = measure(map_=partial(pool.map, chunksize=1))
+        result = replace(result, left_out=tuple(r.commit[:8] for r in others))
     if json_path is not None:
         with step(f"write {json_path}", ExitCode.USAGE):
-            data = calibration_json(result)
-            if points:
-                data["per_point_power"] = point_power_json(points)
-            if emit_json(json_path, data, out):
+            if emit_json(json_path, to_json(result), out):
                 return ExitCode.OK_NO_REGRESSION  # stdout holds the JSON alone
     out.write(report_text(result) + "\n")
-    if points:
-        out.write("\n" + point_power_text(points) + "\n")
     return ExitCode.OK_NO_REGRESSION

@@ -21,18 +21,22 @@ from bot.decide.config_check import check_gating
 from bot.decide.noise import report_text
 from bot.decide.noise_model import fit, to_json
 from bot.exitcodes import ExitCode
-from bot.results.locate import list_commits, load_commit
+from bot.results.locate import expand_repeats, list_commits, load_commit
 from bot.results.types import BadInput, CommitResults
 
 STACK = ("torch", "nvfuser", "thunder")
-#: What else must agree for runs to be pooled: samples of different lengths have different noise.
+#: What else must agree for runs to be pooled: samples of different lengths have different noise,
+#: and the variants a round interleaves change the kernels' times (on the H200 the 15-us kernels
+#: ran 5% slower in runs without the context baselines): a run's variants are compared too.
 SAMPLING = ("calls_per_sample",)
 
 
 def _stack(run: CommitResults) -> tuple[str | None, ...]:
     prov = run.provenance
     versions = tuple(prov.text("versions", p) if prov else None for p in STACK)
-    return versions + tuple(prov.text(k) if prov else None for k in SAMPLING)
+    measured = prov.record.get("variants") if prov else None
+    variants = ",".join(map(str, measured)) if isinstance(measured, list) else None
+    return versions + tuple(prov.text(k) if prov else None for k in SAMPLING) + (variants,)
 
 
 def _started(run: CommitResults) -> str | None:
@@ -49,7 +53,7 @@ def same_code_runs(
     when no stack has a clear majority, nothing is guessed.
     """
     runs, seen = [], set()
-    for results in dirs:
+    for results in expand_repeats(dirs):
         for info in list_commits(results):
             if info.thunder_variant == thunder_variant and machine in (None, info.machine):
                 run = load_commit(results, info.commit, info.machine, min_samples)
@@ -75,7 +79,7 @@ def same_code_runs(
 
 
 def _left_out_text(left_out: Sequence[CommitResults]) -> str:
-    names = (*STACK, "calls per sample")
+    names = (*STACK, "calls per sample", "variants")
     parts = [
         f"{r.commit[:8]} ({', '.join(f'{p} {v}' for p, v in zip(names, _stack(r), strict=True))})"
         for r in left_out

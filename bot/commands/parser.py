@@ -11,7 +11,6 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from bot.decide.noise import DEFAULT_MARGIN
 from bot.exitcodes import HELP
 
 #: A command's handler: (parsed arguments, environment, stdout) -> exit code.
@@ -53,7 +52,15 @@ def _pr(text: str) -> int:
 
 
 def _common(p: argparse.ArgumentParser, *, shas: bool = True) -> None:
-    p.add_argument("--results", type=Path, required=shas, help="asv results directory")
+    p.add_argument(
+        "--results",
+        type=Path,
+        action="append",
+        required=shas,
+        metavar="DIR",
+        help="asv results directory; repeat it for a job's repeats (a folder per repeat, each "
+        "with one run of base and one of head): the runs of a side are replicates",
+    )
     p.add_argument("--base", type=_sha, required=shas, help="base commit (full or abbreviated)")
     p.add_argument("--head", type=_sha, required=shas, help="head commit (full or abbreviated)")
     p.add_argument("--machine", help="asv machine name, when several have both commits")
@@ -117,19 +124,47 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
 
     p = add(
         "calibrate",
-        "measure A/A false alarms and power by resampling real samples",
+        "measure the verdict's A/A false alarms and power out of sample, on recorded A/A runs",
         handlers["calibrate"],
     )
-    _common(p)
-    p.add_argument("--trials", type=int, default=300, help="A/A pairs per state (default 300)")
-    p.add_argument("--power-trials", type=int, default=100, help="pairs per shift (default 100)")
-    p.add_argument("--mode", choices=("bootstrap", "split"), default="bootstrap")
-    p.add_argument("--resamples", type=int, help="bootstrap resamples (default: the config's)")
     p.add_argument(
-        "--point-trials",
+        "--results",
+        type=Path,
+        action="append",
+        required=True,
+        metavar="DIR",
+        help="asv results directory (repeat to pool several); the A/A runs are those `noise` "
+        "pools, at least 4",
+    )
+    p.add_argument(
+        "--thunder-variant",
+        default="stock",
+        help="the runs to use, by their provenance record's thunder_variant (default: stock)",
+    )
+    p.add_argument("--machine", help="asv machine name, when several have runs")
+    _config_option(p)
+    p.add_argument(
+        "--runs-a-side",
         type=int,
-        default=0,
-        help="also measure each point's power alone, with this many pairs per shift (0: skip)",
+        default=2,
+        metavar="N",
+        help="report 1 to N runs a side, each size the runs allow (2k + 2 runs for k a side; "
+        "default 2)",
+    )
+    p.add_argument(
+        "--trials",
+        type=int,
+        default=9,
+        metavar="N",
+        help="bootstrap copies of every choice of runs, besides the recorded runs (default 9: "
+        "300 trials from 30 choices)",
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="worker processes (default: the CPUs this process may use); the result is the "
+        "same for any N",
     )
     p.add_argument(
         "--json",
@@ -140,7 +175,7 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
 
     p = add(
         "noise",
-        "run-to-run spread over recorded A/A runs; suggests per-point thresholds",
+        "fit the between-run noise model on recorded A/A runs (runs of the same code)",
         handlers["noise"],
     )
     p.add_argument(
@@ -158,16 +193,16 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
     p.add_argument("--machine", help="asv machine name, when several have runs")
     _config_option(p)
     p.add_argument(
-        "--margin",
-        type=_positive,
-        default=DEFAULT_MARGIN,
-        help=f"threshold = margin x largest A/A change (default {DEFAULT_MARGIN})",
+        "--write-model",
+        type=Path,
+        metavar="FILE",
+        help="write the model as JSON to FILE, for perfbot.toml's [verdict] noise_model",
     )
     p.add_argument(
         "--json",
         type=Path,
         metavar="FILE",
-        help="write the spreads as JSON to FILE; '-': to stdout, instead of the text",
+        help="write the model as JSON to FILE; '-': to stdout, instead of the text",
     )
 
     p = add(

@@ -1,23 +1,26 @@
-"""Measure the verdict's false-alarm rate and power on real samples, by resampling.
+"""How often the verdict is wrong, measured out of sample on real A/A runs (runs of one code).
 
-A/A: the rounds of ONE real state are drawn into two pseudo-states ("bootstrap": each drawn
-with replacement, keeping the round count, so the decision runs exactly as in production;
-"split": a random half each, no ties, but half the rounds), and the full verdict runs on the
-pair. Both come from the same distribution, so every "regressed" is a false alarm.
+Why leave runs out: the verdict's intervals use a noise model fitted on A/A runs
+(bot/decide/noise_model.py). Grading it on the runs it was fitted on would let it expect exactly
+the spread it has seen. So for every choice of base runs and head runs (disjoint), the model is
+fitted on the OTHER runs only, as production meets a new PR: neither side seen by the model.
 
-Power: the same pseudo-pairs, with the head's gating (Thunder) kernel times and ratios
-multiplied by ``1 + shift``: a known regression of that size on top of real noise. The
-detection rate at each shift, and the smallest shift detected at least 95% of the time, are
-reported.
+Each choice is judged on the recorded runs and on ``copies`` bootstrap copies, in which each
+run's rounds are drawn with replacement (the same round indices for every variant of a (dtype,
+shape), so that a ratio stays paired with the kernel times of its round). The copies vary the
+within-run noise only; the between-run noise comes from the recorded choices alone, so the trials
+of one choice are correlated: a bound over all trials is optimistic, and the count over the
+recorded trials is kept beside it.
 
-Rounds are drawn with the same indices for every variant of a (dtype, shape), so the pairing
-of a round across variants, which the ratio relies on, survives the resampling. What this
-cannot see is drift between separate runs (another process, another clock state): compare a
-real A/A pair of runs (same code, run twice) for that; its verdict is reported as "observed".
+Head is left as it is (A/A: every alarm is false) or given a known change on top of its real
+noise: +2% on Thunder's kernels at every point, +2% on nvFuser's hand-written fusion at every
+point, or one point's Thunder kernel alone. Only nvFuser and the gating variants are kept: the
+context variants decide nothing, and dropping them halves the cost of a verdict.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -26,44 +29,23 @@ from typing import Literal
 import numpy as np
 
 from bot.config import VerdictSettings
-from bot.decide.types import Overall
+from bot.decide.noise_model import NoiseModel, fit
+from bot.decide.types import Verdict
 from bot.decide.verdict import decide
-from bot.results.types import CommitResults, Point, PointKey
+from bot.results.types import REFERENCE, BadInput, CommitResults, PointKey
 
-Mode = Literal["bootstrap", "split"]
-DEFAULT_SHIFTS = (0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1)
+#: The lone-point changes tried, smallest first; the search stops at the first detected reliably.
+GRID = (0.02, 0.03, 0.05, 0.075, 0.10, 0.15, 0.20, 0.30)
+RELIABLE = 0.95
+BROAD = 0.02  # the change of every point
+LONE = 0.05  # the lone change at each large point
+LARGE_SHAPE = "16384x8192"
+#: Choices of base and head runs per runs-a-side, at most (a seeded sample beyond that).
+MAX_CHOICES = 30
+#: The noise model needs this many runs that are neither base nor head.
+MIN_MODEL_RUNS = 2
 
-
-@dataclass(frozen=True)
-class Rate:
-    label: str
-    hits: int
-    trials: int
-
-    @property
-    def rate(self) -> float:
-        return self.hits / self.trials
-
-    @property
-    def upper95(self) -> float:
-        return binomial_upper(self.hits, self.trials)
-
-
-@dataclass(frozen=True)
-class Calibration:
-    machine: str
-    base: str
-    head: str
-    mode: Mode
-    points: int
-    false_alarms: tuple[Rate, ...]  # per source state: "regressed" on an A/A pair
-    any_change: tuple[Rate, ...]  # per source state: anything but "no change"
-    power: tuple[tuple[float, Rate], ...]  # (shift, detections)
-    observed: Overall  # the real base/head pair
-
-    @property
-    def min_shift_95(self) -> float | None:
-        return next((s for s, r in self.power if r.rate >= 0.95), None)
+Kind = Literal["a/a", "thunder", "nvfuser", "lone"]
 
 
 def binomial_upper(hits: int, trials: int, confidence: float = 0.95) -> float:
@@ -81,140 +63,228 @@ def binomial_upper(hits: int, trials: int, confidence: float = 0.95) -> float:
     return hi
 
 
-def _take(p: Point, idx: Sequence[int], scale: float) -> Point:
-    def pick(xs: tuple[float, ...] | None) -> tuple[float, ...] | None:
-        return None if xs is None else tuple(xs[i] * scale for i in idx)
+@dataclass(frozen=True)
+class Rate:
+    """Hits over trials, and over the recorded (not resampled) trials among them. A count that
+    stopped early, once RELIABLE was out of reach, has fewer ``trials`` than ``planned``."""
 
-    return replace(p, ratio=pick(p.ratio), kernel_s=pick(p.kernel_s))
+    hits: int
+    trials: int
+    real_hits: int
+    real_trials: int
+    planned: int
 
+    @property
+    def rate(self) -> float:
+        return self.hits / self.trials if self.trials else 0.0
 
-def pseudo_pair(
-    state: CommitResults,
-    rng: np.random.Generator,
-    mode: Mode,
-    shift: float,
-    s: VerdictSettings,
-    only: PointKey | None = None,
-) -> tuple[CommitResults, CommitResults]:
-    """Two pseudo-states drawn from one state's rounds; the head's gating side scaled (every
-    gating point, or ``only`` that one).
+    @property
+    def stopped(self) -> bool:
+        return self.trials < self.planned
 
-    Only gating points are kept: the others cannot change the verdict, and dropping them
-    halves the cost of each trial.
-    """
-    a: dict[PointKey, Point] = {}
-    b: dict[PointKey, Point] = {}
-    rounds: dict[tuple[str, str], tuple[list[int], list[int]]] = {}
-    for key, point in state.points.items():
-        if not s.is_gating(key.variant):
-            continue
-        n = len(point.kernel_s or point.ratio or ())
-        group = (key.dtype, key.shape)
-        if group not in rounds:
-            if mode == "split":
-                perm = [int(i) for i in rng.permutation(n)]
-                rounds[group] = (perm[: n // 2], perm[n // 2 : 2 * (n // 2)])
-            else:
-                draw = rng.integers(0, max(n, 1), size=(2, n))
-                rounds[group] = ([int(i) for i in draw[0]], [int(i) for i in draw[1]])
-        ia, ib = rounds[group]
-        a[key] = _take(point, ia, 1.0)
-        b[key] = _take(point, ib, 1.0 + shift if only in (None, key) else 1.0)
-    return (
-        replace(state, commit="a" * 40, points=a),
-        replace(state, commit="b" * 40, points=b),
-    )
+    @property
+    def upper95(self) -> float:
+        return binomial_upper(self.hits, self.trials)
+
+    @property
+    def lower95(self) -> float:
+        return 1.0 - binomial_upper(self.trials - self.hits, self.trials)
 
 
-def calibrate(
-    base: CommitResults,
-    head: CommitResults,
-    s: VerdictSettings,
-    *,
-    trials: int = 300,
-    power_trials: int = 200,
-    shifts: Sequence[float] = DEFAULT_SHIFTS,
-    mode: Mode = "bootstrap",
-) -> Calibration:
-    rng = np.random.default_rng(s.seed)
-    if mode == "split":
-        s = replace(s, min_samples=max(3, s.min_samples // 2))
-    false_alarms, any_change = [], []
-    for label, state in (("base", base), ("head", head)):
-        verdicts = [
-            decide(*pseudo_pair(state, rng, mode, 0.0, s), s, explain=False).overall
-            for _ in range(trials)
-        ]
-        false_alarms.append(Rate(label, verdicts.count("regressed"), trials))
-        any_change.append(Rate(label, sum(v != "no change" for v in verdicts), trials))
-    power = []
-    for shift in shifts:
-        hits = sum(
-            decide(*pseudo_pair(base, rng, mode, shift, s), s, explain=False).regressed
-            for _ in range(power_trials)
-        )
-        power.append((shift, Rate(f"+{shift:.1%}", hits, power_trials)))
-    observed = decide(base, head, s, explain=False).overall
-    n_points = sum(1 for k in base.points if s.is_gating(k.variant))
-    return Calibration(
-        base.machine,
-        base.commit,
-        head.commit,
-        mode,
-        n_points,
-        tuple(false_alarms),
-        tuple(any_change),
-        tuple(power),
-        observed,
-    )
+@dataclass(frozen=True)
+class Trial:
+    """One verdict to take: both sides, and the model fitted without either."""
+
+    model: NoiseModel
+    base: tuple[CommitResults, ...]
+    head: tuple[CommitResults, ...]
+    real: bool
 
 
-def report_text(c: Calibration) -> str:
-    lines = [
-        f"Calibration on {c.machine}: base {c.base[:12]}, head {c.head[:12]}, "
-        f"{c.points} gating points, resampling mode {c.mode}",
-        "",
-        "A/A false alarms (verdict 'regressed' on two draws from one state):",
-    ]
-    for fa, anyc in zip(c.false_alarms, c.any_change, strict=True):
-        lines.append(
-            f"  from {fa.label}: {fa.hits}/{fa.trials} = {fa.rate:.2%} "
-            f"(95% upper bound {fa.upper95:.2%}); any verdict but 'no change': "
-            f"{anyc.hits}/{anyc.trials}"
-        )
-    lines += ["", "Power (head's Thunder samples x (1 + shift), verdict 'regressed'):"]
-    for shift, r in c.power:
-        lines.append(f"  shift {shift:+.1%}: {r.hits}/{r.trials} = {r.rate:.1%}")
-    best = c.min_shift_95
-    lines.append("")
-    lines.append(
-        f"Smallest shift detected with >= 95% power: {best:+.1%}"
-        if best is not None
-        else "No tested shift reached 95% power."
-    )
-    lines.append(f"Observed verdict of the real base/head pair: {c.observed}")
-    return "\n".join(lines)
+@dataclass(frozen=True)
+class Scenario:
+    """What is done to head's samples (``factor``; ``key``: that point only) and what counts
+    as a hit (:func:`hit`)."""
+
+    kind: Kind
+    factor: float = 1.0
+    key: PointKey | None = None
 
 
-def to_json(c: Calibration) -> dict[str, object]:
-    def rate(r: Rate) -> dict[str, object]:
-        return {
-            "label": r.label,
-            "hits": r.hits,
-            "trials": r.trials,
-            "rate": r.rate,
-            "upper95": r.upper95,
-        }
+def gating_only(run: CommitResults, s: VerdictSettings) -> CommitResults:
+    """nvFuser and the gating variants: all that the overall verdict and its guards read."""
+    keep = {k: p for k, p in run.points.items() if k.variant == REFERENCE or s.is_gating(k.variant)}
+    return replace(run, points=keep)
 
-    return {
-        "machine": c.machine,
-        "base": c.base,
-        "head": c.head,
-        "mode": c.mode,
-        "gating_points": c.points,
-        "false_alarms": [rate(r) for r in c.false_alarms],
-        "any_change": [rate(r) for r in c.any_change],
-        "power": [{"shift": s, **rate(r)} for s, r in c.power],
-        "min_shift_95": c.min_shift_95,
-        "observed": c.observed,
+
+def _times(xs: tuple[float, ...] | None, f: float) -> tuple[float, ...] | None:
+    return None if xs is None else tuple(x * f for x in xs)
+
+
+def scale_thunder(
+    run: CommitResults, factor: float, s: VerdictSettings, only: PointKey | None = None
+) -> CommitResults:
+    """Thunder slower: every gating point's kernel times and ratios (or ``only`` that one's)."""
+    points = {
+        k: replace(p, ratio=_times(p.ratio, factor), kernel_s=_times(p.kernel_s, factor))
+        if s.is_gating(k.variant) and only in (None, k)
+        else p
+        for k, p in run.points.items()
     }
+    return replace(run, points=points)
+
+
+def scale_nvfuser(run: CommitResults, factor: float) -> CommitResults:
+    """nvFuser's fusion slower: its kernel times up, and so every contender's ratio down."""
+    points = {
+        k: replace(p, kernel_s=_times(p.kernel_s, factor))
+        if k.variant == REFERENCE
+        else replace(p, ratio=_times(p.ratio, 1 / factor))
+        for k, p in run.points.items()
+    }
+    return replace(run, points=points)
+
+
+def resample(run: CommitResults, rng: np.random.Generator) -> CommitResults:
+    """A bootstrap copy: rounds drawn with replacement, one draw for all the variants of a
+    (dtype, shape), so that the ratio and kernel samples of a round stay together."""
+    draws: dict[tuple[str, str], list[int]] = {}
+    points = {}
+    for key in sorted(run.points):
+        p = run.points[key]
+        n = len(p.kernel_s or p.ratio or ())
+        if n == 0:  # no data: nothing to draw
+            points[key] = p
+            continue
+        idx = draws.setdefault((key.dtype, key.shape), [int(i) for i in rng.integers(0, n, n)])
+        if len(idx) != n or len(p.ratio or idx) != n:
+            raise BadInput(f"{run.commit[:8]} {key.label}: rounds are not index-aligned")
+        points[key] = replace(p, ratio=_pick(p.ratio, idx), kernel_s=_pick(p.kernel_s, idx))
+    return replace(run, points=points)
+
+
+def _pick(xs: tuple[float, ...] | None, idx: Sequence[int]) -> tuple[float, ...] | None:
+    return None if xs is None else tuple(xs[i] for i in idx)
+
+
+def choices(n_runs: int, a_side: int, seed: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Ordered choices of disjoint base and head runs (indices) that leave MIN_MODEL_RUNS for
+    the model: all of them up to MAX_CHOICES, else a seeded sample of that many."""
+    if n_runs - 2 * a_side < MIN_MODEL_RUNS:
+        return []
+    every = [
+        (b, h)
+        for b in itertools.combinations(range(n_runs), a_side)
+        for h in itertools.combinations(sorted(set(range(n_runs)) - set(b)), a_side)
+    ]
+    if len(every) <= MAX_CHOICES:
+        return every
+    picked = np.random.default_rng([seed, a_side]).choice(len(every), MAX_CHOICES, replace=False)
+    return [every[int(i)] for i in sorted(picked)]
+
+
+def trials(
+    runs: Sequence[CommitResults], a_side: int, copies: int, s: VerdictSettings
+) -> tuple[Trial, ...]:
+    """Each choice's recorded trial, then its ``copies`` bootstrap copies (seeded per choice)."""
+    runs = [gating_only(r, s) for r in runs]
+    out = []
+    for n, (b, h) in enumerate(choices(len(runs), a_side, s.seed)):
+        model = fit([r for i, r in enumerate(runs) if i not in (*b, *h)])
+        base, head = tuple(runs[i] for i in b), tuple(runs[i] for i in h)
+        out.append(Trial(model, base, head, True))
+        rng = np.random.default_rng([s.seed, a_side, n])
+        for _ in range(copies):
+            copy = [resample(r, rng) for r in (*base, *head)]
+            out.append(Trial(model, tuple(copy[:a_side]), tuple(copy[a_side:]), False))
+    return tuple(out)
+
+
+def shifted(run: CommitResults, sc: Scenario, s: VerdictSettings) -> CommitResults:
+    if sc.kind == "nvfuser":
+        return scale_nvfuser(run, sc.factor)
+    return run if sc.kind == "a/a" else scale_thunder(run, sc.factor, s, sc.key)
+
+
+def hit(v: Verdict, sc: Scenario) -> bool:
+    """A/A: a false alarm (regressed or broken). +2% Thunder: regressed, by Thunder's kernels or
+    the ratio. +2% nvFuser: the nvFuser guard regressed, and the ratio's fall not called an
+    improvement. A lone point: regressed."""
+    state = {g.kind: g.state for g in v.guards}
+    if sc.kind == "a/a":
+        return v.overall in ("regressed", "broken")
+    if sc.kind == "thunder":
+        return v.regressed and "regressed" in (state.get("thunder"), state.get("ratio"))
+    if sc.kind == "nvfuser":
+        return state.get("nvfuser") == "regressed" and v.overall != "improved"
+    return v.regressed
+
+
+def _tally(ts: Sequence[Trial], oks: Sequence[bool]) -> Rate:
+    real = [ok for t, ok in zip(ts, oks, strict=False) if t.real]
+    return Rate(sum(oks), len(oks), sum(real), len(real), len(ts))
+
+
+def count(
+    ts: Sequence[Trial], sc: Scenario, s: VerdictSettings, stop_below: float | None = None
+) -> Rate:
+    """Hits over the trials; with ``stop_below``, stop as soon as that rate is out of reach."""
+    allowed = len(ts) - math.ceil(stop_below * len(ts)) if stop_below is not None else len(ts)
+    oks: list[bool] = []
+    for t in ts:
+        v = decide(t.base, tuple(shifted(r, sc, s) for r in t.head), s, t.model)
+        oks.append(hit(v, sc))
+        if len(oks) - sum(oks) > allowed:
+            break
+    return _tally(ts, oks)
+
+
+@dataclass(frozen=True)
+class Task:
+    """One scenario over one side's trials: a unit of work for a process pool. ``search``: the
+    GRID's changes of the scenario's point; ``full``: its own change counted in full too."""
+
+    trials: tuple[Trial, ...]
+    scenario: Scenario
+    s: VerdictSettings
+    search: bool = False
+    full: bool = True
+
+
+@dataclass(frozen=True)
+class Outcome:
+    rates: tuple[Rate, ...]  # A/A: false alarms, unsure, anything but "no change"; nvFuser:
+    # detected, read as "improved"
+    tried: tuple[tuple[float, Rate], ...] = ()  # a search, smallest first; the last reliable
+
+    @property
+    def smallest(self) -> float | None:
+        shift, rate = self.tried[-1] if self.tried else (None, None)
+        return shift if rate and rate.rate >= RELIABLE and not rate.stopped else None
+
+
+def work(task: Task) -> Outcome:
+    """What a task asks; a search stops at the first GRID change detected RELIABLE of the time
+    (and counts a smaller one only until it cannot be)."""
+    ts, sc, s = task.trials, task.scenario, task.s
+    if sc.kind == "a/a":
+        vs = [decide(t.base, t.head, s, t.model) for t in ts]
+        alarms = _tally(ts, [hit(v, sc) for v in vs])
+        unsure = _tally(ts, [v.overall == "unsure" for v in vs])
+        return Outcome((alarms, unsure, _tally(ts, [v.overall != "no change" for v in vs])))
+    if sc.kind == "nvfuser":  # detected, and (never acceptable) read as an improvement
+        vs = [decide(t.base, tuple(shifted(r, sc, s) for r in t.head), s, t.model) for t in ts]
+        return Outcome(
+            (
+                _tally(ts, [hit(v, sc) for v in vs]),
+                _tally(ts, [v.overall == "improved" for v in vs]),
+            )
+        )
+    tried: list[tuple[float, Rate]] = []
+    for shift in GRID if task.search else ():
+        tried.append((shift, count(ts, replace(sc, factor=1 + shift), s, stop_below=RELIABLE)))
+        if tried[-1][1].rate >= RELIABLE and not tried[-1][1].stopped:
+            break
+    mine = next((r for x, r in tried if 1 + x == sc.factor and not r.stopped), None)
+    rates = (mine or count(ts, sc, s),) if task.full else ()
+    return Outcome(rates, tuple(tried))

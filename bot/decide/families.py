@@ -29,14 +29,17 @@ class _Side:
     error: str | None = None
     failed_runs: int = 0  # runs of this side in which the point failed (a flaky failure)
     runs: int = 0
+    per_run: tuple[RunStat | None, ...] = ()  # in the runs' order (repeat k), None: no data
 
 
 def _side(kind: Kind, runs: Runs, key: PointKey) -> _Side:
     stats, statuses, error = [], [], None
+    per_run: list[RunStat | None] = []
     for r in runs:
         samples = samples_of(kind, r, key)
+        per_run.append(run_stat(samples) if samples else None)
         if samples:
-            stats.append(run_stat(samples))
+            stats.append(per_run[-1])
             continue
         point = r.points.get(key)
         statuses.append("missing" if point is None else (point.no_data or "failed"))
@@ -44,9 +47,18 @@ def _side(kind: Kind, runs: Runs, key: PointKey) -> _Side:
             error = r.provenance.point_error(key)
     failed = statuses.count("failed")
     if stats:
-        return _Side(tuple(stats), "ok", error, failed, len(runs))
+        return _Side(tuple(s for s in stats if s), "ok", error, failed, len(runs), tuple(per_run))
     status = "failed" if failed else (statuses[0] if statuses else "missing")
-    return _Side((), status, error, failed, len(runs))
+    return _Side((), status, error, failed, len(runs), tuple(per_run))
+
+
+def _compare(b: _Side, h: _Side, model: Between) -> Comparison:
+    """Paired by repeat when both sides have the same repeats (the job alternated them) and
+    at least two repeats have data on both; otherwise each side's runs as a group."""
+    pairs = [(x, y) for x, y in zip(b.per_run, h.per_run, strict=False) if x and y]
+    if len(b.per_run) == len(h.per_run) and len(pairs) >= 2:
+        return compare([x for x, _ in pairs], [y for _, y in pairs], model, paired=True)
+    return compare(b.stats, h.stats, model)
 
 
 def _flaky(b: _Side, h: _Side) -> str | None:
@@ -85,7 +97,7 @@ def decide_family(
     cmps: dict[PointKey, Comparison] = {}
     for k, (b, h) in sides.items():
         if b.status == "ok" and h.status == "ok":
-            cmps[k] = compare(b.stats, h.stats, _model_between(model, kind, k))
+            cmps[k] = _compare(b, h, _model_between(model, kind, k))
     ordered = list(cmps)
     up, down = holm([cmps[k].p_up for k in ordered]), holm([cmps[k].p_down for k in ordered])
     adj = {k: (u, d) for k, u, d in zip(ordered, up, down, strict=True)}
@@ -109,7 +121,7 @@ def decide_family(
                 c,
                 pu,
                 pd,
-                is_corroborated(state, c, t, others.get(k)),
+                is_corroborated(state, c, t, others.get(k), alone=kind == "ratio"),
                 kind=kind,
                 settle=settle,
                 error=_flaky(b, h),
@@ -162,7 +174,7 @@ def _aggregates(
             b = aggregate([sides[k][0].stats for k in ks])
             h = aggregate([sides[k][1].stats for k in ks])
             prior = model.between_aggregate(kind, variant, ks) if model else Between()
-            return compare(b, h, prior)
+            return compare(b, h, prior, paired=len(b) == len(h) > 1)
 
         cmps.append((variant, len(members), group(members)))
         if len(members) > 1:
@@ -172,6 +184,6 @@ def _aggregates(
     down = holm([c.p_down for _, _, c in cmps])
     for (variant, n, c), pu, pd in zip(cmps, up, down, strict=True):
         effect = s.effect if kind == "ratio" else s.kernel_effect
-        state = aggregate_state(c, n, pu, pd, effect, s.alpha)
+        state = aggregate_state(c, n, pu, pd, s.broad_effect, effect, s.alpha)
         summaries.append(VariantSummary(variant, n, c.change, kind, c, pu, state))
     return tuple(summaries), others

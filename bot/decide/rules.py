@@ -36,10 +36,21 @@ def point_state(c: Comparison, p_up: float, p_down: float, threshold: float, alp
 
 
 def is_corroborated(
-    state: State, c: Comparison, threshold: float, others: Comparison | None
+    state: State,
+    c: Comparison,
+    threshold: float,
+    others: Comparison | None,
+    *,
+    alone: bool = True,
 ) -> bool:
-    """A flagged change is not alone: its own interval clears the threshold, or the variant's
-    OTHER points (other sizes, so separate rounds) moved the same way as a group.
+    """A flagged change is not alone: its own interval clears the threshold (when ``alone`` may
+    corroborate), or the variant's OTHER points (other sizes, so separate rounds) moved the same
+    way as a group.
+
+    Kernel times pass ``alone=False``: a machine state that slows every kernel of one size (a
+    fresh machine, a memory placement) moves a point's absolute times together by several
+    percent, which the A/A runs of a model may not have seen; the paired ratio cancels it, and
+    a lone Thunder change is caught there.
 
     Other variants at the same size do not count: they share the nvFuser measurement, so one
     noisy nvFuser round set would "corroborate" itself.
@@ -47,7 +58,8 @@ def is_corroborated(
     if state not in ("regressed", "improved"):
         return False
     ch = c.change
-    if ch.low >= 1 + threshold if state == "regressed" else ch.high <= 1 / (1 + threshold):
+    own = ch.low >= 1 + threshold if state == "regressed" else ch.high <= 1 / (1 + threshold)
+    if own and alone:
         return True
     if others is None:
         return False
@@ -77,13 +89,29 @@ def side_moved(
 
 
 def aggregate_state(
-    c: Comparison, points: int, p_up: float, p_down: float, effect: float, alpha: float
+    c: Comparison,
+    points: int,
+    p_up: float,
+    p_down: float,
+    broad_effect: float,
+    effect: float,
+    alpha: float,
 ) -> State:
-    """A variant's geometric mean over its points: broad regression, broad gain, or unsure
-    when it reached the effect without being established."""
+    """A variant's geometric mean over its points: a broad regression (or gain) from
+    ``broad_effect`` on, when established; unsure when it reached the point ``effect`` without
+    being established.
+
+    Why a lower bar for a broad change: every point agreeing is stronger evidence than one
+    point, and an nvFuser-wide 2% slowdown must be caught at least 95% of the time, which a bar
+    AT 2% cannot do (the estimate falls below a true 2% half the time). Unsure keeps the
+    point's bar: a geometric mean at 1-2% that noise can explain is no news.
+    """
     if points < MIN_BROAD_POINTS:
         return "no change"
-    return point_state(c, p_up, p_down, effect, alpha)
+    state = point_state(c, p_up, p_down, broad_effect, alpha)
+    if state == "unsure" and c.change.estimate < 1 + effect:
+        return "no change"
+    return state
 
 
 def guard_state(points: Sequence[PointVerdict], aggregates: Sequence[VariantSummary]) -> State:
@@ -117,6 +145,15 @@ def broken_state(points: Sequence[PointVerdict]) -> State:
     if any(p.state == "still failing" for p in points):
         return "still failing"
     return "no change"
+
+
+def ratio_owner(ratio: State, nvfuser: State, thunder: State) -> State:
+    """A lower ratio is Thunder's gain only when Thunder's own kernels are measurably faster;
+    when nvFuser's fusion is confirmed slower it stays "improved" (worded as nvFuser's doing);
+    otherwise it cannot be told apart from an nvFuser slowdown too small to confirm: unsure."""
+    if ratio != "improved" or thunder == "improved" or nvfuser in ("regressed", "unsure"):
+        return ratio
+    return "unsure"
 
 
 def overall_state(guards: Sequence[Guard]) -> Overall:

@@ -11,7 +11,8 @@ Model (docs/CALIBRATION.md states the same, with the figures):
 * Between runs, ``y`` moves by more than ``w`` says: another process has another memory
   placement, clock state, JIT choice. That part, ``tau^2``, comes from recorded A/A runs of the
   same machine (bot/decide/noise_model.py) and, when this job measured a side more than once,
-  from the spread of its own repeats; the two estimates are pooled by their degrees of freedom.
+  from the spread of its own repeats; the two estimates are pooled by their degrees of freedom,
+  the model's capped at :data:`PRIOR_DF` then.
 * Head against base, with ``n`` base runs and ``m`` head runs: ``d = mean(y_head) -
   mean(y_base)``, ``se^2 = (tau^2 + w_base)/n + (tau^2 + w_head)/m``. The interval and the
   one-sided p-values use Student's t with Welch-Satterthwaite degrees of freedom (the tau^2
@@ -34,6 +35,11 @@ import numpy as np
 from bot.decide.tdist import t_cdf, t_quantile
 
 LEVEL = 0.95
+#: When a job measured a side more than once, its own spread is the evidence closest to the
+#: comparison (one machine, minutes apart), while the A/A runs of the model span machines and
+#: days: the model then weighs as this many runs (bot/decide/noise_model.py uses the same
+#: weight for its pool).
+PRIOR_DF = 4.0
 #: Normal-consistency factor of the median absolute deviation.
 MAD_SCALE = 1.4826
 #: Large-sample variance of a median over that of a mean, for normal samples.
@@ -87,18 +93,27 @@ class Comparison:
     df: float
     tau2: float  # the between-run variance that was used
     runs: tuple[int, int]  # base runs, head runs
+    model_df: float = 0.0  # the A/A model's degrees of freedom, before any cap
+    within_df: float = math.inf  # one run's within-run degrees of freedom (for projections)
 
     def runs_to_settle(self, threshold: float, most: int = 10) -> int | None:
         """Repeats a side (in all, this job's included) after which, if the change stayed
         where it is, its interval would no longer straddle ``1 + threshold``; None if even
-        ``most`` would not (the change sits on the threshold)."""
+        ``most`` would not (the change sits on the threshold).
+
+        The projection is :func:`compare`'s own arithmetic for ``r`` alternated repeats (paired)
+        whose spread is what the model expects: the between-run variance stays, its degrees of
+        freedom become the model's (capped at :data:`PRIOR_DF`) plus ``r - 1``, and the
+        within-run part shrinks as ``1 / r`` with ``r`` times its degrees of freedom.
+        """
         gap = abs(self.log_change - math.log1p(threshold))
         n, m = self.runs
-        within = self.se**2 - self.tau2 * (1 / n + 1 / m)
-        per_run = self.tau2 + max(within, 0.0) * n * m / (n + m)  # variance of one run's y
-        q = t_quantile((1 + LEVEL) / 2, max(self.df, 1.0))
+        within = max(self.se**2 - self.tau2 * (1 / n + 1 / m), 0.0) * n * m / (n + m)
         for r in range(max(n, m), most + 1):
-            if q * math.sqrt(2 * per_run / r) < gap:
+            tau_df = self.model_df if r == 1 else min(self.model_df, PRIOR_DF) + (r - 1)
+            parts = [2 * self.tau2 / r, 2 * within / r]
+            df = satterthwaite(parts, [tau_df, r * self.within_df])
+            if t_quantile((1 + LEVEL) / 2, df) * math.sqrt(sum(parts)) < gap:
                 return r
         return None
 
@@ -127,17 +142,44 @@ def job_between(base: Sequence[RunStat], head: Sequence[RunStat]) -> Between:
     return Between(max(ss / df - within, 0.0), float(df))
 
 
+def paired_between(base: Sequence[RunStat], head: Sequence[RunStat]) -> Between:
+    """tau^2 from a job that measured base and head alternately, repeat k's base and head
+    side by side (bench-pr.yml, data/record.sh --pair): the spread of the per-repeat changes
+    ``d_k = y_head,k - y_base,k``, whose variance is ``2 tau^2 + w_base,k + w_head,k``.
+
+    Why paired: whatever a repeat shares (the machine's state that minute, which variants its
+    rounds interleave: on the H200 the 15-us kernels ran 5% slower in repeats without the
+    context baselines, on both sides alike) cancels in ``d_k`` instead of counting as noise.
+    """
+    if len(base) != len(head) or len(base) < 2:
+        raise ValueError("a paired estimate needs the same number (at least 2) of runs a side")
+    d = [h.y - b.y for b, h in zip(base, head, strict=True)]
+    mean = sum(d) / len(d)
+    var = sum((x - mean) ** 2 for x in d) / (len(d) - 1)
+    within = sum(b.w + h.w for b, h in zip(base, head, strict=True)) / len(d)
+    return Between(max((var - within) / 2, 0.0), float(len(d) - 1))
+
+
 def pooled(a: Between, b: Between) -> Between:
     """Two estimates of one tau^2, weighted by their degrees of freedom."""
     df = a.df + b.df
     return Between((a.tau2 * a.df + b.tau2 * b.df) / df, df) if df > 0 else Between()
 
 
-def compare(base: Sequence[RunStat], head: Sequence[RunStat], model: Between) -> Comparison:
-    """Head against base for one series, ``model`` being the A/A runs' tau^2."""
+def compare(
+    base: Sequence[RunStat], head: Sequence[RunStat], model: Between, *, paired: bool = False
+) -> Comparison:
+    """Head against base for one series, ``model`` being the A/A runs' tau^2. ``paired``:
+    base[k] and head[k] were measured as one repeat (see :func:`paired_between`); the change
+    and its variance are the same formulas, only the job's tau^2 comes from the repeats'
+    changes instead of each side's spread."""
     if not base or not head:
         raise ValueError("a comparison needs at least one run a side")
-    between = pooled(model, job_between(base, head))
+    job = paired_between(base, head) if paired else job_between(base, head)
+    model_df = model.df
+    if job.df > 0:  # the job's own repeats lead; the A/A runs are a prior of PRIOR_DF runs
+        model = Between(model.tau2, min(model.df, PRIOR_DF))
+    between = pooled(model, job)
     tau2 = between.tau2
     n, m = len(base), len(head)
     yb, yh = (sum(r.y for r in side) / len(side) for side in (base, head))
@@ -173,6 +215,8 @@ def compare(base: Sequence[RunStat], head: Sequence[RunStat], model: Between) ->
         df=df,
         tau2=tau2,
         runs=(n, m),
+        model_df=model_df,
+        within_df=MAD_EFFICIENCY * (min(r.n for r in (*base, *head)) - 1),
     )
 
 

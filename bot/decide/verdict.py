@@ -35,6 +35,7 @@ from bot.decide.rules import (
     broken_state,
     guard_state,
     overall_state,
+    ratio_owner,
     side_moved,
 )
 from bot.decide.types import Guard, PointVerdict, Verdict
@@ -116,19 +117,15 @@ def decide(
     rows = with_bw(_explain([*ratio.rows, *ctx.rows], kernels))
     gating_rows = [p for p in rows if p.gating]
     broken_rows = [p for p in (*gating_rows, *nv_rows) if p.state in ("broken", "still failing")]
+    nv_state, th_state = guard_state(nv_rows, nv.aggregates), guard_state(th_rows, th.aggregates)
+    ratio_state = ratio_owner(guard_state(gating_rows, ratio.aggregates), nv_state, th_state)
     raw_guards = (
         Guard(
             "broken", broken_state(broken_rows), _broken_summary(broken_rows), tuple(broken_rows)
         ),
-        Guard("nvfuser", guard_state(nv_rows, nv.aggregates), "", tuple(nv_rows), nv.aggregates),
-        Guard("thunder", guard_state(th_rows, th.aggregates), "", tuple(th_rows), th.aggregates),
-        Guard(
-            "ratio",
-            guard_state(gating_rows, ratio.aggregates),
-            "",
-            tuple(gating_rows),
-            ratio.aggregates,
-        ),
+        Guard("nvfuser", nv_state, "", tuple(nv_rows), nv.aggregates),
+        Guard("thunder", th_state, "", tuple(th_rows), th.aggregates),
+        Guard("ratio", ratio_state, "", tuple(gating_rows), ratio.aggregates),
     )
     nv_slower = raw_guards[1].state in ("regressed", "unsure")
     guards = tuple(g if g.summary else _summarised(g, s, nv_slower) for g in raw_guards)

@@ -87,6 +87,17 @@ def guard_summary(g: Guard, s: VerdictSettings, nvfuser_slower: bool = False) ->
         if g.kind == "ratio" and nvfuser_slower:
             lead = "lower only because nvFuser's fusion got slower (not a gain)"
         return f"{lead}: {_means(g.aggregates, 'improved')}{worst_text}"
+    if (
+        g.state == "unsure"
+        and g.kind == "ratio"
+        and not any(a.state == "unsure" for a in g.aggregates)
+    ):
+        lower = [a for a in g.aggregates if a.state == "improved"]
+        return (
+            "lower, but Thunder's own kernels are not measurably faster: nvFuser's fusion may "
+            f"have got slower by less than can be confirmed ({_means(lower)}); more runs a side "
+            "would tell"
+        )
     if g.state == "unsure":
         unsure = [a for a in g.aggregates if a.state == "unsure"]
         settle = [a.cmp.runs_to_settle(s.effect) for a in unsure if a.cmp]

@@ -201,6 +201,26 @@ def list_commits(results_dir: Path) -> list[CommitInfo]:
     return sorted(out, key=lambda c: (c.date, c.machine, c.commit))
 
 
+_REPEAT = re.compile(r"rep-([0-9]{1,4})")
+
+
+def expand_repeats(results_dirs: Sequence[Path]) -> list[Path]:
+    """Each folder as given, except a folder of a job's repeats (only ``rep-N`` folders, no
+    asv machine folder of its own), which stands for its ``rep-N`` folders in N's order: what
+    bench-pr.yml uploads and data/record.sh --pair writes."""
+    out: list[Path] = []
+    for d in results_dirs:
+        if not d.is_dir() or any((c / "machine.json").is_file() for c in d.iterdir()):
+            out.append(d)
+            continue
+        reps = [(int(m.group(1)), c) for c in d.iterdir() if (m := _REPEAT.fullmatch(c.name))]
+        if not reps or any(c.is_symlink() or not c.is_dir() for _, c in reps):
+            out.append(d)  # not a repeats folder: let the reader say what is wrong with it
+            continue
+        out += [c for _, c in sorted(reps)]
+    return out
+
+
 def load_sides(
     results_dirs: Sequence[Path],
     base: str,
@@ -209,9 +229,11 @@ def load_sides(
     min_samples: int = DEFAULT_MIN_SAMPLES,
 ) -> tuple[tuple[CommitResults, ...], tuple[CommitResults, ...]]:
     """Base and head runs from one or more results folders, each folder holding one process
-    of each (a job's repeats: ``results/rep-1``, ``results/rep-2``, ...). Every folder must
-    have both commits on the same machine; the runs of one side are replicates."""
-    dirs = list({d.resolve(): d for d in results_dirs}.values())  # a folder given twice: once
+    of each (a job's repeats: ``results/rep-1``, ``results/rep-2``, ..., or ``results`` for
+    all of them). Every folder must have both commits on the same machine; the runs of one
+    side are replicates."""
+    expanded = expand_repeats(results_dirs)
+    dirs = list({d.resolve(): d for d in expanded}.values())  # a folder given twice: once
     if not dirs:
         raise BadInput("no results directory given")
     pairs = [load_pair(d, base, head, machine, min_samples) for d in dirs]

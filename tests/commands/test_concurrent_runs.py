@@ -60,12 +60,15 @@ def test_two_processes_at_once_leave_one_comment_and_one_issue_per_repo(
     pull = fake_github.state.add_pull_request(
         SECONDARY, "Faster rms_norm", author=HUMAN_LOGIN, head_ref="fast"
     )
-    for path in (
-        rf"/repos/{SECONDARY}/issues/{pull.number}/comments$",
-        rf"/repos/{PRIMARY}/issues$",
-        rf"/repos/{SECONDARY}/issues$",
-    ):
-        fake_github.rendezvous("GET", path, parties=2, timeout=60)
+    fake_github.rendezvous(
+        "GET", rf"/repos/{SECONDARY}/issues/{pull.number}/comments$", parties=2, timeout=60
+    )
+    # Each run lists each repository's issues once per guard (broken, nvfuser, thunder, ratio),
+    # and once more after filing for the two that regressed (thunder, ratio): six listings,
+    # and one rendezvous per listing keeps the two runs in step at every one of them.
+    for _listing in range(6):
+        for repo in (PRIMARY, SECONDARY):
+            fake_github.rendezvous("GET", rf"/repos/{repo}/issues$", parties=2, timeout=60)
     env = {**os.environ, **_env(fake_github), "PYTHONPATH": str(REPO_ROOT)}
     argv = [sys.executable, "-m", "bot", *_argv(pull.number)]
     procs = [

@@ -18,7 +18,11 @@ from bot.exitcodes import ExitCode
 ROOT = REPO_ROOT
 H200 = [ROOT / "data" / "h200" / "results", ROOT / "data" / "h200-single-call" / "results"]
 #: The A/A runs the shipped model comes from (perfbot.toml's comment gives the command).
-MODEL_RUNS = [ROOT / "data" / "h200" / "results", ROOT / "data" / "h200-states" / "results"]
+MODEL_RUNS = [
+    ROOT / "data" / "h200" / "results",
+    ROOT / "data" / "h200-states" / "results",
+    *(ROOT / "data" / "h200-repeats" / f"call-{n}" / "results" for n in (1, 2, 3, 4)),
+]
 
 
 def test_shipped_model_is_what_the_recorded_runs_give(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from bot.decide.rules import (
     is_corroborated,
     overall_state,
     point_state,
+    ratio_owner,
     side_moved,
 )
 from bot.decide.stats import Comparison, Interval
@@ -99,14 +100,36 @@ def test_the_threshold_is_the_callers() -> None:
 # -- the geometric mean's rule ----------------------------------------------------------------
 
 
+BROAD = T / 2  # the shipped broad_effect (1%) against the point threshold (2%)
+
+
 def test_fewer_than_min_broad_points_never_decide() -> None:
     strong = cmp(1.5, 1.4, 1.6)
     for points in range(MIN_BROAD_POINTS):
-        assert aggregate_state(strong, points, 1e-12, 1.0, T, ALPHA) == "no change"
-        assert aggregate_state(cmp(0.5, 0.4, 0.6), points, 1.0, 1e-12, T, ALPHA) == "no change"
-        assert aggregate_state(cmp(1.5, 0.5, 3.0), points, 0.4, 0.6, T, ALPHA) == "no change"
-    assert aggregate_state(strong, MIN_BROAD_POINTS, 1e-12, 1.0, T, ALPHA) == "regressed"
+        assert aggregate_state(strong, points, 1e-12, 1.0, BROAD, T, ALPHA) == "no change"
+        assert (
+            aggregate_state(cmp(0.5, 0.4, 0.6), points, 1.0, 1e-12, BROAD, T, ALPHA) == "no change"
+        )
+        assert (
+            aggregate_state(cmp(1.5, 0.5, 3.0), points, 0.4, 0.6, BROAD, T, ALPHA) == "no change"
+        )
+    assert aggregate_state(strong, MIN_BROAD_POINTS, 1e-12, 1.0, BROAD, T, ALPHA) == "regressed"
     assert MIN_BROAD_POINTS == 3
+
+
+@pytest.mark.parametrize(
+    ("c", "p_up", "state"),
+    [
+        (cmp(1 + BROAD, 1.001, 1.02), 0.001, "regressed"),  # a broad change from broad_effect on
+        (cmp(math.nextafter(1 + BROAD, 0), 1.001, 1.02), 0.001, "no change"),
+        (cmp(1.015, 0.99, 1.04), 0.5, "no change"),  # past broad_effect, unproven: not news
+        (cmp(UP, 0.99, 1.05), 0.5, "unsure"),  # unproven at the point threshold: unsure
+    ],
+)
+def test_a_geometric_mean_regresses_from_broad_effect_and_is_unsure_from_the_threshold(
+    c: Comparison, p_up: float, state: State
+) -> None:
+    assert aggregate_state(c, MIN_BROAD_POINTS, p_up, 1.0, BROAD, T, ALPHA) == state
 
 
 @pytest.mark.parametrize(
@@ -122,8 +145,9 @@ def test_fewer_than_min_broad_points_never_decide() -> None:
 def test_from_min_broad_points_the_point_rule_applies(
     c: Comparison, p_up: float, p_down: float, state: State
 ) -> None:
-    assert aggregate_state(c, MIN_BROAD_POINTS, p_up, p_down, T, ALPHA) == state
-    assert aggregate_state(c, MIN_BROAD_POINTS + 6, p_up, p_down, T, ALPHA) == state
+    """With broad_effect equal to the threshold, the point rule itself."""
+    assert aggregate_state(c, MIN_BROAD_POINTS, p_up, p_down, T, T, ALPHA) == state
+    assert aggregate_state(c, MIN_BROAD_POINTS + 6, p_up, p_down, T, T, ALPHA) == state
 
 
 # -- corroboration ----------------------------------------------------------------------------
@@ -377,3 +401,30 @@ def test_an_aa_pair_is_no_change(base: CommitResults, model: NoiseModel) -> None
     assert v.overall == "no change"
     assert set(states_of(v).values()) == {"no change"}
     assert v.model is not None and "A/A runs" in v.model
+
+
+
+def test_a_kernel_point_does_not_corroborate_itself() -> None:
+    """Absolute times of one size move together with the machine's state: a lone kernel point
+    needs its variant's other points; its own interval is not enough."""
+    clear = cmp(1.05, UP, 1.08)
+    assert is_corroborated("regressed", clear, T, None)
+    assert not is_corroborated("regressed", clear, T, None, alone=False)
+    assert is_corroborated("regressed", clear, T, cmp(1.01, 1.001, 1.02), alone=False)
+
+
+@pytest.mark.parametrize(
+    ("ratio", "nvfuser", "thunder", "owned"),
+    [
+        ("improved", "no change", "improved", "improved"),  # Thunder's kernels are faster
+        ("improved", "regressed", "no change", "improved"),  # worded as nvFuser's doing
+        ("improved", "unsure", "no change", "improved"),
+        ("improved", "no change", "no change", "unsure"),  # whose doing cannot be told
+        ("regressed", "improved", "no change", "regressed"),
+        ("no change", "no change", "no change", "no change"),
+    ],
+)
+def test_a_lower_ratio_is_thunders_gain_only_when_thunder_is_faster(
+    ratio: State, nvfuser: State, thunder: State, owned: State
+) -> None:
+    assert ratio_owner(ratio, nvfuser, thunder) == owned

@@ -22,12 +22,14 @@ from bot.decide.stats import (
     MAD_SCALE,
     MEDIAN_EFFICIENCY,
     Between,
+    Comparison,
     Interval,
     RunStat,
     aggregate,
     compare,
     holm,
     job_between,
+    paired_between,
     pooled,
     run_stat,
     satterthwaite,
@@ -179,7 +181,9 @@ def test_repeats_with_the_models_spread_shrink_se_by_root_two() -> None:
     assert two.tau2 == pytest.approx(tau2, rel=1e-12, abs=0)
     assert two.log_change == pytest.approx(0.05, rel=1e-12)
     assert two.se == pytest.approx(one.se / math.sqrt(2), rel=1e-12)
-    assert two.df == pytest.approx(8.0, rel=1e-12)  # 6 from the model + 2 from the repeats
+    # the model's 6 runs count as 4 once the job has repeats of its own (PRIOR_DF), + 2
+    assert two.df == pytest.approx(6.0, rel=1e-12)
+    assert two.model_df == 6.0
 
 
 def test_zero_spread_everywhere_means_se_zero() -> None:
@@ -245,26 +249,33 @@ def test_comparison_properties(base: list[RunStat], head: list[RunStat], model: 
 # -- runs to settle -------------------------------------------------------------------------------
 
 
-def _settle_case(change: float, runs: int) -> Interval:
-    """``runs`` identical runs a side of a +``change`` shift, tau^2 1e-4 known exactly."""
-    return compare([rs(0.0)] * runs, [rs(math.log(change))] * runs, Between(1e-4, EXACT)).change
+def _alternated(change: float, tau2: float, r: int, w: float = 0.0, n: int = 21) -> Comparison:
+    """``r`` alternated repeats of a +``change`` shift whose per-repeat changes spread exactly
+    as the model says (variance 2 tau^2): what runs_to_settle projects."""
+    delta = math.sqrt(2 * tau2)
+    signs = [(-1) ** k for k in range(r - r % 2)] + [0] * (r % 2)
+    scale = math.sqrt((r - 1) / max(sum(c * c for c in signs), 1))
+    head = [rs(math.log(change) + delta * scale * c, w, n) for c in signs]
+    return compare([rs(0.0, w, n)] * r, head, Between(tau2, EXACT), paired=r > 1)
 
 
 def test_runs_to_settle_by_hand_above_the_threshold() -> None:
-    """+3% at a 2% threshold, tau^2 1e-4, no within noise: the interval clears 1.02 once
-    1.96 sqrt(2e-4 / r) < log(1.03/1.02), i.e. r > 8.07: 9 runs a side."""
+    """+3% at a 2% threshold, tau^2 1e-4 known (df 1e12), no within noise. One run a side:
+    1.96 sqrt(2e-4) = 2.8% > log(1.03/1.02) = 0.98%. With r repeats the job's own spread joins
+    the model, capped at 4 runs: df 4 + r - 1, and t(0.975, 3 + r) sqrt(2e-4 / r) drops under
+    0.98% first at r = 10 (2.160 x 0.447% = 0.966%; at 9, 2.179 x 0.471% = 1.027%)."""
     c = compare([rs(0.0)], [rs(math.log(1.03))], Between(1e-4, EXACT))
-    assert c.runs_to_settle(0.02) == 9
-    assert _settle_case(1.03, 9).low > 1.02
-    assert _settle_case(1.03, 8).low <= 1.02  # and 9 is the fewest
+    assert c.runs_to_settle(0.02) == 10
+    assert _alternated(1.03, 1e-4, 10).change.low > 1.02
+    assert _alternated(1.03, 1e-4, 9).change.low <= 1.02  # and 10 is the fewest
 
 
 def test_runs_to_settle_by_hand_below_the_threshold() -> None:
-    """+1% at 2%: the interval drops under 1.02 once r > 7.92: 8 runs a side."""
+    """+1% at 2%: the same gap, 0.99%, so the same 10 runs a side."""
     c = compare([rs(0.0)], [rs(math.log(1.01))], Between(1e-4, EXACT))
-    assert c.runs_to_settle(0.02) == 8
-    assert _settle_case(1.01, 8).high < 1.02
-    assert _settle_case(1.01, 7).high >= 1.02
+    assert c.runs_to_settle(0.02) == 10
+    assert _alternated(1.01, 1e-4, 10).change.high < 1.02
+    assert _alternated(1.01, 1e-4, 9).change.high >= 1.02
 
 
 def test_runs_to_settle_on_the_threshold_or_out_of_reach_is_none() -> None:
@@ -272,7 +283,7 @@ def test_runs_to_settle_on_the_threshold_or_out_of_reach_is_none() -> None:
     assert on.runs_to_settle(0.02) is None
     assert on.runs_to_settle(0.02, most=10_000) is None
     far = compare([rs(0.0)], [rs(math.log(1.03))], Between(1e-4, EXACT))
-    assert far.runs_to_settle(0.02, most=8) is None  # 9 needed
+    assert far.runs_to_settle(0.02, most=9) is None  # 10 needed
 
 
 def test_a_settled_comparison_needs_no_more_runs_than_it_has() -> None:
@@ -282,23 +293,21 @@ def test_a_settled_comparison_needs_no_more_runs_than_it_has() -> None:
 
 
 @given(
-    st.floats(0.95, 1.08),
-    st.floats(1e-6, 4e-4),
-    st.floats(0.0, 2e-4),
-    st.integers(8, 40),
+    change=st.floats(0.95, 1.10),
+    tau2=st.floats(1e-6, 1e-3),
+    w=st.floats(0.0, 1e-4),
+    rounds=st.integers(10, 40),
 )
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 def test_runs_to_settle_really_settles(change: float, tau2: float, w: float, rounds: int) -> None:
-    """Whatever it answers, that many identical runs a side (same y's, same w) give an interval
-    that no longer straddles 1 + threshold."""
+    """Whatever it answers, that many alternated repeats whose spread is the model's give an
+    interval that no longer straddles 1 + threshold."""
     threshold = 0.02
     c = compare([rs(0.0, w, rounds)], [rs(math.log(change), w, rounds)], Between(tau2, EXACT))
     r = c.runs_to_settle(threshold, most=60)
     if r is None:
         return
-    again = compare(
-        [rs(0.0, w, rounds)] * r, [rs(math.log(change), w, rounds)] * r, Between(tau2, EXACT)
-    ).change
+    again = _alternated(change, tau2, r, w, rounds).change
     assert again.low > 1 + threshold or again.high < 1 + threshold
 
 
@@ -393,3 +402,18 @@ def test_interval_excludes_one() -> None:
     assert Interval(0.95, 0.91, 0.99).excludes_one() == -1
     assert Interval(1.05, 1.0, 1.09).excludes_one() == 0  # touching 1 is not excluding it
     assert Interval(0.95, 0.91, 1.0).excludes_one() == 0
+
+
+def test_paired_repeats_cancel_what_a_repeat_shares() -> None:
+    """Repeat 2 runs 5% slower on both sides (a machine state): unpaired, that is between-run
+    spread; paired by repeat, it cancels and only the +2% change remains."""
+    base = [rs(0.0), rs(0.05)]
+    head = [rs(0.02), rs(0.07)]
+    unpaired = compare(base, head, Between())
+    paired = compare(base, head, Between(), paired=True)
+    assert unpaired.log_change == pytest.approx(paired.log_change) == pytest.approx(0.02)
+    assert unpaired.tau2 == pytest.approx(0.05**2 / 2)
+    assert paired.tau2 == pytest.approx(0.0, abs=1e-30) and paired.change.low > 1.0
+    assert unpaired.change.low < 1.0
+    with pytest.raises(ValueError, match="same number"):
+        paired_between(base, head[:1])

@@ -194,3 +194,11 @@ def test_nan_degrees_of_freedom_raise() -> None:
 def test_a_quantile_outside_0_1_raises(p: float) -> None:
     with pytest.raises(ValueError, match="probability"):
         t_quantile(p, 5)
+
+
+def test_cdf_keeps_its_tail_where_the_two_forms_meet() -> None:
+    """Found by hypothesis: the mirrored form, used up to t^2 < df, cancelled to 0.0 at
+    t = -10, df 107 while t = -11 gave 1.4e-19; the tails now always use the direct form."""
+    assert 0.0 < t_cdf(-11.0, 107.0) < t_cdf(-10.0, 107.0) < t_cdf(-1.0, 107.0) < 0.5
+    for t in (-0.999, -1.0, -1.001):  # both sides of the switch at |t| = 1
+        assert t_cdf(t, 5.0) == pytest.approx(1 - t_cdf(-t, 5.0), rel=1e-12)

@@ -124,9 +124,9 @@ def test_per_point_threshold_by_pattern(synthetic: SyntheticResults) -> None:
     assert {p.threshold for p in v.kernels if p.key.variant.startswith("thunder")} == {0.5}
     thunder = v.guard("thunder")
     assert thunder is not None and {p.state for p in thunder.points} == {"no change"}
-    # ... but the variant-wide geometric means still decide at kernel_effect:
+    # ... but the variant-wide geometric means still decide, at broad_effect:
     assert thunder.state == "regressed" and {a.state for a in thunder.aggregates} == {"regressed"}
-    quiet = decide(*_pair(synthetic, "thunder_slower"), replace(kernel, kernel_effect=0.5))
+    quiet = decide(*_pair(synthetic, "thunder_slower"), replace(kernel, broad_effect=0.5))
     assert _guards(quiet)["thunder"] == "no change" and _guards(quiet)["ratio"] == "regressed"
 
 
