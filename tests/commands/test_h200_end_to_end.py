@@ -226,3 +226,34 @@ def test_single_call_runs_say_the_noise_model_does_not_apply(
     verdict = json.loads(capsys.readouterr().out)
     why = "the noise model is for 8 call(s) per sample, these runs have None: not used"
     assert verdict["noise_model"] == why and why in verdict["notes"]
+
+
+REPEATS = ROOT / "data" / "h200-repeats"
+
+
+@pytest.mark.parametrize(
+    ("call", "base", "head", "code", "guards"),
+    [
+        ("call-1", "ae560ef0", "223f991a", ExitCode.OK_NO_REGRESSION, set()),  # stock-7 vs 8
+        ("call-4", "6033818a", "70e55a95", ExitCode.OK_NO_REGRESSION, set()),  # stock-11 vs 12
+        ("call-2", "983be29d", "c57e54a6", ExitCode.REGRESSION, {"nvfuser"}),  # +2% nvFuser
+        ("call-3", "240f289b", "8b5a6516", ExitCode.REGRESSION, {"thunder", "ratio"}),  # +2%
+    ],
+    ids=["A/A stock-7/8", "A/A stock-11/12", "nvFuser +2%", "Thunder +2%"],
+)
+def test_two_alternated_repeats_a_side(
+    fake_github: LocalGitHub, call: str, base: str, head: str, code: int, guards: set[str]
+) -> None:
+    """The real PR shape: base, head, base, head, each its own process (results/rep-1 and
+    rep-2, given as their parent folder), paired by repeat."""
+    argv = _pr(fake_github, base, head, REPEATS / call / "results")
+    assert cli.main(argv, env=_env(fake_github)) == code
+    (comment,) = fake_github.state.comments_on(THUNDER, int(argv[4]))
+    assert "2 run(s) of base, 2 of head" in comment.body
+    opened = {
+        g
+        for g in ("nvfuser", "thunder", "broken", "ratio")
+        if _open(fake_github, "" if g == "ratio" else f"|{g}")[FUSER]
+    }
+    assert opened == guards
+    assert "Improved" not in comment.body

@@ -10,6 +10,7 @@ import sys
 from dataclasses import replace
 
 import numpy as np
+import pytest
 from data_helpers import Rounds, SyntheticResults, state_from_rounds, synthetic
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -373,3 +374,26 @@ def test_a_point_that_failed_in_one_repeat_is_decided_on_the_other_and_noted() -
     assert row.error == "failed in 1 of 2 runs at head"
     assert any(n.startswith("1 point(s) failed in some runs") for n in v.notes)
     assert v.guard("broken") is not None and _guards(v)["broken"] == "no change"
+
+
+def test_alternated_repeats_are_compared_repeat_by_repeat() -> None:
+    """data/h200-repeats call-2: the 15-us kernels ran ~5% slower in repeat 2 (no context
+    baselines in its rounds) on both sides; paired by repeat that cancels, as one side's spread
+    it would swamp a +2% change. The verdict uses the paired comparison."""
+    from bot.decide.stats import compare, run_stat
+    from bot.results.locate import load_sides
+
+    b_runs, h_runs = load_sides(
+        [DATA / "h200-repeats" / "call-2" / "results"], "983be29d", "c57e54a6"
+    )
+    key = PointKey("nvfuser", "float16", "512x4096")
+    b = [run_stat(r.points[key].kernel_s or ()) for r in b_runs]
+    h = [run_stat(r.points[key].kernel_s or ()) for r in h_runs]
+    assert h[1].y - h[0].y > 0.03 and b[1].y - b[0].y > 0.03  # repeat 2 is slower, both sides
+    model = _stock_model()
+    paired = compare(b, h, model.between("kernel", key), paired=True)
+    unpaired = compare(b, h, model.between("kernel", key))
+    assert paired.se < unpaired.se / 2
+    v = decide(b_runs, h_runs, S, model)
+    (row,) = [p for p in v.kernels if p.key == key]
+    assert row.cmp is not None and row.cmp.se == pytest.approx(paired.se, rel=1e-12)
