@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 from paths import DATA, REPO_ROOT
 
-from bot.config import VerdictSettings
+from bot.commands.noise_file import read_noise_model
+from bot.config import Config, VerdictSettings
 from bot.decide.verdict import decide
 from bot.results.locate import load_commit
 
@@ -45,19 +46,16 @@ def run(command: str) -> str:
     return done.stdout
 
 
-NOISE = "python -m bot noise --results data/h200/results --results data/h200-single-call/results"
-CAL_8 = (
-    "python -m bot calibrate --results data/h200/results --base 06f650c8 --head da17d548 "
-    "--point-trials 40"
+RESULTS = "--results data/h200/results --results data/h200-states/results " + " ".join(
+    f"--results data/h200-repeats/call-{n}/results" for n in (1, 2, 3, 4)
 )
-CAL_1 = (
-    "python -m bot calibrate --results data/h200-single-call/results --base 7decf673 "
-    "--head 44674d6c"
-)
+NOISE = f"python -m bot noise {RESULTS}"
+CAL = f"python -m bot calibrate {RESULTS}"
+CAL_DOC = " ".join(CALIBRATION.split())
 
 
 def test_the_documented_commands_are_the_ones_checked() -> None:
-    assert set(transcripts()) == {NOISE, CAL_8, CAL_1}
+    assert set(transcripts()) == {NOISE, CAL}
 
 
 def test_the_noise_transcript_is_what_noise_prints() -> None:
@@ -65,65 +63,117 @@ def test_the_noise_transcript_is_what_noise_prints() -> None:
 
 
 @pytest.mark.docs
-@pytest.mark.parametrize("command", [CAL_8, CAL_1])
-def test_the_calibration_transcripts_are_what_calibrate_prints(command: str) -> None:
-    assert run(command) == transcripts()[command]
+def test_the_calibration_transcript_is_what_calibrate_prints() -> None:
+    assert run(CAL) == transcripts()[CAL]
 
 
-def _spreads() -> dict[str, tuple[list[float], float]]:
+def _noise_rows() -> dict[str, tuple[float, float]]:
+    """series -> (spread, raw between-run SD), in percent, from the noise transcript."""
     rows = {}
     for line in transcripts()[NOISE].splitlines():
         cells = line.split()
-        if cells and cells[0].startswith("thunder-"):
-            rows[cells[0]] = ([float(c) for c in cells[1:5]], float(cells[5].rstrip("%")))
+        if cells and cells[0].startswith(("ratio:", "kernel:")) and cells[-1].isdigit():
+            rows[cells[0]] = (float(cells[1].rstrip("%")), float(cells[3].rstrip("%")))
     return rows
 
 
-def test_readme_noise_figures() -> None:
-    spreads = _spreads()
-    worst = max(spreads, key=lambda k: spreads[k][1])
-    assert worst == "thunder-func/float32/512x4096"
-    assert (
-        f"up to {spreads[worst][1]}% at the 18-µs fp32 (512, 4096) point (thunder-func;" in README
-    )
-    prims = spreads["thunder-prims/float32/512x4096"][0]
-    assert f"read {min(prims):.3f} and {max(prims):.3f} in two baselines" in README
-    large = [s for k, (_, s) in spreads.items() if k.endswith("/16384x8192")]
-    assert len(large) == 6 and max(large) < 1.0
-    assert "under 1% at every (16384, 8192) point" in README
+def _span(values: list[float]) -> str:
+    return f"{min(values):.1f}-{max(values):.1f}%"
 
 
-def test_readme_calibration_figures() -> None:
-    text = transcripts()[CAL_8]
-    alarms = re.findall(r"from (?:base|head): (\d+)/(\d+) =", text)
-    assert alarms == [("0", "300"), ("0", "300")]
-    assert "0/300 false alarms from each A/A source state" in README
-    power = dict(re.findall(r"shift \+(\d+\.\d)%: (\d+/\d+) =", text))
-    hits, trials = power["2.0"].split("/")
-    assert f"a +2.0% shift of every point is caught {hits} of {trials} times" in README
-    hits, trials = power["2.5"].split("/")
-    assert f"({hits} of {trials} from +2.5%)" in README
-    per_point = dict(re.findall(r"^\s+(thunder-\S+)\s.*\s(\+\d+%)$", text, flags=re.MULTILINE))
-    assert len(per_point) == 18
-    three = sorted(k for k, v in per_point.items() if v == "+3%")
-    assert three == sorted(
-        [
-            f"{v}/{d}/16384x8192"
-            for v in ("thunder-func", "thunder-prims")
-            for d in ("bfloat16", "float16", "float32")
-        ]
-        + ["thunder-func/bfloat16/2048x8192"]
+def test_calibration_doc_noise_figures() -> None:
+    rows = _noise_rows()
+    assert len(rows) == 45  # 18 ratio series, 27 kernel series (nvFuser's 9 included)
+    ratio = [v for k, v in rows.items() if k.startswith("ratio:")]
+    kernel = [v for k, v in rows.items() if k.startswith("kernel:")]
+    spread = f"{_span([a for a, _ in ratio])} for its ratio and {_span([a for a, _ in kernel])}"
+    sd = f"{_span([b for _, b in ratio])} and {_span([b for _, b in kernel])}"
+    assert f"between two runs is {spread} for its kernel times, as a between-run SD {sd}" in (
+        CAL_DOC
     )
-    assert max(per_point.values(), key=lambda s: int(s[1:-1])) == "+10%"
-    assert {k for k, v in per_point.items() if v == "+10%"} == {
+    top = max(rows, key=lambda k: rows[k][1])
+    assert top.endswith("/512x4096")
+    out = transcripts()[NOISE]
+    assert out.startswith("Between-run noise over 12 runs of the same code on nvidia-h200")
+    assert "Twelve 8-call runs of stock code" in CAL_DOC
+
+
+def _cal_rows(side: int) -> dict[str, tuple[int, ...]]:
+    """label -> (hits, trials, recorded hits, recorded trials) for one runs-a-side block."""
+    text = transcripts()[CAL]
+    block = text.split(f"\n{side} run")[1].split("\n\n")[0]
+    rows = {}
+    for line in block.splitlines()[2:]:
+        m = re.match(r"\s+(.+?)\s+(\d+)/(\d+)\s.*?\s(\d+)/(\d+)", line)
+        if m:
+            rows[m.group(1)] = tuple(int(x) for x in m.groups()[1:])
+    return rows
+
+
+def test_calibration_doc_and_readme_figures() -> None:
+    one, two = _cal_rows(1), _cal_rows(2)
+    alarm, thunder = "A/A: false alarm (regressed or broken)", "+2% Thunder kernels at every point"
+    nv, improved = "+2% nvFuser fusion at every point", '... of which read as "improved"'
+    assert two[alarm] == (0, 300, 0, 30) and one[alarm][:2] == (0, 300)
+    assert "**A/A false alarms at PR level: 0 of 300 trials** (upper bound 1.0%" in CAL_DOC
+    assert "0 of 300 A/A trials flagged (95% upper bound 1.0%)" in README
+    assert two[thunder][:2] == (300, 300) and "caught 300 of 300, +2% on the hand-written" in README
+    assert two[nv][:2] == (300, 300)
+    hits, trials = one[nv][:2]
+    assert f"at one run a side {hits} of {trials} ({100 * hits / trials:.1f}%: missed)" in CAL_DOC
+    assert f"nvFuser regression 300 of 300 ({hits} of {trials} with one run a side" in README
+    assert one[improved][:2] == two[improved][:2] == (0, 300)
+    lone = [v for k, v in two.items() if k.startswith("lone +5% at ")]
+    assert len(lone) == 6 and {v[:2] for v in lone} == {(300, 300)}
+    text = transcripts()[CAL]
+    smallest = re.findall(r"^\s+(thunder-\S+)\s+2\.0%\s+(\+[\d.]+%)\s", text, flags=re.MULTILINE)
+    assert len(smallest) == 18
+    at = dict(smallest)
+    assert sorted(k for k, v in at.items() if v == "+7.5%") == [
         "thunder-func/float32/512x4096",
         "thunder-prims/float32/512x4096",
-    }
-    assert (
-        "from +3% (the 16384x8192 points and thunder-func bf16 2048x8192) to +10% (fp32" in README
-    )
-    observed = re.findall(r"Observed verdict of the real base/head pair: (.+)", text)
-    assert observed == ["no change"] and 'both real A/A pairs read "no change"' in README
+    ]
+    assert sum(v == "+5%" for v in at.values()) == 16
+    assert "+5% at 16 of the 18 gating points, +7.5% at the two fp32 (512, 4096) points" in CAL_DOC
+    assert "a lone point is caught reliably from +5% (+7.5% at fp32 (512, 4096))" in README
+
+
+STATE_ROWS = re.findall(
+    r"^\| `(data/[^`]+)` \| ([0-9a-f]{8}) → ([0-9a-f]{8}) \| [^|]+ \| ([a-z ()]+) \| "
+    r"([a-z ]+) / ([a-z ]+) / ([a-z ]+) / ([a-z ]+) \| (\d) \|$",
+    CALIBRATION,
+    flags=re.MULTILINE,
+)
+
+
+def test_calibration_doc_state_table_is_what_report_says(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from bot.commands import cli
+
+    assert len(STATE_ROWS) == 13
+    for results, base, head, overall, *rest in STATE_ROWS:
+        guards, code = rest[:4], rest[4]
+        argv = ["report", "--results", str(REPO_ROOT / results), "--base", base, "--head", head]
+        got = cli.main([*argv, "--config", str(REPO_ROOT / "perfbot.toml"), "--json", "-"], env={})
+        v = json.loads(capsys.readouterr().out)
+        assert (got, v["overall"]) == (int(code), overall), (results, base, head)
+        assert [g["state"] for g in v["guards"]] == guards, (results, base, head)
+
+
+def test_calibration_doc_time_figures() -> None:
+    timing = (DATA / "h200-repeats" / "call-4" / "logs" / "timing.txt").read_text()
+    total = re.search(r"2 repeats: [\d.]+ s measuring, ([\d.]+) s in all", timing)
+    assert total is not None
+    assert f"took {float(total.group(1)):.0f} s on a fresh H200" in CAL_DOC
+    assert f"took {float(total.group(1)):.0f} s of H200 time" in README
+    walls = []
+    for n in (1, 2, 3):
+        text = (DATA / "h200-repeats" / f"call-{n}" / "logs" / "timing.txt").read_text()
+        m = re.search(r"([\d.]+) s in all", text)
+        assert m is not None
+        walls.append(float(m.group(1)))
+    assert f"three pairs before that change took {min(walls):.1f}-{max(walls):.1f} s" in CAL_DOC
 
 
 def _ratio_medians(sha: str) -> dict[str, float]:
@@ -218,18 +268,65 @@ def test_data_readme_slowdown_figures() -> None:
         f"{nvfuser('slow-nvfuser-2')} for slow-nvfuser-2 and {nvfuser('slow-nvfuser-5')} for "
         "slow-nvfuser-5"
     ) in DATA_README
-    assert {v.overall for name, v in verdicts.items() if "nvfuser" in name} == {"improved"}
+    shipped = Config.from_env({}, REPO_ROOT / "perfbot.toml").verdict
+    assert shipped.noise_model is not None
+    model = read_noise_model(shipped.noise_model)
+    for name, sha in SLOWED.items():
+        if "nvfuser" in name:  # now an nvFuser regression, never "improved"
+            v = decide(base, load_commit(STATES / "results", sha), shipped, model)
+            assert v.overall == "regressed" and v.guard("nvfuser").state == "regressed"  # type: ignore[union-attr]
+    assert "its nvFuser guard now calls both an nvFuser regression" in DATA_README
 
 
 def test_data_readme_stock_spread() -> None:
     out = run("python -m bot noise --results data/h200/results --results data/h200-states/results")
-    rows = [line.split() for line in out.splitlines() if line.startswith("thunder-")]
-    # point, six runs, spread, threshold now, "->", suggested: six runs were pooled
-    assert {len(r[: r.index("->") + 2]) for r in rows} == {1 + 6 + 1 + 1 + 1 + 1}
-    worst = rows[0]  # the table is sorted by spread, largest first
-    assert worst[0] == "thunder-func/float32/512x4096"
-    assert f"is {worst[7]} (thunder-func fp32 512x4096)" in DATA_README
-    assert "Left out, run on another torch/nvfuser/thunder stack: f888795e" in out
+    assert out.startswith("Between-run noise over 6 runs of the same code")
+    spreads = {
+        cells[0]: float(cells[1].rstrip("%"))
+        for line in out.splitlines()
+        if (cells := line.split()) and cells[0].startswith("ratio:")
+    }
+    worst = max(spreads, key=spreads.__getitem__)
+    assert worst == "ratio:thunder-func/float32/512x4096"
+    assert f"is {spreads[worst]:.1f}% (thunder-func fp32 512x4096)" in DATA_README
+    assert "Left out, run on another stack, sampling or set of variants: f888795e" in out
+
+
+def test_data_readme_repeats_table_is_the_lab_logs() -> None:
+    rows = re.findall(
+        r"\| (\d) \| stock-\d+ `([0-9a-f]{40})` \| [a-z0-9-]+ `([0-9a-f]{40})` \| ([\d.]+) s \|",
+        DATA_README,
+    )
+    assert [r[0] for r in rows] == ["1", "2", "3", "4"]
+    for call, base, head, wall in rows:
+        logs = DATA / "h200-repeats" / f"call-{call}" / "logs"
+        timing = (logs / "timing.txt").read_text(encoding="utf-8")
+        assert f"{wall} s in all" in timing and base in timing and head in timing
+        for rep in ("rep-1", "rep-2"):
+            for sha in (base, head):
+                folder = DATA / "h200-repeats" / f"call-{call}" / "results" / rep / "nvidia-h200"
+                assert (folder / f"{sha}.provenance.jsonl").is_file()
+
+
+def test_data_readme_repeat_two_runs_small_kernels_slower() -> None:
+    from bot.results.locate import list_commits
+    from bot.results.types import PointKey
+
+    key = PointKey("nvfuser", "float16", "512x4096")
+    medians: dict[str, list[float]] = {"rep-1": [], "rep-2": []}
+    for call in (1, 2, 3, 4):
+        for rep, found in medians.items():
+            folder = DATA / "h200-repeats" / f"call-{call}" / "results" / rep
+            for info in list_commits(folder):
+                kernel = load_commit(folder, info.commit).points[key].kernel_s or ()
+                found.append(1e6 * statistics.median(kernel))
+    one, two = medians["rep-1"], medians["rep-2"]
+    assert len(one) == len(two) == 8
+    quoted = (
+        f"{min(one):.2f}-{max(one):.2f} us in the eight repeat-1 processes, "
+        f"{min(two):.2f}-{max(two):.2f} us in the eight repeat-2 ones"
+    )
+    assert quoted in DATA_README and max(one) < min(two)
 
 
 def test_data_readme_broken_run_and_gpu_test_logs() -> None:

@@ -10,6 +10,7 @@ mix a real change into the noise).
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -84,7 +85,14 @@ def _left_out_text(left_out: Sequence[CommitResults]) -> str:
         f"{r.commit[:8]} ({', '.join(f'{p} {v}' for p, v in zip(names, _stack(r), strict=True))})"
         for r in left_out
     ]
-    return "Left out, run on another stack or sampling: " + "; ".join(parts)
+    return "\n".join(
+        textwrap.wrap(
+            "Left out, run on another stack, sampling or set of variants: " + "; ".join(parts),
+            width=100,
+            subsequent_indent="  ",
+            break_on_hyphens=False,
+        )
+    )
 
 
 def run_noise(

@@ -10,6 +10,7 @@ is flagged on code that did not change.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 
 from bot.config import VerdictSettings
@@ -26,9 +27,14 @@ def report_text(runs: Sequence[CommitResults], model: NoiseModel, s: VerdictSett
     lines = [
         f"Between-run noise over {len(runs)} runs of the same code on {model.machine} "
         f"({model.calls_per_sample or 'unknown'} call(s) per sample)",
-        "runs: "
-        + ", ".join(
-            f"{r.commit[:8]} ({t or 'no start'})" for r, t in zip(runs, started, strict=True)
+        *textwrap.wrap(
+            "runs: "
+            + ", ".join(
+                f"{r.commit[:8]} ({t or 'no start'})" for r, t in zip(runs, started, strict=True)
+            ),
+            width=100,
+            subsequent_indent="  ",
+            break_on_hyphens=False,
         ),
         "",
         "SD of a run's log median: within (what the rounds of one run see), between (raw,",

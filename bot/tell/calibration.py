@@ -77,7 +77,15 @@ def report_text(c: Calibration) -> str:
     )
     lines = textwrap.wrap(intro, 100)
     if c.left_out:
-        lines += ["", f"Left out, run on another stack or sampling: {', '.join(c.left_out)}."]
+        lines += [
+            "",
+            *textwrap.wrap(
+                "Left out, run on another stack, sampling or set of variants (a repeat without "
+                f"the context baselines is one): {', '.join(c.left_out)}.",
+                width=100,
+                break_on_hyphens=False,
+            ),
+        ]
     for side in c.sides:
         lines += ["", *_side_text(side)]
     if c.skipped:
