@@ -315,10 +315,12 @@ def header(v: Verdict, ctx: Context) -> list[str]:
 
 def headline_words(v: Verdict) -> str:
     """Which guards give the headline its state, in words; the table below has the figures."""
-    picked = [g for g in v.guards if g.state == v.overall]
-    if not picked:
+    if v.overall == "broken":
+        broken = v.guard("broken")
+        return broken.summary if broken else v.reason
+    if v.overall not in ("regressed", "unsure", "improved"):
         return v.reason
-    words = "; ".join(g.title for g in picked)
+    words = "; ".join(g.title for g in v.guards if g.state == v.overall)
     ratio = v.guard("ratio")
     if _nvfuser_slower(v) and ratio is not None and ratio.state == "improved":
         words += " (the Thunder/nvFuser ratio fell because of it: not a gain)"

@@ -191,3 +191,14 @@ def test_markdown_tables_keep_their_columns(synthetic: SyntheticResults) -> None
         elif table:
             assert len(set(table)) == 1, table
             table = []
+
+
+def test_the_headline_names_what_moved_and_only_that(synthetic: SyntheticResults) -> None:
+    _, same = _verdict(synthetic, "same")
+    assert same.splitlines()[3].startswith("⚪ **No change**: no guard moved by its threshold")
+    _, slower = _verdict(synthetic, "thunder_slower")
+    assert slower.splitlines()[3] == (
+        "🔴 **Regressed**: Thunder's own kernel time; Thunder/nvFuser kernel-time ratio"
+    )
+    _, broken = _verdict(synthetic, "failed_point")
+    assert broken.splitlines()[3].endswith(": 3 point\\(s\\) with data at base fail at head")
