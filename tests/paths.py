@@ -6,3 +6,13 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA = REPO_ROOT / "data"
+
+#: The six 8-call stock (A/A) runs of the first two days, by commit prefix, and their folders.
+STOCK_RUNS = {
+    "06f650c8": DATA / "h200" / "results",
+    "da17d548": DATA / "h200" / "results",
+    "6c840f30": DATA / "h200-states" / "results",
+    "022fefdd": DATA / "h200-states" / "results",
+    "324c493b": DATA / "h200-states" / "results",
+    "016e16b1": DATA / "h200-states" / "results",
+}

@@ -271,12 +271,20 @@ def _relink(run: _Run, runs: list[_Run]) -> None:
         run.failure = failure
 
 
-def _recover(run: _Run, matches: list[Issue], note: str) -> None:
+def _adopt_open(run: _Run, matches: list[Issue]) -> list[Issue]:
+    """The open ones of the matches, the oldest as the run's issue; none: "absent"."""
     opened = _open_ones(matches)
-    if not opened:
+    if opened:
+        run.issue = opened[0]
+    else:
         run.action = "absent"
+    return opened
+
+
+def _recover(run: _Run, matches: list[Issue], note: str) -> None:
+    opened = _adopt_open(run, matches)
+    if not opened:
         return
-    run.issue = opened[0]
     try:
         for issue in opened:  # duplicates left by older runs are the same regression
             post_note(run.name, run.login, issue, note)
@@ -288,11 +296,9 @@ def _recover(run: _Run, matches: list[Issue], note: str) -> None:
 
 
 def _hold(run: _Run, matches: list[Issue], note: str) -> None:
-    opened = _open_ones(matches)
+    opened = _adopt_open(run, matches)
     if not opened:
-        run.action = "absent"
         return
-    run.issue = opened[0]
     try:
         posted = post_note(run.name, run.login, opened[0], note)
         run.action = "commented" if posted else "unchanged"

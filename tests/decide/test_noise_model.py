@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from data_helpers import state_from_rounds
-from paths import DATA
+from paths import DATA, STOCK_RUNS
 
 from bot.decide.noise_model import (
     PRIOR_DF,
@@ -355,14 +355,7 @@ def test_from_json_does_not_alter_its_input(model: NoiseModel) -> None:
 
 H200 = DATA / "h200" / "results"
 STATES = DATA / "h200-states" / "results"
-STOCK = {
-    "06f650c8": H200,
-    "da17d548": H200,
-    "6c840f30": STATES,
-    "022fefdd": STATES,
-    "324c493b": STATES,
-    "016e16b1": STATES,
-}
+STOCK = STOCK_RUNS
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 
 import pytest
-from paths import DATA
+from paths import DATA, STOCK_RUNS
 
 from bot.config import VerdictSettings
 from bot.decide.noise_model import NoiseModel, fit
@@ -110,9 +110,7 @@ def test_fewer_than_min_broad_points_never_decide() -> None:
         assert (
             aggregate_state(cmp(0.5, 0.4, 0.6), points, 1.0, 1e-12, BROAD, T, ALPHA) == "no change"
         )
-        assert (
-            aggregate_state(cmp(1.5, 0.5, 3.0), points, 0.4, 0.6, BROAD, T, ALPHA) == "no change"
-        )
+        assert aggregate_state(cmp(1.5, 0.5, 3.0), points, 0.4, 0.6, BROAD, T, ALPHA) == "no change"
     assert aggregate_state(strong, MIN_BROAD_POINTS, 1e-12, 1.0, BROAD, T, ALPHA) == "regressed"
     assert MIN_BROAD_POINTS == 3
 
@@ -336,14 +334,7 @@ def test_improved_only_when_no_guard_is_worse(states: dict[str, State]) -> None:
 
 H200 = DATA / "h200" / "results"
 STATES = DATA / "h200-states" / "results"
-STOCK: dict[str, Path] = {
-    "06f650c8": H200,
-    "da17d548": H200,
-    "6c840f30": STATES,
-    "022fefdd": STATES,
-    "324c493b": STATES,
-    "016e16b1": STATES,
-}
+STOCK: dict[str, Path] = STOCK_RUNS
 BASE = "6c840f30"  # stock-3
 
 
@@ -401,7 +392,6 @@ def test_an_aa_pair_is_no_change(base: CommitResults, model: NoiseModel) -> None
     assert v.overall == "no change"
     assert set(states_of(v).values()) == {"no change"}
     assert v.model is not None and "A/A runs" in v.model
-
 
 
 def test_a_kernel_point_does_not_corroborate_itself() -> None:

@@ -14,7 +14,7 @@ import pytest
 from data_helpers import Rounds, SyntheticResults, state_from_rounds, synthetic
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from paths import DATA, REPO_ROOT
+from paths import DATA, REPO_ROOT, STOCK_RUNS
 
 from bot.config import Threshold, VerdictSettings
 from bot.decide.noise_model import NoiseModel, fit
@@ -319,14 +319,7 @@ def test_different_gpus_are_noted(synthetic: SyntheticResults) -> None:
 
 
 STATES = DATA / "h200-states" / "results"
-STOCK = {
-    "06f650c8": H200,
-    "da17d548": H200,
-    "6c840f30": STATES,
-    "022fefdd": STATES,
-    "324c493b": STATES,
-    "016e16b1": STATES,
-}
+STOCK = STOCK_RUNS
 
 
 def _stock_model(*left_out: str) -> NoiseModel:

@@ -120,6 +120,21 @@ def test_recovered_closes_both_then_reports_absent(
     assert sync(gh, "recovered", "Back to 0.71 at 9f8e7d.") == ["absent", "absent"]
 
 
+def test_hold_notes_an_open_issue_and_never_opens_or_closes(
+    fake_github: LocalGitHub, gh: github.Github
+) -> None:
+    """Evidence that is not enough either way (unsure, no data): nothing is filed on it, and an
+    issue already open gets the note and stays open."""
+    assert sync(gh, "hold", "Unsure this time.") == ["absent", "absent"]
+    assert bot_issues(fake_github, PRIMARY) == bot_issues(fake_github, SECONDARY) == []
+    assert sync(gh) == ["opened", "opened"]
+    assert sync(gh, "hold", "Unsure this time.") == ["commented", "commented"]
+    assert sync(gh, "hold", "Unsure this time.") == ["unchanged", "unchanged"]
+    for repo in (PRIMARY, SECONDARY):
+        issue = only_issue(fake_github, repo)
+        assert issue.state == "open" and comments(fake_github, issue)[-1] == "Unsure this time."
+
+
 def test_regression_after_recovery_reopens_but_not_planned_stays_closed(
     fake_github: LocalGitHub, gh: github.Github
 ) -> None:
