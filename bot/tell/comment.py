@@ -7,35 +7,33 @@ and the site's pages always agree.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 
-from bot.decide.stats import Comparison
-from bot.decide.types import Guard, PointVerdict, Verdict
-from bot.results.types import BENCH_RATIO, PointKey, Provenance
-from bot.site.links import graph_url as site_graph_url
-from bot.tell.markdown import (
-    Section,
-    change_text,
-    escape_md,
-    fit,
-    link,
-    pct,
-    ratio_text,
+from bot.decide.types import Verdict
+from bot.results.types import Provenance
+from bot.tell.markdown import Section, change_text, escape_md, fit, link
+from bot.tell.rows import (
+    BROKEN_HEADER,
+    DETAIL_HEADER,
+    GUARD_HEADER,
+    KERNEL_HEADER,
+    MAIN_HEADER,
+    MAX_MAIN_ROWS,
+    broken_row,
+    detail_row,
+    graph_url,
+    guard_row,
+    kernel_row,
+    main_row,
+    nvfuser_slower,
+    point_name,
+    worst_first,
 )
+from bot.tell.sections import mermaid_charts, provenance_table
+
+__all__ = ["MARKER", "METHOD", "Context", "graph_url", "header", "render_comment"]
 
 MARKER = "<!-- fusion-perfbot:rmsnorm-bwd -->"
-MAX_MAIN_ROWS = 30
-ICON = {
-    "broken": "💥",
-    "still failing": "⚫",
-    "regressed": "🔴",
-    "unsure": "🟡",
-    "improved": "🟢",
-    "no change": "⚪",
-    "no data": "⚫",
-}
 HEADLINE = {
     "broken": "💥 **Broken**: a point that ran at base fails at head",
     "regressed": "🔴 **Regressed**",
@@ -43,13 +41,6 @@ HEADLINE = {
     "improved": "🟢 **Improved**",
     "no change": "⚪ **No change**",
     "inconclusive (no data)": "⚫ **Inconclusive (no data)**",
-}
-#: Context rows (not gating) say what moved in plain words, with no mark: they decide nothing.
-CONTEXT_WORDS = {
-    "regressed": "slower vs nvFuser",
-    "unsure": "near threshold",
-    "improved": "faster vs nvFuser",
-    "no change": "no change",
 }
 
 
@@ -64,193 +55,6 @@ class Context:
     run_url: str | None = None
     site_url: str | None = None
     issue_links: tuple[tuple[str, str], ...] = ()  # (label, url)
-
-
-def graph_url(site_url: str, key: PointKey, machine: str | None = None) -> str:
-    """The asv site's graph of one point's ratio (bot/site/links.py builds the route)."""
-    params = {"variant": key.variant, "dtype": key.dtype, "shape": key.shape}
-    return site_graph_url(site_url, BENCH_RATIO, params, machine)
-
-
-def _us(c: Comparison | None) -> str:
-    if c is None:
-        return "n/a"
-    return f"{c.base.estimate * 1e6:.1f} → {c.head.estimate * 1e6:.1f} ({pct(c.change.estimate)})"
-
-
-def _bw(p: PointVerdict) -> str:
-    b, h = p.bandwidth_pct
-    return " → ".join("n/a" if v is None else f"{v:.0f}%" for v in (b, h))
-
-
-def point_name(k: PointKey) -> str:
-    return escape_md(f"{k.variant} {k.dtype} {k.shape}")
-
-
-def _moved(p: PointVerdict) -> str:
-    return (
-        escape_md(p.key.variant)
-        if p.moved == "thunder" and not p.key.variant.startswith("thunder")
-        else p.moved
-    )
-
-
-def worst_first(points: Iterable[PointVerdict]) -> list[PointVerdict]:
-    return sorted(points, key=lambda p: -p.cmp.change.estimate if p.cmp else 0.0)
-
-
-def _nvfuser_slower(v: Verdict | None) -> bool:
-    g = v.guard("nvfuser") if v else None
-    return g is not None and g.state in ("regressed", "unsure")
-
-
-def state_cell(p: PointVerdict, v: Verdict | None = None) -> str:
-    """A row's verdict: a mark only on gating rows, never green when nvFuser got slower."""
-    if not p.gating:
-        return CONTEXT_WORDS.get(p.state, p.state)
-    if (
-        p.state == "improved"
-        and p.kind == "ratio"
-        and (p.moved in ("nvfuser", "both") or _nvfuser_slower(v))
-    ):
-        return "⚪ lower: nvFuser slower, not a gain"
-    note = (
-        " (uncorroborated)" if p.state in ("regressed", "improved") and not p.corroborated else ""
-    )
-    settle = (
-        f" ({p.settle} runs a side would settle it)" if p.state == "unsure" and p.settle else ""
-    )
-    return f"{ICON[p.state]} {p.state}{note}{settle}"
-
-
-def main_row(p: PointVerdict, v: Verdict | None = None) -> str:
-    if p.cmp is None:
-        why = escape_md(p.no_data or "no data")
-        return f"| {point_name(p.key)} | | | | {p.threshold:.1%} | {ICON[p.state]} {why} | | |"
-    c = p.cmp
-    return (
-        f"| {point_name(p.key)} | {ratio_text(c.base)} | {ratio_text(c.head)} | "
-        f"{change_text(c.change)} | {p.threshold:.1%} | {state_cell(p, v)} | {_bw(p)} "
-        f"| {_moved(p)} |"
-    )
-
-
-MAIN_HEADER = (
-    "| point | ratio base [95% CI] | ratio head [95% CI] | change [95% CI] | threshold | verdict "
-    "| % of peak bandwidth, base → head | side that moved |\n|---|---|---|---|---|---|---|---|"
-)
-
-
-def kernel_row(p: PointVerdict, v: Verdict | None = None) -> str:
-    if p.cmp is None:
-        why = escape_md(p.no_data or "no data")
-        return f"| {point_name(p.key)} | | | {p.threshold:.1%} | {ICON[p.state]} {why} | |"
-    return (
-        f"| {point_name(p.key)} | {_us(p.cmp)} | {change_text(p.cmp.change)} | {p.threshold:.1%} "
-        f"| {state_cell(p, v)} | {_bw(p)} |"
-    )
-
-
-KERNEL_HEADER = (
-    "| point | kernel µs base → head | change [95% CI] | threshold | verdict "
-    "| % of peak bandwidth, base → head |\n|---|---|---|---|---|---|"
-)
-
-
-def broken_row(p: PointVerdict) -> str:
-    error = escape_md(p.error or p.no_data or "no error text recorded", 300)
-    return f"| {point_name(p.key)} | {ICON[p.state]} {p.state} | {error} |"
-
-
-BROKEN_HEADER = "| point | state | error at head |\n|---|---|---|"
-
-
-def guard_row(g: Guard, v: Verdict) -> str:
-    state = f"{ICON[g.state]} {g.state}"
-    if g.kind == "ratio" and g.state == "improved" and _nvfuser_slower(v):
-        state = "⚪ lower: nvFuser slower, not a gain"
-    return f"| {escape_md(g.title)} | {state} | {escape_md(g.summary, 600)} |"
-
-
-GUARD_HEADER = "| what is guarded | verdict | in words |\n|---|---|---|"
-
-
-def detail_row(p: PointVerdict, site: str | None, machine: str) -> str:
-    graph = link("graph", graph_url(site, p.key, machine)) if site else ""
-    if p.cmp is None:
-        return f"| {point_name(p.key)} | {escape_md(p.no_data or 'no data')} | | | | {graph} |"
-    pu = f"{p.p_up_adj:.2g}" if p.p_up_adj is not None else "n/a"
-    pd = f"{p.p_down_adj:.2g}" if p.p_down_adj is not None else "n/a"
-    return (
-        f"| {point_name(p.key)} | {pct(p.cmp.change.estimate)} | {pu} / {pd} "
-        f"| {_us(p.contender_kernel)} | {_us(p.nvfuser_kernel)} | {graph} |"
-    )
-
-
-DETAIL_HEADER = (
-    "| point | change | p slower / faster (Holm) | contender kernel µs base → head "
-    "| nvFuser kernel µs base → head | history |\n|---|---|---|---|---|---|"
-)
-
-
-def _shape_order(shape: str) -> tuple[int, int]:
-    m, _, n = shape.partition("x")
-    return (int(m) * int(n), int(m)) if m.isdigit() and n.isdigit() else (0, 0)
-
-
-def mermaid_charts(v: Verdict) -> list[str]:
-    """One xychart per gating variant and dtype: base as bars, head as a line, by size."""
-    charts = []
-    groups = sorted({(p.key.variant, p.key.dtype) for p in v.points if p.gating and p.ratio})
-    for variant, dtype in groups:
-        pts = [p for p in v.points if (p.key.variant, p.key.dtype) == (variant, dtype)]
-        pts = sorted((p for p in pts if p.ratio), key=lambda p: _shape_order(p.key.shape))
-        base = [p.ratio.base.estimate for p in pts if p.ratio]
-        head = [p.ratio.head.estimate for p in pts if p.ratio]
-        top = max([*base, *head, 1.0]) * 1.15
-
-        def clean(s: str) -> str:
-            return re.sub(r"[^A-Za-z0-9x._-]", "", s)
-
-        xs = ", ".join(f'"{clean(p.key.shape)}"' for p in pts)
-        charts.append(
-            "```mermaid\nxychart-beta\n"
-            f'    title "{clean(variant)} {clean(dtype)}: ratio to nvFuser (bar base, line head)"\n'
-            f"    x-axis [{xs}]\n"
-            f'    y-axis "kernel-time ratio" 0 --> {top:.2f}\n'
-            f"    bar [{', '.join(f'{x:.4f}' for x in base)}]\n"
-            f"    line [{', '.join(f'{x:.4f}' for x in head)}]\n```"
-        )
-    return charts
-
-
-def provenance_table(base: Provenance | None, head: Provenance | None, v: Verdict) -> str:
-    rows = [("commit", v.base[:12], v.head[:12]), ("machine", v.machine, v.machine)]
-    fields = [
-        ("GPU", ("gpu", "name")),
-        ("peak bandwidth GB/s", ("gpu", "peak_bandwidth_gbps")),
-        ("driver", ("gpu", "driver")),
-        ("CUDA", ("gpu", "cuda")),
-        ("torch", ("versions", "torch")),
-        ("nvFuser", ("versions", "nvfuser")),
-        ("Thunder", ("versions", "thunder")),
-        ("Python", ("versions", "python")),
-        ("asv", ("versions", "asv")),
-        ("Thunder variant", ("thunder_variant",)),
-        ("size set", ("size_set",)),
-        ("rounds", ("rounds",)),
-        ("calls per sample", ("calls_per_sample",)),
-        ("started", ("started_at",)),
-    ]
-    for label, keys in fields:
-        b = base.text(*keys) if base else None
-        h = head.text(*keys) if head else None
-        rows.append((label, b or "n/a", h or "n/a"))
-    lines = ["| | base | head |", "|---|---|---|"]
-    lines += [f"| {label} | {escape_md(b)} | {escape_md(h)} |" for label, b, h in rows]
-    if base is None or head is None:
-        lines.append("\nNo provenance record for " + ("base" if base is None else "head") + ".")
-    return "\n".join(lines)
 
 
 METHOD = (
@@ -322,7 +126,7 @@ def headline_words(v: Verdict) -> str:
         return v.reason
     words = "; ".join(g.title for g in v.guards if g.state == v.overall)
     ratio = v.guard("ratio")
-    if _nvfuser_slower(v) and ratio is not None and ratio.state == "improved":
+    if nvfuser_slower(v) and ratio is not None and ratio.state == "improved":
         words += " (the Thunder/nvFuser ratio fell because of it: not a gain)"
     return words
 

@@ -20,22 +20,20 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.decide.types import Guard, GuardKind, PointVerdict, Verdict
-from bot.tell.comment import (
+from bot.tell.comment import METHOD, Context, header
+from bot.tell.markdown import Section, escape_md, fit, link
+from bot.tell.rows import (
     BROKEN_HEADER,
     KERNEL_HEADER,
     MAIN_HEADER,
     MAX_MAIN_ROWS,
-    METHOD,
-    Context,
     broken_row,
     graph_url,
-    header,
     kernel_row,
     main_row,
     point_name,
     worst_first,
 )
-from bot.tell.markdown import Section, escape_md, fit, link
 
 FAMILY = "rmsnorm-bwd"
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")

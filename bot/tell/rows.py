@@ -1,0 +1,160 @@
+"""The comment's and the issues' table rows (pure): one function per kind of row, with the
+header it belongs under; every untrusted text goes through escape_md.
+
+Why a mark only on gating rows: eager and torch.compile are context, shown with the threshold
+that would apply, so that a reader can see them move without reading them as a verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from bot.decide.stats import Comparison
+from bot.decide.types import Guard, PointVerdict, Verdict
+from bot.results.types import BENCH_RATIO, PointKey
+from bot.site.links import graph_url as site_graph_url
+from bot.tell.markdown import change_text, escape_md, link, pct, ratio_text
+
+MAX_MAIN_ROWS = 30
+ICON = {
+    "broken": "💥",
+    "still failing": "⚫",
+    "regressed": "🔴",
+    "unsure": "🟡",
+    "improved": "🟢",
+    "no change": "⚪",
+    "no data": "⚫",
+}
+CONTEXT_WORDS = {
+    "regressed": "slower vs nvFuser",
+    "unsure": "near threshold",
+    "improved": "faster vs nvFuser",
+    "no change": "no change",
+}
+
+
+def graph_url(site_url: str, key: PointKey, machine: str | None = None) -> str:
+    """The asv site's graph of one point's ratio (bot/site/links.py builds the route)."""
+    params = {"variant": key.variant, "dtype": key.dtype, "shape": key.shape}
+    return site_graph_url(site_url, BENCH_RATIO, params, machine)
+
+
+def _us(c: Comparison | None) -> str:
+    if c is None:
+        return "n/a"
+    return f"{c.base.estimate * 1e6:.1f} → {c.head.estimate * 1e6:.1f} ({pct(c.change.estimate)})"
+
+
+def _bw(p: PointVerdict) -> str:
+    b, h = p.bandwidth_pct
+    return " → ".join("n/a" if v is None else f"{v:.0f}%" for v in (b, h))
+
+
+def point_name(k: PointKey) -> str:
+    return escape_md(f"{k.variant} {k.dtype} {k.shape}")
+
+
+def _moved(p: PointVerdict) -> str:
+    return (
+        escape_md(p.key.variant)
+        if p.moved == "thunder" and not p.key.variant.startswith("thunder")
+        else p.moved
+    )
+
+
+def worst_first(points: Iterable[PointVerdict]) -> list[PointVerdict]:
+    return sorted(points, key=lambda p: -p.cmp.change.estimate if p.cmp else 0.0)
+
+
+def nvfuser_slower(v: Verdict | None) -> bool:
+    g = v.guard("nvfuser") if v else None
+    return g is not None and g.state in ("regressed", "unsure")
+
+
+def state_cell(p: PointVerdict, v: Verdict | None = None) -> str:
+    """A row's verdict: a mark only on gating rows, never green when nvFuser got slower."""
+    if not p.gating:
+        return CONTEXT_WORDS.get(p.state, p.state)
+    if (
+        p.state == "improved"
+        and p.kind == "ratio"
+        and (p.moved in ("nvfuser", "both") or nvfuser_slower(v))
+    ):
+        return "⚪ lower: nvFuser slower, not a gain"
+    note = (
+        " (uncorroborated)" if p.state in ("regressed", "improved") and not p.corroborated else ""
+    )
+    settle = (
+        f" ({p.settle} runs a side would settle it)" if p.state == "unsure" and p.settle else ""
+    )
+    return f"{ICON[p.state]} {p.state}{note}{settle}"
+
+
+def main_row(p: PointVerdict, v: Verdict | None = None) -> str:
+    if p.cmp is None:
+        why = escape_md(p.no_data or "no data")
+        return f"| {point_name(p.key)} | | | | {p.threshold:.1%} | {ICON[p.state]} {why} | | |"
+    c = p.cmp
+    return (
+        f"| {point_name(p.key)} | {ratio_text(c.base)} | {ratio_text(c.head)} | "
+        f"{change_text(c.change)} | {p.threshold:.1%} | {state_cell(p, v)} | {_bw(p)} "
+        f"| {_moved(p)} |"
+    )
+
+
+MAIN_HEADER = (
+    "| point | ratio base [95% CI] | ratio head [95% CI] | change [95% CI] | threshold | verdict "
+    "| % of peak bandwidth, base → head | side that moved |\n|---|---|---|---|---|---|---|---|"
+)
+
+
+def kernel_row(p: PointVerdict, v: Verdict | None = None) -> str:
+    if p.cmp is None:
+        why = escape_md(p.no_data or "no data")
+        return f"| {point_name(p.key)} | | | {p.threshold:.1%} | {ICON[p.state]} {why} | |"
+    return (
+        f"| {point_name(p.key)} | {_us(p.cmp)} | {change_text(p.cmp.change)} | {p.threshold:.1%} "
+        f"| {state_cell(p, v)} | {_bw(p)} |"
+    )
+
+
+KERNEL_HEADER = (
+    "| point | kernel µs base → head | change [95% CI] | threshold | verdict "
+    "| % of peak bandwidth, base → head |\n|---|---|---|---|---|---|"
+)
+
+
+def broken_row(p: PointVerdict) -> str:
+    error = escape_md(p.error or p.no_data or "no error text recorded", 300)
+    return f"| {point_name(p.key)} | {ICON[p.state]} {p.state} | {error} |"
+
+
+BROKEN_HEADER = "| point | state | error at head |\n|---|---|---|"
+
+
+def guard_row(g: Guard, v: Verdict) -> str:
+    state = f"{ICON[g.state]} {g.state}"
+    if g.kind == "ratio" and g.state == "improved" and nvfuser_slower(v):
+        state = "⚪ lower: nvFuser slower, not a gain"
+    return f"| {escape_md(g.title)} | {state} | {escape_md(g.summary, 600)} |"
+
+
+GUARD_HEADER = "| what is guarded | verdict | in words |\n|---|---|---|"
+
+
+def detail_row(p: PointVerdict, site: str | None, machine: str) -> str:
+    graph = link("graph", graph_url(site, p.key, machine)) if site else ""
+    if p.cmp is None:
+        return f"| {point_name(p.key)} | {escape_md(p.no_data or 'no data')} | | | | {graph} |"
+    pu = f"{p.p_up_adj:.2g}" if p.p_up_adj is not None else "n/a"
+    pd = f"{p.p_down_adj:.2g}" if p.p_down_adj is not None else "n/a"
+    return (
+        f"| {point_name(p.key)} | {pct(p.cmp.change.estimate)} | {pu} / {pd} "
+        f"| {_us(p.contender_kernel)} | {_us(p.nvfuser_kernel)} | {graph} |"
+    )
+
+
+DETAIL_HEADER = (
+    "| point | change | p slower / faster (Holm) | contender kernel µs base → head "
+    "| nvFuser kernel µs base → head | history |\n|---|---|---|---|---|---|"
+)
