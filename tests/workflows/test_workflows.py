@@ -540,23 +540,77 @@ def test_poster_checks_the_artifact_against_github(
     assert outputs(out).get("post") == post
 
 
-def test_bench_alternates_base_and_head_with_context_once(tmp_path: Path) -> None:
-    """base, head, base, head, each its own process into results/rep-N; eager and
-    torch.compile only in the first repeat (the checkouts are the shimmed git's calls)."""
-    path = shim(tmp_path, "git", "exit 0")
-    script = tmp_path / "benchmarks" / "run_gpu.sh"
-    script.parent.mkdir()
-    script.write_text(f"printf '%s\\n' \"$*\" >> {tmp_path}/run_gpu.calls\n", encoding="utf-8")
-    env = {"PATH": path, "BASE_SHA": BASE, "PR_HEAD_SHA": HEAD, "REPEATS": "2"}
+FAKE_RUN_GPU = """\
+results="" phase=all
+while [ $# -gt 0 ]; do
+  case "$1" in --results) results=$2; shift 2 ;; --phase) phase=$2; shift 2 ;; *) shift ;; esac
+done
+printf '%s %s\\n' "$(basename "$PWD")" "$ARGS" >> "$CALLS"
+if [ "$phase" = measure ]; then mkdir -p "$results/nvidia-h200"; fi
+if [ "$phase" = store ] && [ "$(basename "$PWD")" = perfbot-head ]; then
+  exit "${HEAD_STORE_STATUS:-0}"
+fi
+"""
+
+
+def _bench(tmp_path: Path, head_store_status: int = 0) -> tuple[int, list[str], str]:
+    """Run bench-pr's bench step with git shimmed: `git worktree add DIR SHA` makes DIR with a
+    run_gpu.sh that logs which tree ran it and with what arguments."""
+    calls = tmp_path / "run_gpu.calls"
+    body = f"""if [ "$1" = worktree ] && [ "$2" = add ]; then
+  dir=$5; mkdir -p "$dir/benchmarks"
+  {{ echo 'ARGS="$*"'; cat {tmp_path}/fake_run_gpu.sh; }} > "$dir/benchmarks/run_gpu.sh"
+fi"""
+    (tmp_path / "fake_run_gpu.sh").write_text(FAKE_RUN_GPU, encoding="utf-8")
+    path = shim(tmp_path, "git", body)
+    env = {
+        "PATH": path,
+        "BASE_SHA": BASE,
+        "PR_HEAD_SHA": HEAD,
+        "REPEATS": "2",
+        "RUNNER_TEMP": str(tmp_path),
+        "CALLS": str(calls),
+        "HEAD_STORE_STATUS": str(head_store_status),
+    }
     proc = run_step(step_by_id(load_workflow(WORKFLOWS / BENCH), "bench"), tmp_path, env)
-    assert proc.returncode == 0, proc.stderr
-    checkouts = [line.split()[-1] for line in (tmp_path / "git.calls").read_text().splitlines()]
-    assert checkouts == [BASE, HEAD, BASE, HEAD]
-    runs = (tmp_path / "run_gpu.calls").read_text().splitlines()
-    only = "--variants nvfuser,thunder-prims,thunder-func"
-    assert runs == [
-        f"--size-set pr --commit {BASE} --results results/rep-1",
-        f"--size-set pr --commit {HEAD} --results results/rep-1",
-        f"--size-set pr --commit {BASE} --results results/rep-2 {only}",
-        f"--size-set pr --commit {HEAD} --results results/rep-2 {only}",
+    runs = calls.read_text().splitlines() if calls.exists() else []
+    return proc.returncode, runs, proc.stdout + proc.stderr
+
+
+def test_bench_alternates_base_and_head_with_context_once(tmp_path: Path) -> None:
+    """base, head, base, head, each its own process in its own worktree into results/rep-N,
+    each stored after it; eager and torch.compile only in the first repeat; the GPU probed for
+    the machine name once."""
+    code, runs, out = _bench(tmp_path)
+    assert code == 0, out
+    res = tmp_path / "results"
+    only = " --variants nvfuser,thunder-prims,thunder-func"
+    machine = " --machine nvidia-h200"
+    measures = [r for r in runs if r.endswith("--phase measure")]
+
+    def run(tree: str, sha: str, rep: int, rest: str) -> str:
+        return f"perfbot-{tree} --size-set pr --commit {sha} --results {res}/rep-{rep}{rest}"
+
+    assert measures == [
+        run("base", BASE, 1, " --phase measure"),
+        run("head", HEAD, 1, f"{machine} --phase measure"),
+        run("base", BASE, 2, f"{machine}{only} --phase measure"),
+        run("head", HEAD, 2, f"{machine}{only} --phase measure"),
     ]
+    stores = [r.removesuffix(" --phase store") for r in runs if r.endswith("--phase store")]
+    assert sorted(stores) == sorted(m.removesuffix(" --phase measure") for m in measures)
+
+
+def test_bench_goes_on_when_points_fail_so_the_bot_can_call_it_broken(tmp_path: Path) -> None:
+    """asv exits 2 when a point failed (a broken head): every repeat still runs, and the job
+    succeeds with a warning so that the artifact is uploaded and the poster runs."""
+    code, runs, out = _bench(tmp_path, head_store_status=2)
+    assert code == 0, out
+    assert len([r for r in runs if r.endswith("--phase measure")]) == 4
+    assert "::warning::head repeat 1: some points failed" in out
+    code, _, out = (
+        _bench(tmp_path / "again", head_store_status=7)
+        if (tmp_path / "again").mkdir() is None
+        else (0, [], "")
+    )
+    assert code == 7 and "::error::head repeat 1: asv could not store the results (exit 7)" in out
