@@ -23,7 +23,7 @@ from bot.decide.noise import report_text
 from bot.decide.noise_model import fit, to_json
 from bot.exitcodes import ExitCode
 from bot.results.locate import expand_repeats, list_commits, load_commit
-from bot.results.types import BadInput, CommitResults
+from bot.results.types import REFERENCE, BadInput, CommitResults
 
 STACK = ("torch", "nvfuser", "thunder")
 #: What else must agree for runs to be pooled: samples of different lengths have different noise,
@@ -116,7 +116,7 @@ def run_noise(
     with step("check configuration against the results", ExitCode.USAGE):
         check_gating(s, runs)
     with step("fit the between-run noise model", ExitCode.BAD_INPUT):
-        model = fit(runs)
+        model = fit(runs, keep=lambda v: s.is_gating(v) or v == REFERENCE)
     if model_path is not None:
         with step(f"write {model_path}", ExitCode.USAGE):
             write_json_atomically(model_path, to_json(model))

@@ -111,7 +111,9 @@ def decide_family(
             continue
         c, (pu, pd) = cmps[k], adj[k]
         state = point_state(c, pu, pd, t, s.alpha)
-        settle = c.runs_to_settle(t) if state == "unsure" else None
+        if h.failed_runs and not b.failed_runs:
+            state = "broken"  # ran in every base run, failed in one of head's: a real failure
+        settle = c.runs_to_settle(t, s.alpha / len(ordered)) if state == "unsure" else None
         rows.append(
             PointVerdict(
                 k,

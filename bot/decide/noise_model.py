@@ -25,18 +25,20 @@ members' mean tau^2 is used, an upper bound whatever the correlation.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from bot.decide.stats import PRIOR_DF as STATS_PRIOR_DF
 from bot.decide.stats import Between, RunStat, aggregate, run_stat
 from bot.results.types import REFERENCE, BadInput, CommitResults, PointKey
 
 Kind = Literal["ratio", "kernel"]
 KINDS: tuple[Kind, ...] = ("ratio", "kernel")
 SCHEMA = "perfbot-noise-model/1"
-#: The pooled value's weight, in runs (see the module docstring).
-PRIOR_DF = 4.0
+#: The pooled value's weight, in runs (see the module docstring); the same weight the verdict
+#: gives the model beside a job's own repeats.
+PRIOR_DF = STATS_PRIOR_DF
 
 
 def series_label(kind: Kind, key: PointKey) -> str:
@@ -115,8 +117,14 @@ def _raw(stats: Sequence[RunStat]) -> tuple[float, float, float]:
     return var - within, within, math.expm1(max(s.y for s in stats) - min(s.y for s in stats))
 
 
-def fit(runs: Sequence[CommitResults], prior_df: float = PRIOR_DF) -> NoiseModel:
-    """The model from A/A runs (at least 2; the caller checks they are the same code)."""
+def fit(
+    runs: Sequence[CommitResults],
+    prior_df: float = PRIOR_DF,
+    keep: Callable[[str], bool] | None = None,
+) -> NoiseModel:
+    """The model from A/A runs (at least 2; the caller checks they are the same code), of the
+    variants ``keep`` accepts (the noise command keeps what decides: the gating variants and
+    nvFuser; the context baselines are sampled with fewer calls and decide nothing)."""
     if len(runs) < 2:
         raise BadInput(f"a noise model needs at least 2 runs of the same code, got {len(runs)}")
     machines = {r.machine for r in runs}
@@ -127,7 +135,11 @@ def fit(runs: Sequence[CommitResults], prior_df: float = PRIOR_DF) -> NoiseModel
     aggregates: dict[str, AggregateNoise] = {}
     pool: dict[str, float] = {}
     for kind in KINDS:
-        keys = sorted(set.intersection(*(keys_of(kind, r) for r in runs)))
+        keys = sorted(
+            k
+            for k in set.intersection(*(keys_of(kind, r) for r in runs))
+            if keep is None or keep(k.variant)
+        )
         stats = {key: [run_stat(samples_of(kind, r, key) or ()) for r in runs] for key in keys}
         raws = {key: _raw(st) for key, st in stats.items()}
         for variant in sorted({key.variant for key in keys}):

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 from bot.decide.stats import Comparison
 from bot.decide.types import Guard, GuardKind, Moved, Overall, PointVerdict, State, VariantSummary
+from bot.results.types import REFERENCE
 
 #: A variant-wide geometric mean decides on its own only over this many points: with fewer, it is
 #: one or two points again and must pass the point rule instead.
@@ -164,10 +166,41 @@ def overall_state(guards: Sequence[Guard]) -> Overall:
         return "broken"
     deciding: Sequence[GuardKind] = ("nvfuser", "thunder", "ratio")
     present = [states[k] for k in deciding if k in states]
-    if not present or all(s == "no data" for s in present):
+    if "regressed" in present:
+        return "regressed"
+    # Without the ratio (no Thunder point with data at both sides) nothing can be called fine.
+    if not present or states.get("ratio", "no data") == "no data":
         return "inconclusive (no data)"
-    ordered: tuple[Overall, ...] = ("regressed", "unsure", "improved")
+    ordered: tuple[Overall, ...] = ("unsure", "improved")
     for state in ordered:
         if state in present:
             return state
     return "no change"
+
+
+def corroborate_kernels(
+    kernels: Sequence[PointVerdict], ratios: Sequence[PointVerdict]
+) -> list[PointVerdict]:
+    """A kernel-time point that moved past its threshold, established, but with no group of
+    its variant behind it, is corroborated by the paired ratio at its size, which the machine's
+    state cannot move: Thunder's kernel by its own ratio moving the same way (regressed or
+    improved), nvFuser's by any gating contender's ratio moving the opposite way. So a lone
+    nvFuser slowdown is an nvFuser regression, while a size whose absolute times all moved
+    with the machine (the ratios unmoved) is not."""
+    by_key = {(p.key.variant, p.key.dtype, p.key.shape): p.state for p in ratios}
+    out = []
+    for k in kernels:
+        if k.state in ("regressed", "improved") and not k.corroborated:
+            if k.key.variant == REFERENCE:
+                want = "improved" if k.state == "regressed" else "regressed"
+                moved = any(
+                    p.state == want
+                    for p in ratios
+                    if (p.key.dtype, p.key.shape) == (k.key.dtype, k.key.shape)
+                )
+            else:
+                moved = by_key.get((k.key.variant, k.key.dtype, k.key.shape)) == k.state
+            if moved:
+                k = replace(k, corroborated=True)
+        out.append(k)
+    return out

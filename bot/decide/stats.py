@@ -96,24 +96,31 @@ class Comparison:
     model_df: float = 0.0  # the A/A model's degrees of freedom, before any cap
     within_df: float = math.inf  # one run's within-run degrees of freedom (for projections)
 
-    def runs_to_settle(self, threshold: float, most: int = 10) -> int | None:
-        """Repeats a side (in all, this job's included) after which, if the change stayed
-        where it is, its interval would no longer straddle ``1 + threshold``; None if even
-        ``most`` would not (the change sits on the threshold).
+    def runs_to_settle(self, threshold: float, alpha: float = 0.01, most: int = 10) -> int | None:
+        """Repeats a side in all (more than this job has) after which, if the change stayed
+        where it is, the verdict's own test would settle it: established (the change at least
+        ``threshold``, its one-sided p below ``alpha`` and its interval above 1: pass alpha
+        over the size of its Holm family, the bound Holm meets at worst) or ruled out (the
+        interval under ``1 + threshold``). None if even ``most`` would not (the change sits on
+        the threshold, or is too small to establish).
 
         The projection is :func:`compare`'s own arithmetic for ``r`` alternated repeats (paired)
         whose spread is what the model expects: the between-run variance stays, its degrees of
         freedom become the model's (capped at :data:`PRIOR_DF`) plus ``r - 1``, and the
         within-run part shrinks as ``1 / r`` with ``r`` times its degrees of freedom.
         """
-        gap = abs(self.log_change - math.log1p(threshold))
+        bar, d = math.log1p(threshold), self.log_change
         n, m = self.runs
         within = max(self.se**2 - self.tau2 * (1 / n + 1 / m), 0.0) * n * m / (n + m)
-        for r in range(max(n, m), most + 1):
-            tau_df = self.model_df if r == 1 else min(self.model_df, PRIOR_DF) + (r - 1)
+        for r in range(max(n, m) + 1, most + 1):
+            tau_df = min(self.model_df, PRIOR_DF) + (r - 1)
             parts = [2 * self.tau2 / r, 2 * within / r]
             df = satterthwaite(parts, [tau_df, r * self.within_df])
-            if t_quantile((1 + LEVEL) / 2, df) * math.sqrt(sum(parts)) < gap:
+            se = math.sqrt(sum(parts))
+            q = t_quantile((1 + LEVEL) / 2, df)
+            if se == 0.0 or d + q * se < bar:
+                return r
+            if d >= bar and t_cdf(-d / se, df) < alpha and d - q * se > 0:
                 return r
         return None
 

@@ -27,18 +27,21 @@ Context variants (not gating) are shown with their threshold and state but decid
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from bot.config import VerdictSettings
 from bot.decide.families import Runs, decide_family
 from bot.decide.noise_model import NoiseModel
 from bot.decide.rules import (
     broken_state,
+    corroborate_kernels,
     guard_state,
     overall_state,
     ratio_owner,
     side_moved,
 )
 from bot.decide.types import Guard, PointVerdict, Verdict
+from bot.decide.wording import guard_summary
 from bot.results.types import REFERENCE, CommitResults, PointKey
 
 
@@ -52,14 +55,8 @@ def _explain(
         c_cmp = contender.cmp if contender else None
         n_cmp = nv.cmp if nv else None
         moved = side_moved(c_cmp, n_cmp, p.cmp, p.threshold) if p.cmp else "unknown"
-        out.append(_with(p, moved=moved, contender_kernel=c_cmp, nvfuser_kernel=n_cmp))
+        out.append(replace(p, moved=moved, contender_kernel=c_cmp, nvfuser_kernel=n_cmp))
     return out
-
-
-def _with(p: PointVerdict, **changes: object) -> PointVerdict:
-    from dataclasses import replace
-
-    return replace(p, **changes)  # type: ignore[arg-type]
 
 
 def _bandwidth(runs: Runs, key: PointKey) -> float | None:
@@ -102,7 +99,7 @@ def decide(
 
     def with_bw(rows: Sequence[PointVerdict]) -> list[PointVerdict]:
         return [
-            _with(p, bandwidth_pct=(_bandwidth(b_runs, p.key), _bandwidth(h_runs, p.key)))
+            replace(p, bandwidth_pct=(_bandwidth(b_runs, p.key), _bandwidth(h_runs, p.key)))
             for p in rows
         ]
 
@@ -117,6 +114,9 @@ def decide(
     rows = with_bw(_explain([*ratio.rows, *ctx.rows], kernels))
     gating_rows = [p for p in rows if p.gating]
     broken_rows = [p for p in (*gating_rows, *nv_rows) if p.state in ("broken", "still failing")]
+    nv_rows = corroborate_kernels(nv_rows, gating_rows)
+    th_rows = corroborate_kernels(th_rows, gating_rows)
+    kernel_rows = [*nv_rows, *th_rows, *kernel_rows[len(nv_rows) + len(th_rows) :]]
     nv_state, th_state = guard_state(nv_rows, nv.aggregates), guard_state(th_rows, th.aggregates)
     ratio_state = ratio_owner(guard_state(gating_rows, ratio.aggregates), nv_state, th_state)
     raw_guards = (
@@ -162,10 +162,6 @@ def _broken_summary(rows: Sequence[PointVerdict]) -> str:
 
 
 def _summarised(g: Guard, s: VerdictSettings, nvfuser_slower: bool) -> Guard:
-    from dataclasses import replace
-
-    from bot.decide.wording import guard_summary
-
     return replace(g, summary=guard_summary(g, s, nvfuser_slower))
 
 

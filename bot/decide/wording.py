@@ -93,17 +93,23 @@ def guard_summary(g: Guard, s: VerdictSettings, nvfuser_slower: bool = False) ->
         and not any(a.state == "unsure" for a in g.aggregates)
     ):
         lower = [a for a in g.aggregates if a.state == "improved"]
+        means = _means(lower) if lower else ""
+        worst = _worst(g.points, upward=False)
+        if not means and worst is not None and worst.cmp is not None:
+            means = f"{point_words(worst)} {interval_words(worst.cmp.change)}"
         return (
             "lower, but Thunder's own kernels are not measurably faster: nvFuser's fusion may "
-            f"have got slower by less than can be confirmed ({_means(lower)}); more runs a side "
+            f"have got slower by less than can be confirmed ({means}); more runs a side "
             "would tell"
         )
     if g.state == "unsure":
         unsure = [a for a in g.aggregates if a.state == "unsure"]
-        settle = [a.cmp.runs_to_settle(s.effect) for a in unsure if a.cmp]
+        family = max(len(g.aggregates), 1)
+        settle = [a.cmp.runs_to_settle(s.broad_effect, s.alpha / family) for a in unsure if a.cmp]
         known = [n for n in settle if n is not None]
+        now = max((max(a.cmp.runs) for a in unsure if a.cmp), default=1)
         more = (
-            f"; about {max(known)} run(s) a side would settle it"
+            f"; about {max(known) - now} more run(s) a side ({max(known)} in all) would settle it"
             if known and len(known) == len(settle)
             else "; it sits on the threshold: more runs a side may not settle it"
         )

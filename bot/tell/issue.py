@@ -74,27 +74,37 @@ def _owns(repo: str, word: str) -> bool:
     return word in repo.lower()
 
 
-def repos_for(g: Guard, repos: tuple[str, ...]) -> tuple[str, ...]:
+def repos_for(g: Guard, repos: tuple[str, ...], v: Verdict | None = None) -> tuple[str, ...]:
     """Primary first: nvFuser's repository for its fusion's slowdown (or a broken nvFuser
-    point), Thunder's for Thunder's kernels or broken Thunder points; the configured order
-    for the ratio, which either side can move."""
+    point), Thunder's for Thunder's kernels or broken Thunder points; for the ratio, which
+    either side can move, the side whose own kernel time moved, else the configured order."""
     word = None
+    thunder = v.guard("thunder") if v else None
+    nvfuser = v.guard("nvfuser") if v else None
     if g.kind == "nvfuser" or (
         g.kind == "broken" and any(p.key.variant == "nvfuser" for p in g.points)
     ):
         word = "fuser"
     elif g.kind in ("thunder", "broken"):
         word = "thunder"
+    elif g.kind == "ratio" and thunder and nvfuser and thunder.alarming != nvfuser.alarming:
+        word = "thunder" if thunder.alarming else "fuser"
     if word is None:
         return repos
     return tuple(sorted(repos, key=lambda r: not _owns(r, word)))
 
 
 def sync_state(g: Guard, v: Verdict) -> SyncState:
-    """Open on alarm; close only on evidence that what the guard tracks is fine again."""
+    """Open on alarm; close only on evidence that what the guard tracks is fine again: every
+    one of its points measured at both sides, none regressed or unsure (even set aside as
+    uncorroborated). A point that stopped running, or was not measured, is no such evidence."""
     if g.alarming:
         return "regressed"
     if g.state not in ("no change", "improved"):
+        return "hold"
+    if g.kind != "broken" and any(
+        p.cmp is None or p.state in ("regressed", "unsure") for p in g.points
+    ):
         return "hold"
     nv = v.guard("nvfuser")
     if g.kind == "ratio" and nv is not None and nv.state not in ("no change", "improved"):
@@ -163,7 +173,7 @@ def guard_issues(
             key=issue_key(v.machine, v.base, ctx.repo, ctx.pr, g.kind),
             title=issue_title(v, g, ctx),
             body=issue_body(v, g, ctx),
-            repos=repos_for(g, repos),
+            repos=repos_for(g, repos, v),
             label=label,
         )
         out.append(GuardIssue(g.kind, spec, sync_state(g, v), update_note(v, g, ctx)))

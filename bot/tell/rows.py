@@ -85,7 +85,9 @@ def state_cell(p: PointVerdict, v: Verdict | None = None) -> str:
         " (uncorroborated)" if p.state in ("regressed", "improved") and not p.corroborated else ""
     )
     settle = (
-        f" ({p.settle} runs a side would settle it)" if p.state == "unsure" and p.settle else ""
+        f" (about {p.settle - max(p.cmp.runs)} more run(s) a side would settle it)"
+        if p.state == "unsure" and p.settle and p.cmp
+        else ""
     )
     return f"{ICON[p.state]} {p.state}{note}{settle}"
 
@@ -93,7 +95,8 @@ def state_cell(p: PointVerdict, v: Verdict | None = None) -> str:
 def main_row(p: PointVerdict, v: Verdict | None = None) -> str:
     if p.cmp is None:
         why = escape_md(p.no_data or "no data")
-        return f"| {point_name(p.key)} | | | | {p.threshold:.1%} | {ICON[p.state]} {why} | | |"
+        mark = f"{ICON[p.state]} " if p.gating else ""  # context rows: words, no mark
+        return f"| {point_name(p.key)} | | | | {p.threshold:.1%} | {mark}{why} | | |"
     c = p.cmp
     return (
         f"| {point_name(p.key)} | {ratio_text(c.base)} | {ratio_text(c.head)} | "

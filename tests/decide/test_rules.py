@@ -9,6 +9,7 @@ threshold. Comparisons are built directly, so each boundary is hit on the float 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from bot.decide.rules import (
     MIN_BROAD_POINTS,
     aggregate_state,
     broken_state,
+    corroborate_kernels,
     guard_state,
     is_corroborated,
     overall_state,
@@ -287,7 +289,12 @@ def guards(**states: State) -> list[Guard]:
         # A ratio that fell because nvFuser got slower is an nvFuser regression, not a gain.
         ({"ratio": "improved", "nvfuser": "regressed"}, "regressed"),
         ({"ratio": "regressed", "nvfuser": "improved"}, "regressed"),
-        ({"ratio": "no data", "thunder": "no data", "nvfuser": "no change"}, "no change"),
+        # Without the ratio nothing can be called fine (a head that stopped measuring Thunder).
+        (
+            {"ratio": "no data", "thunder": "no data", "nvfuser": "no change"},
+            "inconclusive (no data)",
+        ),
+        ({"ratio": "no data", "thunder": "no data", "nvfuser": "regressed"}, "regressed"),
         (
             {"ratio": "no data", "thunder": "no data", "nvfuser": "no data"},
             "inconclusive (no data)",
@@ -418,3 +425,33 @@ def test_a_lower_ratio_is_thunders_gain_only_when_thunder_is_faster(
     ratio: State, nvfuser: State, thunder: State, owned: State
 ) -> None:
     assert ratio_owner(ratio, nvfuser, thunder) == owned
+
+
+def _kernel(variant: str, shape: str, state: State, corroborated: bool = False) -> PointVerdict:
+    return PointVerdict(
+        PointKey(variant, "float32", shape),
+        True,
+        T,
+        state,
+        cmp(1.05 if state == "regressed" else 1.0, 1.04, 1.06),
+        corroborated=corroborated,
+        kind="kernel",
+    )
+
+
+def test_a_lone_kernel_change_is_corroborated_by_the_paired_ratio() -> None:
+    """nvFuser +5% at one size: its kernel row regressed alone, the contenders' ratios there
+    fell: an nvFuser regression. The same kernel move with the ratios unmoved (the machine
+    slowed that size for everyone) stays uncorroborated."""
+    nv = _kernel("nvfuser", "16384x8192", "regressed")
+    fell = _kernel("thunder-prims", "16384x8192", "improved")
+    (got,) = corroborate_kernels([nv], [replace(fell, kind="ratio")])
+    assert got.corroborated
+    (still,) = corroborate_kernels([nv], [replace(fell, kind="ratio", state="no change")])
+    assert not still.corroborated
+    other_size = replace(fell, kind="ratio", key=PointKey("thunder-prims", "float32", "512x4096"))
+    assert not corroborate_kernels([nv], [other_size])[0].corroborated
+    th = _kernel("thunder-prims", "16384x8192", "regressed")
+    up = replace(th, kind="ratio")
+    assert corroborate_kernels([th], [up])[0].corroborated
+    assert not corroborate_kernels([th], [replace(up, state="improved")])[0].corroborated

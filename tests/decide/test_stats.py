@@ -259,37 +259,43 @@ def _alternated(change: float, tau2: float, r: int, w: float = 0.0, n: int = 21)
     return compare([rs(0.0, w, n)] * r, head, Between(tau2, EXACT), paired=r > 1)
 
 
+def _settled(c: Comparison, threshold: float, alpha: float) -> bool:
+    """The verdict's own test: established (regressed) or ruled out."""
+    ch = c.change
+    established = ch.estimate >= 1 + threshold and c.p_up < alpha and ch.low > 1
+    return established or ch.high < 1 + threshold
+
+
 def test_runs_to_settle_by_hand_above_the_threshold() -> None:
-    """+3% at a 2% threshold, tau^2 1e-4 known (df 1e12), no within noise. One run a side:
-    1.96 sqrt(2e-4) = 2.8% > log(1.03/1.02) = 0.98%. With r repeats the job's own spread joins
-    the model, capped at 4 runs: df 4 + r - 1, and t(0.975, 3 + r) sqrt(2e-4 / r) drops under
-    0.98% first at r = 10 (2.160 x 0.447% = 0.966%; at 9, 2.179 x 0.471% = 1.027%)."""
+    """+3% at a 2% threshold, tau^2 1e-4 known, no within noise, alpha 0.01. With r alternated
+    repeats se = sqrt(2e-4 / r) and df = 4 + r - 1: at r = 2, t = 2.96 on 5 df (p 0.016);
+    at r = 3, t = 3.62 on 6 df (p 0.005) and the interval's low end 0.96% above 0."""
     c = compare([rs(0.0)], [rs(math.log(1.03))], Between(1e-4, EXACT))
-    assert c.runs_to_settle(0.02) == 10
-    assert _alternated(1.03, 1e-4, 10).change.low > 1.02
-    assert _alternated(1.03, 1e-4, 9).change.low <= 1.02  # and 10 is the fewest
+    assert c.runs_to_settle(0.02, 0.01) == 3
+    assert _settled(_alternated(1.03, 1e-4, 3), 0.02, 0.01)
+    assert not _settled(_alternated(1.03, 1e-4, 2), 0.02, 0.01)  # and 3 is the fewest
 
 
 def test_runs_to_settle_by_hand_below_the_threshold() -> None:
-    """+1% at 2%: the same gap, 0.99%, so the same 10 runs a side."""
+    """+1% at 2%: ruled out once the interval's top drops under 1.02: t(0.975, 3 + r)
+    sqrt(2e-4 / r) < 0.99% first at r = 10 (2.160 x 0.447%; at 9, 2.179 x 0.471%)."""
     c = compare([rs(0.0)], [rs(math.log(1.01))], Between(1e-4, EXACT))
-    assert c.runs_to_settle(0.02) == 10
+    assert c.runs_to_settle(0.02, 0.01) == 10
     assert _alternated(1.01, 1e-4, 10).change.high < 1.02
     assert _alternated(1.01, 1e-4, 9).change.high >= 1.02
 
 
-def test_runs_to_settle_on_the_threshold_or_out_of_reach_is_none() -> None:
-    on = compare([rs(0.0)], [rs(math.log1p(0.02))], Between(1e-4, EXACT))
-    assert on.runs_to_settle(0.02) is None
-    assert on.runs_to_settle(0.02, most=10_000) is None
-    far = compare([rs(0.0)], [rs(math.log(1.03))], Between(1e-4, EXACT))
-    assert far.runs_to_settle(0.02, most=9) is None  # 10 needed
+def test_runs_to_settle_just_under_the_threshold_or_out_of_reach_is_none() -> None:
+    under = compare([rs(0.0)], [rs(math.log(1.0199))], Between(1e-4, EXACT))
+    assert under.runs_to_settle(0.02, 0.01) is None  # can neither be established nor ruled out
+    assert under.runs_to_settle(0.02, 0.01, most=100) is None
+    far = compare([rs(0.0)], [rs(math.log(1.01))], Between(1e-4, EXACT))
+    assert far.runs_to_settle(0.02, 0.01, most=9) is None  # 10 needed
 
 
-def test_a_settled_comparison_needs_no_more_runs_than_it_has() -> None:
-    c = compare([rs(0.0)] * 3, [rs(math.log(1.10))] * 2, Between(1e-4, EXACT))
-    assert c.change.low > 1.02
-    assert c.runs_to_settle(0.02) == 3  # the larger side's count already settles it
+def test_runs_to_settle_counts_beyond_what_the_job_has() -> None:
+    c = compare([rs(0.0)] * 3, [rs(math.log(1.10))] * 3, Between(1e-4, EXACT))
+    assert (c.runs_to_settle(0.02, 0.01) or 0) > 3
 
 
 @given(
@@ -297,18 +303,20 @@ def test_a_settled_comparison_needs_no_more_runs_than_it_has() -> None:
     tau2=st.floats(1e-6, 1e-3),
     w=st.floats(0.0, 1e-4),
     rounds=st.integers(10, 40),
+    alpha=st.sampled_from([0.01, 0.01 / 18, 0.01 / 9]),
 )
 @settings(max_examples=60, deadline=None)
-def test_runs_to_settle_really_settles(change: float, tau2: float, w: float, rounds: int) -> None:
-    """Whatever it answers, that many alternated repeats whose spread is the model's give an
-    interval that no longer straddles 1 + threshold."""
+def test_runs_to_settle_really_settles(
+    change: float, tau2: float, w: float, rounds: int, alpha: float
+) -> None:
+    """Whatever it answers, that many alternated repeats whose spread is the model's give a
+    comparison that the verdict's own test settles: established or ruled out."""
     threshold = 0.02
     c = compare([rs(0.0, w, rounds)], [rs(math.log(change), w, rounds)], Between(tau2, EXACT))
-    r = c.runs_to_settle(threshold, most=60)
+    r = c.runs_to_settle(threshold, alpha, most=60)
     if r is None:
         return
-    again = _alternated(change, tau2, r, w, rounds).change
-    assert again.low > 1 + threshold or again.high < 1 + threshold
+    assert _settled(_alternated(change, tau2, r, w, rounds), threshold, alpha)
 
 
 # -- job_between, pooled, satterthwaite -----------------------------------------------------------

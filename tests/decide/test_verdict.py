@@ -357,16 +357,28 @@ def test_repeats_are_replicates() -> None:
     assert row1.cmp is not None and row1.cmp.df < row.cmp.df  # the repeats add degrees of freedom
 
 
-def test_a_point_that_failed_in_one_repeat_is_decided_on_the_other_and_noted() -> None:
+def test_a_point_that_failed_in_one_head_repeat_is_broken_and_noted() -> None:
+    """It ran in every base run and failed in one of head's: a failure head brought (a crash
+    that happens one time in two is still a crash), said with its comparison on the run that
+    worked. Failing in a base run too would be the flakiness of both: only noted."""
     runs = [load_commit(d, c) for c, d in STOCK.items()]
     key = PointKey("thunder-prims", "bfloat16", "2048x8192")
-    flaky = _without(runs[3], key, "failed")
-    v = decide(runs[:2], [runs[2], flaky], S, _stock_model(*list(STOCK)[:4]))
+    v = decide(
+        runs[:2], [runs[2], _without(runs[3], key, "failed")], S, _stock_model(*list(STOCK)[:4])
+    )
     (row,) = [p for p in v.points if p.key == key]
     assert row.cmp is not None and row.cmp.runs == (2, 1)
-    assert row.error == "failed in 1 of 2 runs at head"
+    assert row.state == "broken" and row.error == "failed in 1 of 2 runs at head"
     assert any(n.startswith("1 point(s) failed in some runs") for n in v.notes)
-    assert v.guard("broken") is not None and _guards(v)["broken"] == "no change"
+    assert v.overall == "broken" and _guards(v)["broken"] == "broken"
+    both = decide(
+        [runs[0], _without(runs[1], key, "failed")],
+        [runs[2], _without(runs[3], key, "failed")],
+        S,
+        _stock_model(*list(STOCK)[:4]),
+    )
+    (row,) = [p for p in both.points if p.key == key]
+    assert row.state == "no change" and _guards(both)["broken"] == "no change"
 
 
 def test_alternated_repeats_are_compared_repeat_by_repeat() -> None:
@@ -390,3 +402,31 @@ def test_alternated_repeats_are_compared_repeat_by_repeat() -> None:
     v = decide(b_runs, h_runs, S, model)
     (row,) = [p for p in v.kernels if p.key == key]
     assert row.cmp is not None and row.cmp.se == pytest.approx(paired.se, rel=1e-12)
+
+
+def _nvfuser_slower_at(run: CommitResults, dtype: str, shape: str, f: float) -> CommitResults:
+    """nvFuser's kernel x f at one size, and every contender's ratio there / f (the rounds'
+    pairing kept): a lone nvFuser slowdown on top of a real run's noise."""
+    points = dict(run.points)
+    for key, p in run.points.items():
+        if (key.dtype, key.shape) != (dtype, shape):
+            continue
+        if key.variant == "nvfuser" and p.kernel_s:
+            points[key] = replace(p, kernel_s=tuple(x * f for x in p.kernel_s))
+        elif p.ratio:
+            points[key] = replace(p, ratio=tuple(x / f for x in p.ratio))
+    return replace(run, points=points)
+
+
+def test_a_lone_nvfuser_slowdown_is_an_nvfuser_regression() -> None:
+    """Found in review: +5% on nvFuser at one size read "unsure", exit 0. The ratios at that
+    size fell by as much, which corroborates the kernel row: an nvFuser regression."""
+    from bot.results.locate import load_sides
+
+    b, h = load_sides([DATA / "h200-repeats" / "call-4" / "results"], "6033818a", "70e55a95")
+    head = [_nvfuser_slower_at(r, "float32", "16384x8192", 1.05) for r in h]
+    v = decide(b, head, S, _stock_model())
+    assert v.overall == "regressed" and _guards(v)["nvfuser"] == "regressed"
+    (row,) = [p for p in v.kernels if p.key == PointKey("nvfuser", "float32", "16384x8192")]
+    assert row.state == "regressed" and row.corroborated
+    assert _guards(decide(b, h, S, _stock_model()))["nvfuser"] == "no change"

@@ -219,16 +219,19 @@ def test_a_lower_ratio_from_a_slower_nvfuser_is_not_worded_as_a_gain() -> None:
     )
 
 
-def _settles(change: float) -> Comparison:
-    """tau^2 1e-4 known exactly, one run a side: +3% settles in 10 runs, +2% never."""
+def _settles(change: float, tau2: float = 1e-4) -> Comparison:
+    """tau^2 known exactly, one run a side, no within-run noise."""
     return compare(
-        [RunStat(0.0, 0.0, 20)], [RunStat(math.log(change), 0.0, 20)], Between(1e-4, 1e12)
+        [RunStat(0.0, 0.0, 20)], [RunStat(math.log(change), 0.0, 20)], Between(tau2, 1e12)
     )
 
 
-def test_an_unsure_guard_says_how_many_runs_would_settle_it() -> None:
+def test_an_unsure_guard_says_how_many_more_runs_would_settle_it() -> None:
+    """A geometric mean settles on its own rule: at least broad_effect (1%), p below alpha
+    over the family's two means (0.005). +3% with tau^2 1e-4: at 3 repeats a side t = 3.62 on
+    6 df (p 0.0055), at 4 t = 4.18 on 7 df (p 0.002): 4 in all, 3 more."""
     c = _settles(1.03)
-    assert c.runs_to_settle(S.effect) == 10
+    assert c.runs_to_settle(S.broad_effect, S.alpha / 2) == 4
     g = guard(
         "ratio",
         "unsure",
@@ -240,7 +243,8 @@ def test_an_unsure_guard_says_how_many_runs_would_settle_it() -> None:
     )
     assert guard_summary(g, S) == (
         "a change near the 2% effect, not established: thunder-prims geometric mean "
-        "+3.0% [+0.5%, +5.6%] over 9 point(s); about 10 run(s) a side would settle it"
+        "+3.0% [+0.5%, +5.6%] over 9 point(s); about 3 more run(s) a side (4 in all) would "
+        "settle it"
     )
     # Several unsure means: the runs that settle all of them (the most).
     both = guard(
@@ -252,21 +256,23 @@ def test_an_unsure_guard_says_how_many_runs_would_settle_it() -> None:
             mean("thunder-func", (1.04, 1.01, 1.07), "unsure", _settles(1.04)),
         ],
     )
-    assert _settles(1.04).runs_to_settle(S.effect) == 4  # t(0.975, 7) x 0.71% < 1.94%
-    assert guard_summary(both, S).endswith("; about 10 run(s) a side would settle it")
+    assert _settles(1.04).runs_to_settle(S.broad_effect, S.alpha / 2) == 3
+    assert guard_summary(both, S).endswith(
+        "; about 3 more run(s) a side (4 in all) would settle it"
+    )
     wider = VerdictSettings(effect=0.05)
     assert "near the 5% effect" in guard_summary(g, wider)
 
 
-def test_an_unsure_guard_on_the_threshold_says_more_runs_may_not_settle_it() -> None:
-    on = _settles(1.02)
-    assert on.runs_to_settle(S.effect) is None
+def test_an_unsure_guard_out_of_reach_says_more_runs_may_not_settle_it() -> None:
+    noisy = _settles(1.02, tau2=1e-3)  # tau 3.2%: ten runs a side cannot establish +2%
+    assert noisy.runs_to_settle(S.broad_effect, S.alpha / 2) is None
     g = guard(
         "ratio",
         "unsure",
         [point("thunder-prims", BIG, "no change", (1.02, 0.99, 1.05))],
         [
-            mean("thunder-prims", (1.02, 0.99, 1.05), "unsure", on),
+            mean("thunder-prims", (1.02, 0.99, 1.05), "unsure", noisy),
             mean("thunder-func", (1.03, 1.005, 1.056), "unsure", _settles(1.03)),
         ],
     )

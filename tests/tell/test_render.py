@@ -172,7 +172,8 @@ def test_one_issue_per_guard_with_stable_keys(synthetic: SyntheticResults) -> No
     rerun = replace(v, head="f" * 40)  # a new push to the same PR
     again = {gi.guard: gi.spec.key for gi in guard_issues(rerun, CTX, repos, "perf")}
     assert again == {g: gi.spec.key for g, gi in issues.items()}
-    assert issues["ratio"].spec.repos == repos and issues["ratio"].spec.label == "perf"
+    # Thunder's kernels moved and nvFuser's did not: the ratio's issue is Thunder's first.
+    assert issues["ratio"].spec.repos == repos[::-1] and issues["ratio"].spec.label == "perf"
     assert issues["nvfuser"].spec.repos[0] == "NVIDIA/Fuser"
     assert issues["thunder"].spec.repos[0] == "Lightning-AI/lightning-thunder"
     with pytest.raises(ValueError):
@@ -202,3 +203,17 @@ def test_the_headline_names_what_moved_and_only_that(synthetic: SyntheticResults
     )
     _, broken = _verdict(synthetic, "failed_point")
     assert broken.splitlines()[3].endswith(": 3 point\\(s\\) with data at base fail at head")
+
+
+def test_an_issue_closes_only_when_every_point_it_tracks_was_measured(
+    synthetic: SyntheticResults,
+) -> None:
+    """float32 16384x8192 fails at head: the nvFuser and ratio guards read "no change" on the
+    points that ran, which is no evidence that what failed recovered: their issues are held,
+    not closed (the broken guard files its own)."""
+    v, _ = _verdict(synthetic, "failed_point")
+    states = {gi.guard: gi.state for gi in guard_issues(v, CTX, ("NVIDIA/Fuser",), "perf")}
+    assert states == {"broken": "regressed", "nvfuser": "hold", "thunder": "hold", "ratio": "hold"}
+    v, _ = _verdict(synthetic, "same")
+    states = {gi.guard: gi.state for gi in guard_issues(v, CTX, ("NVIDIA/Fuser",), "perf")}
+    assert set(states.values()) == {"recovered"}
