@@ -15,11 +15,15 @@ def _pct(x: float) -> str:
 
 
 def _row(label: str, r: Rate, goal: float | None, at_most: bool) -> str:
+    """A target is met when its 95% bound is (not only the rate): a false-alarm rate's upper
+    bound at most the goal, a detection rate's lower bound at least it. A goal of 0 (never)
+    can only be judged on the count."""
     bound = f"<= {_pct(r.upper95)}" if at_most else f">= {_pct(r.lower95)}"
     target, met = "", ""
     if goal is not None:
         target = f"{'<=' if at_most else '>='} {100 * goal:g}%"
-        met = "met" if (r.rate <= goal if at_most else r.rate >= goal) else "MISSED"
+        bounded = r.upper95 <= goal if at_most else r.lower95 >= goal
+        met = "met" if (r.hits == 0 if goal == 0 else bounded) else "MISSED"
     return (
         f"  {label:<46}{f'{r.hits}/{r.trials}':>9}{_pct(r.rate):>8}{bound:>11}"
         f"{f'{r.real_hits}/{r.real_trials}':>9}  {target:<7}{met}".rstrip()
@@ -73,7 +77,7 @@ def report_text(c: Calibration) -> str:
         "copies (rounds redrawn). 'recorded' counts the recorded runs alone: the copies of a "
         "choice share its between-run noise, so the bound over all trials is optimistic. The "
         "bound of a false-alarm rate is its upper one, of a detection rate its lower one "
-        "(one-sided 95%, Clopper-Pearson); met or MISSED compares the rate with the target."
+        "(one-sided 95%, Clopper-Pearson); met or MISSED compares that bound with the target."
     )
     lines = textwrap.wrap(intro, 100)
     if c.left_out:

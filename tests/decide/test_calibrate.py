@@ -227,3 +227,18 @@ def test_the_command_on_asv_files(
     assert data["schema"] == "perfbot-calibration/2" and len(data["runs"]) == 4
     assert [s["runs_a_side"] for s in data["sides"]] == [1]
     assert data["sides"][0]["a_a"]["false_alarm"]["trials"] == 12
+
+
+def test_a_target_is_met_by_its_bound_not_its_rate() -> None:
+    from bot.decide.calibrate import Rate
+    from bot.tell.calibration import _row
+
+    def verdict(r: Rate, goal: float, at_most: bool) -> str:
+        return _row("x", r, goal, at_most).split()[-1]
+
+    assert verdict(Rate(0, 300, 0, 30, 300), 0.01, True) == "met"  # bound 0.99%
+    assert verdict(Rate(0, 30, 0, 30, 30), 0.01, True) == "MISSED"  # 0 seen, bound 9.5%
+    assert verdict(Rate(293, 300, 29, 30, 300), 0.95, False) == "met"  # lower bound 95.7%
+    assert verdict(Rate(287, 300, 29, 30, 300), 0.95, False) == "MISSED"  # 95.7% seen, bound 93%
+    assert verdict(Rate(0, 300, 0, 30, 300), 0.0, True) == "met"  # "never": the count decides
+    assert verdict(Rate(1, 300, 0, 30, 300), 0.0, True) == "MISSED"
