@@ -24,32 +24,39 @@ Runs = Sequence[CommitResults]
 
 @dataclass(frozen=True)
 class _Side:
-    stats: tuple[RunStat, ...]  # the runs with data
+    per_run: tuple[RunStat | None, ...]  # in the runs' order (repeat k), None: no data
     status: str  # "ok", "failed", "skipped", "missing"
     error: str | None = None
     failed_runs: int = 0  # runs of this side in which the point failed (a flaky failure)
-    runs: int = 0
-    per_run: tuple[RunStat | None, ...] = ()  # in the runs' order (repeat k), None: no data
+
+    @property
+    def stats(self) -> tuple[RunStat, ...]:
+        """The runs with data."""
+        return tuple(s for s in self.per_run if s is not None)
+
+    @property
+    def runs(self) -> int:
+        return len(self.per_run)
 
 
 def _side(kind: Kind, runs: Runs, key: PointKey) -> _Side:
-    stats, statuses, error = [], [], None
+    statuses, error = [], None
     per_run: list[RunStat | None] = []
     for r in runs:
         samples = samples_of(kind, r, key)
         per_run.append(run_stat(samples) if samples else None)
         if samples:
-            stats.append(per_run[-1])
             continue
         point = r.points.get(key)
         statuses.append("missing" if point is None else (point.no_data or "failed"))
         if statuses[-1] == "failed" and error is None and r.provenance:
             error = r.provenance.point_error(key)
     failed = statuses.count("failed")
-    if stats:
-        return _Side(tuple(s for s in stats if s), "ok", error, failed, len(runs), tuple(per_run))
-    status = "failed" if failed else (statuses[0] if statuses else "missing")
-    return _Side((), status, error, failed, len(runs), tuple(per_run))
+    if any(s is not None for s in per_run):
+        status = "ok"
+    else:
+        status = "failed" if failed else (statuses[0] if statuses else "missing")
+    return _Side(tuple(per_run), status, error, failed)
 
 
 def _compare(b: _Side, h: _Side, model: Between) -> Comparison:

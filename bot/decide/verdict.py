@@ -40,9 +40,11 @@ from bot.decide.rules import (
     ratio_owner,
     side_moved,
 )
-from bot.decide.types import Guard, PointVerdict, Verdict
+from bot.decide.types import Guard, GuardKind, PointVerdict, State, VariantSummary, Verdict
 from bot.decide.wording import guard_summary
 from bot.results.types import REFERENCE, CommitResults, PointKey
+
+Aggs = tuple[VariantSummary, ...]
 
 
 def _explain(
@@ -108,27 +110,33 @@ def decide(
     nv = decide_family("kernel", references, b_runs, h_runs, s, used, True)
     th = decide_family("kernel", gating, b_runs, h_runs, s, used, True)
     ctx_kernels = decide_family("kernel", context, b_runs, h_runs, s, used, False)
-    nv_rows, th_rows = with_bw(nv.rows), with_bw(th.rows)
-    kernel_rows = [*nv_rows, *th_rows, *with_bw(ctx_kernels.rows)]
-    kernels = {p.key: p for p in kernel_rows}
+    # The ratio rows name the kernel comparisons of their size (which side moved); only the
+    # comparisons are read there, so the kernel rows are corroborated after.
+    nv_rows, th_rows, ctx_rows = with_bw(nv.rows), with_bw(th.rows), with_bw(ctx_kernels.rows)
+    kernels = {p.key: p for p in (*nv_rows, *th_rows, *ctx_rows)}
     rows = with_bw(_explain([*ratio.rows, *ctx.rows], kernels))
     gating_rows = [p for p in rows if p.gating]
-    broken_rows = [p for p in (*gating_rows, *nv_rows) if p.state in ("broken", "still failing")]
     nv_rows = corroborate_kernels(nv_rows, gating_rows)
     th_rows = corroborate_kernels(th_rows, gating_rows)
-    kernel_rows = [*nv_rows, *th_rows, *kernel_rows[len(nv_rows) + len(th_rows) :]]
+    kernel_rows = [*nv_rows, *th_rows, *ctx_rows]
+    broken_rows = [p for p in (*gating_rows, *nv_rows) if p.state in ("broken", "still failing")]
     nv_state, th_state = guard_state(nv_rows, nv.aggregates), guard_state(th_rows, th.aggregates)
     ratio_state = ratio_owner(guard_state(gating_rows, ratio.aggregates), nv_state, th_state)
-    raw_guards = (
-        Guard(
-            "broken", broken_state(broken_rows), _broken_summary(broken_rows), tuple(broken_rows)
-        ),
-        Guard("nvfuser", nv_state, "", tuple(nv_rows), nv.aggregates),
-        Guard("thunder", th_state, "", tuple(th_rows), th.aggregates),
-        Guard("ratio", ratio_state, "", tuple(gating_rows), ratio.aggregates),
+    nv_slower = nv_state in ("regressed", "unsure")
+
+    def guard(kind: GuardKind, state: State, points: Sequence[PointVerdict], aggs: Aggs) -> Guard:
+        g = Guard(kind, state, "", tuple(points), aggs)
+        return replace(g, summary=guard_summary(g, s, nv_slower))
+
+    broken = Guard(
+        "broken", broken_state(broken_rows), _broken_summary(broken_rows), tuple(broken_rows)
     )
-    nv_slower = raw_guards[1].state in ("regressed", "unsure")
-    guards = tuple(g if g.summary else _summarised(g, s, nv_slower) for g in raw_guards)
+    guards = (
+        broken,
+        guard("nvfuser", nv_state, nv_rows, nv.aggregates),
+        guard("thunder", th_state, th_rows, th.aggregates),
+        guard("ratio", ratio_state, gating_rows, ratio.aggregates),
+    )
     overall = overall_state(guards)
     with_data = [p for p in gating_rows if p.cmp is not None]
     worst = max(with_data, key=lambda p: p.cmp.change.estimate if p.cmp else 0.0, default=None)
@@ -159,10 +167,6 @@ def _broken_summary(rows: Sequence[PointVerdict]) -> str:
     if still:
         parts.append(f"{len(still)} point(s) still failing (at base too)")
     return "; ".join(parts) or "every point that ran at base runs at head"
-
-
-def _summarised(g: Guard, s: VerdictSettings, nvfuser_slower: bool) -> Guard:
-    return replace(g, summary=guard_summary(g, s, nvfuser_slower))
 
 
 def _reason(overall: str, guards: Sequence[Guard]) -> str:

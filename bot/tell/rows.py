@@ -16,6 +16,8 @@ from bot.site.links import graph_url as site_graph_url
 from bot.tell.markdown import change_text, escape_md, link, pct, ratio_text
 
 MAX_MAIN_ROWS = 30
+#: A lower ratio where nvFuser's fusion got slower: shown grey, never green.
+NOT_A_GAIN = "⚪ lower: nvFuser slower, not a gain"
 ICON = {
     "broken": "💥",
     "still failing": "⚫",
@@ -80,7 +82,7 @@ def state_cell(p: PointVerdict, v: Verdict | None = None) -> str:
         and p.kind == "ratio"
         and (p.moved in ("nvfuser", "both") or nvfuser_slower(v))
     ):
-        return "⚪ lower: nvFuser slower, not a gain"
+        return NOT_A_GAIN
     note = (
         " (uncorroborated)" if p.state in ("regressed", "improved") and not p.corroborated else ""
     )
@@ -138,7 +140,7 @@ BROKEN_HEADER = "| point | state | error at head |\n|---|---|---|"
 def guard_row(g: Guard, v: Verdict) -> str:
     state = f"{ICON[g.state]} {g.state}"
     if g.kind == "ratio" and g.state == "improved" and nvfuser_slower(v):
-        state = "⚪ lower: nvFuser slower, not a gain"
+        state = NOT_A_GAIN
     return f"| {escape_md(g.title)} | {state} | {escape_md(g.summary, 600)} |"
 
 
