@@ -24,6 +24,8 @@ MIB = 1024 * 1024
 MAX_RESULTS_BYTES = 32 * MIB
 #: One provenance record (``<sha>.provenance.jsonl``; every timed call is kept in it).
 MAX_PROVENANCE_BYTES = 64 * MIB
+#: One runner-hygiene sidecar (``<sha>.hygiene.jsonl``: two short lines a measurement).
+MAX_HYGIENE_BYTES = 1 * MIB
 #: Samples (rounds) of one point. The bootstrap holds resamples x rounds indices: 4,000 x
 #: 1,000 is 32 MB; a PR verdict uses 25-100.
 MAX_SAMPLES = 1_000

@@ -15,51 +15,22 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bot.results.asv_file import parse_points, read_json
-from bot.results.limits import full_sha, listed
+from bot.results.folders import commit_files, machine_dirs, results_files
+from bot.results.hygiene import hygiene_path, load_checks
+from bot.results.limits import full_sha
 from bot.results.provenance import load_provenance
 from bot.results.types import BadInput, CommitInfo, CommitResults
 
-__all__ = ["find_commit_files", "list_commits", "load_commit", "load_pair"]
+__all__ = [
+    "commit_files",
+    "find_commit_files",
+    "list_commits",
+    "load_commit",
+    "load_pair",
+    "load_run",
+]
 
 DEFAULT_MIN_SAMPLES = 10
-
-_SHA = re.compile(r"[0-9a-f]{4,40}")
-_MACHINE = re.compile(r"[A-Za-z0-9_.+-]{1,100}")
-
-
-def _results_dir(results_dir: Path) -> None:
-    """Refuse what is not an asv results folder, saying what it is instead."""
-    if results_dir.is_file():
-        raise BadInput(
-            f"{results_dir}: is a file, not an asv results directory (a folder with one "
-            "subfolder per machine, each holding machine.json)"
-        )
-    if not results_dir.is_dir():
-        raise BadInput(f"{results_dir}: results directory does not exist")
-    if (results_dir / "machine.json").is_file():
-        raise BadInput(
-            f"{results_dir}: is one machine's folder (it holds machine.json); pass the "
-            f"results directory above it: {results_dir.parent}"
-        )
-
-
-def _machine_dirs(results_dir: Path) -> list[Path]:
-    """asv's machine directories (those with a machine.json), names checked: they end up in
-    the comment, the issue key and URLs."""
-    _results_dir(results_dir)
-    machines = sorted(d for d in results_dir.iterdir() if (d / "machine.json").is_file())
-    if not machines:
-        raise BadInput(f"{results_dir}: no asv machine directories (no */machine.json)")
-    for mdir in machines:
-        if not _MACHINE.fullmatch(mdir.name):
-            raise BadInput(
-                f"{results_dir}: machine directory {mdir.name!r:.120} is not a plain name"
-            )
-    return machines
-
-
-def _results_files(mdir: Path) -> list[Path]:
-    return [p for p in listed(mdir, "*.json", "results files") if p.name != "machine.json"]
 
 
 def find_commit_files(results_dir: Path, sha: str) -> dict[str, tuple[str, Path]]:
@@ -69,29 +40,7 @@ def find_commit_files(results_dir: Path, sha: str) -> dict[str, tuple[str, Path]
     before it is used at all), so a prefix longer than 8 is checked against the file. A
     machine is a subdirectory with a ``machine.json``.
     """
-    sha = sha.lower()
-    if not _SHA.fullmatch(sha):
-        raise BadInput(f"{sha!r} is not a commit hash (4 to 40 hex digits)")
-    machines = _machine_dirs(results_dir)
-    found: dict[str, tuple[str, Path]] = {}
-    for mdir in machines:
-        hits: dict[str, list[Path]] = {}
-        for path in _results_files(mdir):
-            if not path.name.split("-", 1)[0].startswith(sha[:8]):
-                continue
-            # A full hash needs no look inside here: _load checks the file's hash before any use.
-            full = (
-                sha if len(sha) == 40 else full_sha(read_json(path).get("commit_hash"), str(path))
-            )
-            if full.startswith(sha):
-                hits.setdefault(full, []).append(path)
-        if len(hits) > 1:
-            raise BadInput(f"{mdir}: commit prefix {sha} is ambiguous: {', '.join(sorted(hits))}")
-        for full, paths in hits.items():
-            if len(paths) > 1:
-                names = ", ".join(p.name for p in paths)
-                raise BadInput(f"{mdir}: several results files for commit {full}: {names}")
-            found[mdir.name] = (full, paths[0])
+    found = commit_files(results_dir, sha)
     if not found:
         raise BadInput(f"{results_dir}: no results for commit {sha}; {_listing(results_dir)}")
     return found
@@ -151,7 +100,12 @@ def _load(path: Path, machine: str, full: str, min_samples: int) -> CommitResult
         points=parse_points(path, data, min_samples),
         provenance=load_provenance(path.parent / f"{full}.provenance.jsonl", full),
         date=date if isinstance(date, int) else None,
+        checks=load_checks(hygiene_path(path, full), full),
     )
+
+
+#: One run of a commit on a machine, from a file :func:`commit_files` found.
+load_run = _load
 
 
 def load_pair(
@@ -187,8 +141,8 @@ def load_pair(
 def list_commits(results_dir: Path) -> list[CommitInfo]:
     """Every (machine, commit) with results, oldest commit date first."""
     out = []
-    for mdir in _machine_dirs(results_dir):
-        for path in _results_files(mdir):
+    for mdir in machine_dirs(results_dir):
+        for path in results_files(mdir):
             data = read_json(path)
             full, date = full_sha(data.get("commit_hash"), str(path)), data.get("date")
             prov = load_provenance(mdir / f"{full}.provenance.jsonl", full)

@@ -27,6 +27,8 @@ __all__ = [
     "Point",
     "PointKey",
     "Provenance",
+    "RunCheck",
+    "RunChecks",
     "compared_keys",
 ]
 
@@ -102,6 +104,33 @@ class Provenance:
 
 
 @dataclass(frozen=True)
+class RunCheck:
+    """One line of ``<full-sha>.hygiene.jsonl``: the runner's check of the GPU before or
+    after one measurement of the commit (docs/DATA.md)."""
+
+    when: str  # "before" or "after"
+    checked_at: str
+    ok: bool
+    problems: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RunChecks:
+    """Every runner check of one run (one commit in one results folder); clean when all pass."""
+
+    path: Path
+    checks: tuple[RunCheck, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    @property
+    def failed(self) -> tuple[RunCheck, ...]:
+        return tuple(c for c in self.checks if not c.ok)
+
+
+@dataclass(frozen=True)
 class CommitResults:
     machine: str
     commit: str
@@ -109,6 +138,13 @@ class CommitResults:
     points: Mapping[PointKey, Point]
     provenance: Provenance | None = None
     date: int | None = field(default=None, compare=False)
+    #: The runner's hygiene checks of this run; None where the runner wrote none (not checked).
+    checks: RunChecks | None = field(default=None, compare=False)
+
+    @property
+    def folder(self) -> str:
+        """The results folder this run came from (``rep-2``), as the comment names it."""
+        return self.path.parent.parent.name
 
     def contenders(self) -> list[PointKey]:
         """Every point compared against nvFuser, in a stable order."""
