@@ -12,6 +12,7 @@ class ExitCode(IntEnum):
     BAD_INPUT = 3  # results missing, corrupt or incomplete: nothing was posted
     GITHUB_FAILURE = 4  # a GitHub step failed; the message names it
     BROKEN = 5  # ran to the end; a point that ran at base fails at head (and was reported)
+    UNTRUSTED = 6  # a workflow run or artifact failed a trust check: nothing was used or posted
     OUTPUT_CLOSED = 141  # stdout was closed early (`| head`); 128 + SIGPIPE, as a shell says
 
 
@@ -22,6 +23,7 @@ MEANING = {
     ExitCode.BAD_INPUT: "results missing, corrupt or incomplete",
     ExitCode.GITHUB_FAILURE: "a GitHub step failed (the message names it)",
     ExitCode.BROKEN: "broken: a point that ran at base fails at head (and was reported)",
+    ExitCode.UNTRUSTED: "untrusted: a run or artifact failed a trust check (nothing was used)",
     ExitCode.OUTPUT_CLOSED: "stdout was closed early (e.g. `| head`); the rest is dropped",
 }
 

@@ -137,6 +137,30 @@ def cmd_site(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> 
     )
 
 
+def cmd_verify_run(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
+    from bot.commands.verify import run_verify
+    from bot.github.trust import Claim
+
+    claim = Claim(args.repo, args.run_id, args.workflow_path, args.pr, args.head_sha, args.label)
+    return run_verify(env, out, claim)
+
+
+def cmd_fetch_artifact(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
+    from bot.commands.fetch_artifact import run_fetch_artifact
+    from bot.github.trust_artifact import Limits
+
+    limits = Limits(args.max_bytes, args.max_files, args.max_artifacts)
+    return run_fetch_artifact(
+        env,
+        out,
+        repo=args.repo,
+        run_id=args.run_id,
+        prefix=args.name_prefix,
+        dest=args.dest,
+        limits=limits,
+    )
+
+
 HANDLERS = {
     "report": cmd_report,
     "pr": cmd_pr,
@@ -144,6 +168,8 @@ HANDLERS = {
     "noise": cmd_noise,
     "demo": cmd_demo,
     "site": cmd_site,
+    "verify-run": cmd_verify_run,
+    "fetch-artifact": cmd_fetch_artifact,
 }
 
 

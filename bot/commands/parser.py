@@ -122,6 +122,10 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
         "--dry-run", action="store_true", help="print what would be posted; post nothing"
     )
 
+    from bot.commands.trust_parser import add_trust_commands  # beside: this file's size
+
+    add_trust_commands(add, handlers)
+
     p = add(
         "calibrate",
         "measure the verdict's A/A false alarms and power out of sample, on recorded A/A runs",

@@ -89,3 +89,20 @@ class LogSafeWriter(io.TextIOBase):
 
     def isatty(self) -> bool:
         return self._stream.isatty()
+
+
+def quoted(value: object, limit: int = 200) -> str:
+    """An untrusted value for a log line: an ASCII literal (``'...'``, every control and
+    non-ASCII character escaped as ``\\x..``/``\\u..``), cut at `limit` characters. It starts
+    with a quote, so it cannot begin a workflow command even placed first on a line, and it
+    cannot end the line early. For values read from an artifact or an API answer."""
+    text = value if isinstance(value, str) else str(value)
+    cut = text[:limit]
+    shown = ascii(cut).replace(LEGACY_COMMAND, "#\\x23[")  # ##[ is a command anywhere
+    return shown + ("..." if len(text) > limit else "")
+
+
+def log_line(text: str) -> str:
+    """One line the bot writes itself, made safe even when printed around the LogSafeWriter
+    (the workflow's own steps): no control character, never a workflow command."""
+    return safe_line(text.replace("\n", " "))

@@ -19,19 +19,23 @@ from bot.decide.stats import Interval
 MAX_CHARS = 60_000
 _ESCAPE = {c: "\\" + c for c in "\\`*_[](){}|!~+="}
 _ESCAPE.update({"&": "&amp;", "<": "&lt;", ">": "&gt;", "@": "@\u200d", "#": "#\u200d"})
+#: GitHub links ``GH-123`` (any case) to issue 123 of the repository, like ``#123``.
+_GH_REF = re.compile(r"(?<![A-Za-z0-9])(gh)-(?=[0-9])", re.IGNORECASE)
 _URL_SAFE = re.compile(r"https?://[A-Za-z0-9.:/_~%+-]+(?:#[A-Za-z0-9._~%'&=?+-]*)?")
 
 
 def escape_md(text: object, limit: int = 200) -> str:
     """Untrusted text as inert markdown: no markup, HTML, mentions, references or autolinks.
 
-    GitHub resolves @mentions, #references and bare URLs on the rendered text, after markdown
-    escapes are gone, so those get a zero-width joiner that breaks the pattern instead.
+    GitHub resolves @mentions, #references (``#1``, ``owner/repo#1``, ``GH-1``) and bare URLs
+    on the rendered text, after markdown escapes are gone, so those get a zero-width joiner that
+    breaks the pattern instead. Bare commit hashes are left to link: they name no person and
+    cannot point outside the repository.
     """
     raw = "".join(c if c.isprintable() else " " for c in str(text))
     if len(raw) > limit:
         raw = raw[: limit - 1] + "…"
-    out = "".join(_ESCAPE.get(c, c) for c in raw)
+    out = _GH_REF.sub("\\1\u200d-", "".join(_ESCAPE.get(c, c) for c in raw))
     return out.replace("://", ":\u200d//").replace("www.", "www\u200d.")
 
 

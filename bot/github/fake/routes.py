@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import unquote
 
+from bot.github.fake.actions_routes import ACTIONS_ROUTES
 from bot.github.fake.api import ApiError, Call, Reply, missing, paginate, text_field
 from bot.github.fake.state import Issue, Repo
 from bot.github.fake.views import (
@@ -260,6 +261,7 @@ ROUTES: list[tuple[str, re.Pattern[str], Handler]] = [
         ("POST", _REPO + r"/labels", create_label),
         ("GET", _REPO + r"/labels/([^/]+)", get_label),
         ("GET", _REPO + r"/pulls/(\d+)", get_pull),
+        *ACTIONS_ROUTES,
     ]
 ]
 

@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from bot.github.fake import web
+from bot.github.fake import actions_routes, web
 from bot.github.fake.api import ApiError, Call, Reply
 from bot.github.fake.faults import Fault, Faults
 from bot.github.fake.routes import route
@@ -67,6 +67,10 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         split = urlsplit(self.path)
         if not split.path.startswith(API_PREFIX + "/"):
+            data = actions_routes.blob(self.server.state, split.path) if method == "GET" else None
+            if data is not None:
+                self._send_blob(data)
+                return
             page = web.render(self.server.state, split.path) if method == "GET" else None
             self._send_html(page)
             return
@@ -167,6 +171,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("X-GitHub-Request-Id", uuid.uuid4().hex[:16].upper())
         for name, value in reply.headers.items():
             self.send_header(name, value)
+        self._finish(data)
+
+    def _send_blob(self, data: bytes) -> None:
+        """An artifact's zip at its signed URL: no token asked for, as on GitHub's blob host."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/zip")
+        self.send_header("Content-Length", str(len(data)))
         self._finish(data)
 
     def _send_html(self, page: str | None) -> None:

@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
+from bot.github.fake.actions import Actions
+
 #: Issue/comment timestamps come from a logical clock so that test runs are reproducible.
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
 RATE_LIMIT = 5000
@@ -130,6 +132,8 @@ class State:
         self.repos: dict[str, Repo] = {}  # keyed by lower-case full name
         self.comments: dict[int, Comment] = {}
         self.requests: list[RequestRecord] = []
+        #: Workflow runs, artifacts, issue events and collaborator roles (fake/actions.py).
+        self.actions = Actions(self)
         self._next_id = 1000
         self._ticks = 0
 

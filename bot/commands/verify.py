@@ -1,0 +1,74 @@
+"""The ``verify-run`` command: may the poster believe this bench run and its artifact?
+
+The privileged poster fires for any completed run *named* bench-pr, so before it posts it asks
+GitHub itself (never the event or the artifact) what the run was: its workflow file, its
+repository, event and conclusion, its head against the PR the artifact names, and, for a fork,
+whether a maintainer's label opened the gate before the run was created. The checks are pure
+(bot/github/trust.py); the requests are bot/github/trust_api.py. One line per check, each
+value from outside shown as an escaped literal. A failed check exits 6 (UNTRUSTED); a GitHub
+failure exits 4; a missing token exits 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import IO
+
+import github
+
+from bot.commands.steps import StepFailed, step
+from bot.config import Config
+from bot.exitcodes import ExitCode
+from bot.github.trust import Claim, gate_logins, verify
+
+
+def connect(env: Mapping[str, str]) -> tuple[github.Github, str, Config]:
+    """A client on $GITHUB_API_URL with $GITHUB_TOKEN (read access is enough), and the token."""
+    from bot.github.client import make_github
+
+    with step("load configuration", ExitCode.USAGE):
+        cfg = Config.from_env(env, None)
+        if cfg.comment_token is None:
+            raise ValueError("GITHUB_TOKEN is not set: the checks read GitHub's API")
+        token = cfg.comment_token.reveal()
+        gh = make_github(
+            cfg.api_url, token, timeout=cfg.timeout_s, max_retry_wait=cfg.max_retry_wait_s
+        )
+    return gh, token, cfg
+
+
+def run_verify(env: Mapping[str, str], out: IO[str], claim: Claim) -> int:
+    from bot.github.trust_api import (
+        MalformedAnswer,
+        fetch_label_events,
+        fetch_pull,
+        fetch_role,
+        fetch_run,
+    )
+
+    gh, _, _ = connect(env)
+    with step("read the run, the PR and its label events", ExitCode.GITHUB_FAILURE):
+        try:
+            run = fetch_run(gh, claim.repo, claim.run_id)
+            pull = fetch_pull(gh, claim.repo, claim.pr)
+            events = fetch_label_events(gh, claim.repo, claim.pr)
+        except MalformedAnswer as exc:
+            raise StepFailed("read GitHub's answers", ExitCode.GITHUB_FAILURE, str(exc)) from exc
+    with step("read the permissions of who labelled and who triggered", ExitCode.GITHUB_FAILURE):
+        roles = {
+            login.lower(): fetch_role(gh, claim.repo, login)
+            for login in gate_logins(claim, run, events)
+        }
+    checks = verify(claim, run, pull, events, roles)
+    for check in checks:
+        out.write(f"{'ok  ' if check.ok else 'FAIL'} {check.name}: {check.found}\n")
+    failed = [c.name for c in checks if not c.ok]
+    if failed:
+        raise StepFailed(
+            "verify the bench run",
+            ExitCode.UNTRUSTED,
+            f"run {claim.run_id} is not trusted: {', '.join(failed)} failed; nothing may be "
+            "read from its artifact",
+        )
+    out.write(f"run {claim.run_id} of PR #{claim.pr} passed every check\n")
+    return ExitCode.OK_NO_REGRESSION
