@@ -8,12 +8,16 @@
 #                              [--machine NAME] [--thunder-variant stock|unfused-backward]
 #                              [--rounds N] [--variants nvfuser,thunder-prims,...]
 #                              [--slowdown thunder:0.05|nvfuser:0.02]  (a known, real slowdown)
-#                              [--phase all|measure|store]
+#                              [--phase all|measure|store] [--asv-repo DIR]
 #
 # --phase measure stops after the provenance record; --phase store (the same arguments) then
 # has asv store it, touching no GPU: a caller may let it run while the next process starts.
 # --machine NAME skips the probe that derives the name from the GPU's (a torch import, ~3.5 s
 # on the H200); without a GPU the measurement still stops with exit 3.
+# --asv-repo DIR is the git repository asv looks the commit up in (default: this one); the
+# package-under-test command (benchmarks/under_test) passes its repository of keys.
+# Before and after the measurement, benchmarks/runner_check.py appends the GPU's fitness (clocks,
+# throttling, other processes, free memory) to results/<machine>/<commit>.hygiene.jsonl.
 # asv's forkserver is safe here: its server only imports the suite (which imports no torch) and
 # no CUDA is touched while asv stores the replayed record. With "spawn", each of the ~260
 # benchmark processes paid seconds of interpreter start-up.
@@ -21,7 +25,7 @@
 # Needs: a CUDA GPU, torch, nvFuser (nvfuser_direct), Thunder and asv importable by python3.
 set -euo pipefail
 
-size_set=pr commit="" results=results machine="" thunder_variant=stock rounds=25 phase=all
+size_set=pr commit="" results=results machine="" thunder_variant=stock rounds=25 phase=all asv_repo=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --size-set) size_set=$2; shift 2 ;;
@@ -33,7 +37,8 @@ while [ $# -gt 0 ]; do
     --variants) export RMSNORM_BENCH_VARIANTS=$2; shift 2 ;;
     --slowdown) export RMSNORM_BENCH_SLOWDOWN=$2; shift 2 ;;
     --phase) phase=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --asv-repo) asv_repo=$2; shift 2 ;;
+    -h|--help) awk 'NR > 1 && /^#/ {print; next} NR > 1 {exit}' "$0"; exit 0 ;;
     *) echo "run_gpu.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -56,10 +61,12 @@ mkdir -p "$results/$machine"
 record="$results/$machine/$commit.provenance.jsonl"
 conf=$(mktemp --suffix=.json -p "$root" .asv-run-XXXX)
 trap 'rm -f "$conf"' EXIT
-python3 - "$conf" "$results" <<'PY'
+python3 - "$conf" "$results" "$asv_repo" <<'PY'
 import json, sys
 conf = json.load(open("asv.conf.json"))
 conf["results_dir"] = sys.argv[2]
+if sys.argv[3]:
+    conf["repo"] = sys.argv[3]
 json.dump(conf, open(sys.argv[1], "w"))
 PY
 
@@ -69,8 +76,12 @@ export RMSNORM_BENCH_THUNDER_VARIANT=$thunder_variant RMSNORM_BENCH_RECORD=$reco
 export RMSNORM_BENCH_COMMIT=$commit
 start=$(date +%s)
 if [ "$phase" != store ]; then
-  # 1. Measure (all variants interleaved, one process), appending the provenance record.
+  # 1. Measure (all variants interleaved, one process), appending the provenance record,
+  # between two checks of the GPU (a failed check marks the run; it does not stop it).
+  hygiene="$results/$machine/$commit.hygiene.jsonl"
+  python3 -m benchmarks.runner_check --when before --commit "$commit" --out "$hygiene"
   python3 -m benchmarks.rmsnorm_bwd.measure
+  python3 -m benchmarks.runner_check --when after --commit "$commit" --out "$hygiene"
   echo "== measurement took $(( $(date +%s) - start )) s"
   [ "$phase" = all ] || exit 0
 fi

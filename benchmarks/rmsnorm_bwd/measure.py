@@ -263,6 +263,8 @@ def measure_suite(cfg: SuiteConfig) -> dict[str, Any]:
         "finished_at": provenance.utc_now(),
         "gpu": gpu,
         "versions": provenance.versions(),
+        # Which build of the package under test this side ran (benchmarks/under_test).
+        "under_test": provenance.under_test(os.environ.get("RMSNORM_BENCH_UNDER_TEST")),
         "points": points,
     }
     target = os.environ.get("RMSNORM_BENCH_RECORD")

@@ -6,6 +6,7 @@ NVML (nvidia-ml-py) is optional: without it the record says what it could not re
 
 from __future__ import annotations
 
+import json
 import platform
 from datetime import datetime, timezone
 from typing import Any
@@ -100,6 +101,17 @@ def gpu() -> dict[str, Any]:
         info["peak_bandwidth_gbps"] = info["copy_bandwidth_gbps"]
         info["peak_bandwidth_source"] = f"measured device copy ({source})"
     return info
+
+
+def under_test(text: str | None) -> dict[str, Any] | None:
+    """The side's package-under-test record, passed by benchmarks/under_test as JSON; a value
+    that is not a JSON object is a caller's bug, so it fails the run rather than vanish."""
+    if not text:
+        return None
+    record = json.loads(text)
+    if not isinstance(record, dict):
+        raise ValueError("RMSNORM_BENCH_UNDER_TEST is not a JSON object")
+    return record
 
 
 def versions() -> dict[str, str]:

@@ -1,0 +1,182 @@
+"""Is the GPU fit to measure on? Checked before and after each side's measurement.
+
+A number taken on a throttled GPU, or beside another job's kernels, is not evidence about the
+code. This reads what ``nvidia-smi`` reports (clocks, clock-event reasons, other processes, free
+memory, temperature) and appends one ``perfbot-runner-check/1`` line to
+``results/<machine>/<commit>.hygiene.jsonl``; the bot marks a side whose check failed and does
+not let it gate (docs/DATA.md). A machine without ``nvidia-smi`` gets a failed check that says so,
+never a silent pass.
+
+    python3 -m benchmarks.runner_check --when before|after --commit SHA --out FILE
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+SCHEMA = "perfbot-runner-check/1"
+#: nvidia-smi renamed "clocks_throttle_reasons" to "clocks_event_reasons" (driver 535): try both.
+REASONS = (
+    "hw_slowdown",
+    "hw_thermal_slowdown",
+    "hw_power_brake_slowdown",
+    "sw_thermal_slowdown",
+    "sw_power_cap",
+)
+#: Reasons that mean the hardware or driver held the clocks down: a failed check.
+FAILING_REASONS = {
+    "hw_slowdown": "HW slowdown",
+    "hw_thermal_slowdown": "HW thermal slowdown",
+    "hw_power_brake_slowdown": "HW power brake",
+    "sw_thermal_slowdown": "SW thermal slowdown",
+}
+FIELDS = (
+    "name",
+    "temperature.gpu",
+    "utilization.gpu",
+    "memory.used",
+    "memory.free",
+    "memory.total",
+    "clocks.sm",
+    "clocks.max.sm",
+    "clocks.mem",
+    "clocks.max.mem",
+    "clocks.applications.graphics",
+)
+#: Thresholds of a failed check (the suite's own process is gone when these are read).
+MAX_USED_MIB = 1024
+MAX_IDLE_UTILIZATION_PCT = 10
+MAX_TEMPERATURE_C = 85
+MIN_APPLICATION_CLOCK_SHARE = 0.9
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None  # "[N/A]", "[Not Supported]"
+
+
+def parse_gpu_row(header: Sequence[str], row: str) -> dict[str, Any]:
+    """One CSV row of ``--query-gpu``; clock-event reasons keyed by their short name."""
+    facts: dict[str, Any] = {}
+    for key, value in zip(header, (v.strip() for v in row.split(",")), strict=True):
+        reason = key.rsplit(".", 1)[1] if "reasons." in key else None
+        if reason in REASONS:
+            facts[reason] = value  # "Active" / "Not Active"
+        else:
+            facts[key] = value if key == "name" else _number(value)
+    return facts
+
+
+def parse_apps(text: str) -> list[dict[str, Any]]:
+    apps = []
+    for line in text.splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) == 3 and parts[0].isdigit():
+            apps.append({"pid": int(parts[0]), "name": parts[1], "used_mib": _number(parts[2])})
+    return apps
+
+
+def assess(gpu: dict[str, Any], apps: list[dict[str, Any]]) -> list[str]:
+    """The reasons this GPU is unfit to measure on now; none means fit."""
+    problems = []
+    for key, label in FAILING_REASONS.items():
+        if str(gpu.get(key, "")).lower() == "active":
+            problems.append(f"GPU clocks held down: {label}")
+    if apps:
+        shown = ", ".join(f"pid {a['pid']} ({a['used_mib']} MiB)" for a in apps[:5])
+        problems.append(f"{len(apps)} other process(es) on the GPU: {shown}")
+    used = gpu.get("memory.used")
+    if isinstance(used, float) and used > MAX_USED_MIB:
+        problems.append(f"{used:.0f} MiB of GPU memory in use by others (at most {MAX_USED_MIB})")
+    busy = gpu.get("utilization.gpu")
+    if isinstance(busy, float) and busy > MAX_IDLE_UTILIZATION_PCT:
+        problems.append(f"GPU {busy:.0f}% busy with nothing of ours running")
+    temp = gpu.get("temperature.gpu")
+    if isinstance(temp, float) and temp > MAX_TEMPERATURE_C:
+        problems.append(f"GPU at {temp:.0f} C (at most {MAX_TEMPERATURE_C})")
+    app_clock, max_clock = gpu.get("clocks.applications.graphics"), gpu.get("clocks.max.sm")
+    if (
+        isinstance(app_clock, float)
+        and isinstance(max_clock, float)
+        and app_clock < MIN_APPLICATION_CLOCK_SHARE * max_clock
+    ):
+        problems.append(f"application clocks set to {app_clock:.0f} of {max_clock:.0f} MHz")
+    return problems
+
+
+def _smi(args: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["nvidia-smi", *args], capture_output=True, text=True, timeout=30, check=False
+    )
+
+
+def query(index: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    last = ""
+    for prefix in ("clocks_event_reasons", "clocks_throttle_reasons"):
+        header = [*FIELDS, *(f"{prefix}.{r}" for r in REASONS)]
+        done = _smi(
+            [f"--id={index}", f"--query-gpu={','.join(header)}", "--format=csv,noheader,nounits"]
+        )
+        if done.returncode == 0 and done.stdout.strip():
+            gpu = parse_gpu_row(header, done.stdout.strip().splitlines()[0])
+            break
+        last = (done.stderr or done.stdout).strip()
+    else:
+        raise RuntimeError(f"nvidia-smi --query-gpu failed: {last[-300:]}")
+    apps = _smi(
+        [
+            f"--id={index}",
+            "--query-compute-apps=pid,process_name,used_memory",
+            "--format=csv,noheader,nounits",
+        ]
+    )
+    if apps.returncode != 0:
+        raise RuntimeError(f"nvidia-smi --query-compute-apps failed: {apps.stderr.strip()[-300:]}")
+    return gpu, parse_apps(apps.stdout)
+
+
+def check(when: str, commit: str, index: str) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "schema": SCHEMA,
+        "commit": commit,
+        "when": when,
+        "checked_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    try:
+        gpu, apps = query(index)
+    except (OSError, RuntimeError, subprocess.TimeoutExpired) as exc:
+        return {**record, "ok": False, "problems": [f"GPU not checked: {exc}"], "gpu": {}}
+    problems = assess(gpu, apps)
+    return {**record, "ok": not problems, "problems": problems, "gpu": {**gpu, "processes": apps}}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python3 -m benchmarks.runner_check",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--when", choices=["before", "after"], required=True)
+    p.add_argument("--commit", required=True)
+    p.add_argument("--out", required=True)
+    args = p.parse_args(argv)
+    index = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or "0"
+    record = check(args.when, args.commit, index)
+    with open(args.out, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record, sort_keys=True) + "\n")
+    verdict = "ok" if record["ok"] else "FAILED: " + "; ".join(record["problems"])
+    print(f"== runner check {args.when}: {verdict}", file=sys.stderr)
+    return 0  # a failed check is data for the bot, not a failed job
+
+
+if __name__ == "__main__":
+    sys.exit(main())

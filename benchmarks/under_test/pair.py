@@ -1,0 +1,140 @@
+"""Base and head of the package under test, measured alternately like a PR's two sides.
+
+The same alternation as bench-pr.yml (base, head, base, head: a drift of the machine lands on
+both sides), the same background store (asv stores one run beside the next run's start-up),
+but both sides run this repository's suite at one commit, each with its own overlay first on
+the path and its own key as the asv commit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.under_test.install import Installed, overlay_env
+
+#: Variants measured in repeats after the first: eager and torch.compile are context, once a side.
+DECIDING_VARIANTS = "nvfuser,thunder-prims,thunder-func"
+MANIFEST_SCHEMA = "perfbot-under-test/1"
+
+
+@dataclass(frozen=True)
+class Side:
+    name: str  # "base" or "head"
+    installed: Installed
+    key: str
+    key_date: str
+
+    def provenance(self) -> dict[str, object]:
+        return {**self.installed.record(self.name), "key": self.key}
+
+
+def manifest(
+    package: str,
+    sides: list[Side],
+    stack: dict[str, str],
+    suite_commit: str | None,
+    size_set: str,
+    repeats: int,
+) -> dict[str, object]:
+    """What the poster and a reader need to know which results are which build."""
+    return {
+        "schema": MANIFEST_SCHEMA,
+        "package": package,
+        "suite_commit": suite_commit,
+        "size_set": size_set,
+        "repeats": repeats,
+        "sides": {s.name: {**s.provenance(), "key_date": s.key_date} for s in sides},
+        "stack": stack,
+    }
+
+
+class MeasureFailed(RuntimeError):
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def alternate(
+    sides: list[Side],
+    *,
+    repeats: int,
+    results: Path,
+    size_set: str,
+    keys_repo: Path,
+    machine: str | None,
+    run_script: Path,
+    log: Callable[[str], None],
+) -> list[str]:
+    """Measure every side ``repeats`` times, alternately; returns the warnings (failed points).
+
+    A measurement that fails (no GPU, a crash) stops everything: later runs would be unpaired.
+    asv's exit 2 (some points failed) is a warning: the bot reports those points as broken.
+    """
+    warnings: list[str] = []
+    store: tuple[subprocess.Popen[bytes], str] | None = None
+
+    def finish_store() -> None:
+        nonlocal store
+        if store is None:
+            return
+        proc, what = store
+        code = proc.wait()
+        store = None
+        if code == 2:
+            warnings.append(f"{what}: some points failed (the bot reports them)")
+        elif code != 0:
+            raise MeasureFailed(f"{what}: asv could not store the results (exit {code})", code)
+
+    for rep in range(1, repeats + 1):
+        for side in sides:
+            args = [
+                "bash",
+                str(run_script),
+                "--size-set",
+                size_set,
+                "--commit",
+                side.key,
+                "--asv-repo",
+                str(keys_repo),
+                "--results",
+                str(results / f"rep-{rep}"),
+            ]
+            if machine:
+                args += ["--machine", machine]
+            if rep > 1:
+                args += ["--variants", DECIDING_VARIANTS]
+            env = overlay_env(side.installed.overlay, dict(os.environ))
+            env["RMSNORM_BENCH_UNDER_TEST"] = json.dumps(side.provenance(), sort_keys=True)
+            what = f"{side.name} repeat {rep}"
+            log(f"== {what} of {repeats}: {side.installed.spec.shown()} (key {side.key[:12]})")
+            done = subprocess.run([*args, "--phase", "measure"], env=env, check=False)
+            finish_store()
+            if done.returncode != 0:
+                raise MeasureFailed(
+                    f"{what}: the measurement failed (exit {done.returncode})", done.returncode
+                )
+            store = (subprocess.Popen([*args, "--phase", "store"], env=env), what)
+            if machine is None:
+                found = sorted(p.name for p in (results / "rep-1").iterdir() if p.is_dir())
+                if len(found) != 1:
+                    raise MeasureFailed(f"rep-1 holds {len(found)} machine folders, not 1", 1)
+                machine = found[0]
+    finish_store()
+    return warnings
+
+
+def suite_commit(root: Path) -> str | None:
+    done = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, check=False
+    )
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
