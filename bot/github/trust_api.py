@@ -72,16 +72,6 @@ def pull_facts(data: Mapping[str, Any]) -> PullFacts:
     )
 
 
-def label_event(data: Mapping[str, Any]) -> LabelEvent | None:
-    event = _text(data, "event")
-    label = _text(data, "label", "name")
-    if event not in ("labeled", "unlabeled") or label is None:
-        return None
-    return LabelEvent(
-        event, label, _text(data, "actor", "login"), _moment(_required(data, "created_at"))
-    )
-
-
 def fetch_run(gh: github.Github, repo: str, run_id: int) -> RunFacts:
     with github_step(f"read workflow run {run_id} (GET actions/runs/{run_id})"):
         return run_facts(gh.get_repo(repo).get_workflow_run(run_id).raw_data)
@@ -96,8 +86,17 @@ def fetch_label_events(gh: github.Github, repo: str, number: int) -> list[LabelE
     """Every page: the label that counts may be anywhere in a long PR's history."""
     with github_step(f"read the events of #{number} (GET issues/{number}/events)"):
         issue = gh.get_repo(repo).get_issue(number)
-        found = (label_event(e.raw_data) for e in issue.get_events())
-        return [e for e in found if e is not None]
+        # Attributes, not raw_data: raw_data makes PyGithub fetch every listed event again.
+        found: list[LabelEvent] = []
+        for e in issue.get_events():
+            if e.event not in ("labeled", "unlabeled") or e.label is None:
+                continue
+            moment = e.created_at
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=timezone.utc)
+            actor = e.actor.login if e.actor is not None else None
+            found.append(LabelEvent(e.event, e.label.name, actor, moment))
+        return found
 
 
 def fetch_role(gh: github.Github, repo: str, login: str) -> str:
