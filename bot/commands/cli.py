@@ -31,8 +31,9 @@ from bot.config import Config
 from bot.decide.config_check import check_gating, unused_thresholds
 from bot.decide.verdict import decide
 from bot.exitcodes import ExitCode
-from bot.results.locate import load_sides
+from bot.results.machines import load_machines
 from bot.tell.log import LogSafeWriter
+from bot.tell.machines import MachineReport
 
 
 def load(sel: Selection, env: Mapping[str, str]) -> Loaded:
@@ -50,16 +51,26 @@ def load(sel: Selection, env: Mapping[str, str]) -> Loaded:
             model = read_noise_model(s.noise_model)
     with step("read results", ExitCode.BAD_INPUT):
         machine = sel.machine or config.machine
-        base_runs, head_runs = load_sides(sel.results, sel.base, sel.head, machine, s.min_samples)
+        sides = load_machines(sel.results, sel.base, sel.head, machine, s.min_samples)
+    every_run = [r for m in sides for r in (*m.base_runs, *m.head_runs)]
     with step("check configuration against the results", ExitCode.USAGE):
-        check_gating(s, (*base_runs, *head_runs))
-        warnings = unused_thresholds(s, (*base_runs, *head_runs))
+        check_gating(s, every_run)
+        warnings = unused_thresholds(s, every_run)
         for warning in warnings:
             print(f"fusion-perfbot: warning: {warning}", file=sys.stderr)
+    reports = []
     with step("compute verdict", ExitCode.BAD_INPUT):
-        verdict = decide(base_runs, head_runs, config.verdict, model)
-        verdict = replace(verdict, notes=(*verdict.notes, *warnings))
-    return Loaded(config, base_runs[0], head_runs[0], verdict, base_runs, head_runs)
+        for m in sides:  # each machine on its own runs, with its own noise model
+            if not m.compared:
+                reports.append(MachineReport(m.machine, None, missing=m.missing))
+                continue
+            verdict = decide(m.base_runs, m.head_runs, config.verdict, model)
+            verdict = replace(verdict, notes=(*verdict.notes, *m.notes, *warnings))
+            reports.append(MachineReport(m.machine, verdict, m.base_runs, m.head_runs))
+    first = next(r for r in reports if r.verdict is not None)
+    assert first.verdict is not None
+    b, h = first.base_runs, first.head_runs
+    return Loaded(config, b[0], h[0], first.verdict, b, h, tuple(reports))
 
 
 def _selection(args: argparse.Namespace) -> Selection:

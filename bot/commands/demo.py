@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import IO
 
 from bot.commands.inputs import Loader, Selection
-from bot.commands.pr import publish
+from bot.commands.pr import publish, verdict_words
 from bot.commands.steps import step
 from bot.config import Config, ConfigError
 from bot.exitcodes import ExitCode
@@ -91,7 +91,7 @@ def run_demo(
                         f"\n===== issue {repo}#{issue.number} ({issue.state}): "
                         f"{issue.title} =====\n{issue.body}\n"
                     )
-    out.write(f"\nDemo finished: verdict {got.verdict.overall} (exit code {code} in CI).\n")
+    out.write(f"\nDemo finished: verdict {verdict_words(got)} (exit code {code} in CI).\n")
     return ExitCode.OK_NO_REGRESSION
 
 

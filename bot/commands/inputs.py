@@ -16,6 +16,7 @@ from bot.config import Config
 from bot.decide.types import Verdict
 from bot.exitcodes import ExitCode
 from bot.results.types import CommitResults
+from bot.tell.machines import MachineReport
 
 
 @dataclass(frozen=True)
@@ -31,12 +32,24 @@ class Selection:
 
 @dataclass(frozen=True)
 class Loaded:
+    """What the flows get. ``machines`` is every machine found (each its own verdict, or
+    not compared); ``base``, ``head``, ``verdict`` and the runs are those of the first machine
+    compared, for a flow that only ever looks at one."""
+
     config: Config
     base: CommitResults  # the first run of each side: its provenance heads the comment
     head: CommitResults
     verdict: Verdict
     base_runs: tuple[CommitResults, ...] = ()
     head_runs: tuple[CommitResults, ...] = ()
+    machines: tuple[MachineReport, ...] = ()
+
+    def reports(self) -> tuple[MachineReport, ...]:
+        """Every machine; a Loaded built with one verdict only is that one machine."""
+        if self.machines:
+            return self.machines
+        runs = self.base_runs or (self.base,), self.head_runs or (self.head,)
+        return (MachineReport(self.verdict.machine, self.verdict, *runs),)
 
 
 #: Reads the configuration (from this environment) and the results, and decides the verdict.
@@ -47,3 +60,17 @@ def verdict_code(v: Verdict) -> ExitCode:
     if v.broken:
         return ExitCode.BROKEN
     return ExitCode.REGRESSION if v.regressed else ExitCode.OK_NO_REGRESSION
+
+
+def machine_code(m: MachineReport) -> ExitCode:
+    """A machine's exit code: 0 when it does not gate (not compared, or a runner check failed)."""
+    if m.verdict is None or not m.gates:
+        return ExitCode.OK_NO_REGRESSION
+    return verdict_code(m.verdict)
+
+
+def report_code(got: Loaded) -> ExitCode:
+    """The worst over the machines: BROKEN (5) over REGRESSION (1) over OK (0)."""
+    order = (ExitCode.BROKEN, ExitCode.REGRESSION, ExitCode.OK_NO_REGRESSION)
+    codes = {machine_code(m) for m in got.reports()}
+    return next(c for c in order if c in codes)

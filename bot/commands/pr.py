@@ -9,15 +9,15 @@ whole flow can be checked anywhere without write access.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import IO
 
-from bot.commands.inputs import Loaded, verdict_code
+from bot.commands.inputs import Loaded, report_code
 from bot.commands.steps import StepFailed, step
 from bot.exitcodes import ExitCode
 from bot.github.issues import RepoIssueOutcome
-from bot.tell.comment import MARKER, Context, render_comment
+from bot.tell.comment import MARKER, Context
 from bot.tell.issue import GuardIssue, guard_issues
+from bot.tell.machines import Links, render_report
 
 
 def run_pr(
@@ -41,8 +41,13 @@ def run_pr(
     return publish(got, ctx, out, dry_run=dry_run)
 
 
+def _tag(gi: GuardIssue, got: Loaded) -> str:
+    """The guard, and with several machines the machine too: ``nvidia-h200 ratio``."""
+    return gi.guard if len(got.reports()) == 1 else f"{gi.machine} {gi.guard}"
+
+
 def _dry(got: Loaded, ctx: Context, issues: Sequence[GuardIssue], why: str) -> str:
-    body = render_comment(got.verdict, ctx, got.base.provenance, got.head.provenance)
+    body = render_report(got.reports(), ctx, {})
     lines = [
         f"DRY RUN ({why}): nothing was posted.",
         f"Would create or update the bot's comment on {ctx.repo}#{ctx.pr}:",
@@ -53,20 +58,20 @@ def _dry(got: Loaded, ctx: Context, issues: Sequence[GuardIssue], why: str) -> s
     if not issues:
         lines.append("Would not touch linked issues (disabled).")
     for gi in issues:
-        spec = gi.spec
+        spec, tag = gi.spec, _tag(gi, got)
         if gi.state == "recovered":
             lines.append(
-                f"[{gi.guard}] Would close any open linked issue with key {spec.key} in "
+                f"[{tag}] Would close any open linked issue with key {spec.key} in "
                 f"{', '.join(spec.repos)} after commenting: {gi.note}"
             )
         elif gi.state == "hold":
             lines.append(
-                f"[{gi.guard}] Would comment on an open linked issue with key {spec.key} in "
+                f"[{tag}] Would comment on an open linked issue with key {spec.key} in "
                 f"{', '.join(spec.repos)}, if any, opening and closing nothing: {gi.note}"
             )
         else:
             lines += [
-                f"[{gi.guard}] Would open or update linked issues in {', '.join(spec.repos)}",
+                f"[{tag}] Would open or update linked issues in {', '.join(spec.repos)}",
                 f"key: {spec.key}",
                 f"label: {spec.label}",
                 f"title: {spec.title}",
@@ -79,16 +84,25 @@ def _dry(got: Loaded, ctx: Context, issues: Sequence[GuardIssue], why: str) -> s
     return "\n".join(lines) + "\n"
 
 
-def _links(
-    outcomes: Sequence[tuple[GuardIssue, RepoIssueOutcome]],
-) -> tuple[tuple[str, str], ...]:
-    return tuple(
-        (
-            f"{o.repo}#{o.number} ({gi.guard})" + (" (closed)" if o.action == "closed" else ""),
-            o.url,
-        )
-        for gi, o in outcomes
-        if o.number is not None and o.url is not None and o.action != "absent"
+def _links(outcomes: Sequence[tuple[GuardIssue, RepoIssueOutcome]]) -> Links:
+    """Each machine's linked issues, as (label, url), for its own section of the comment."""
+    out: dict[str, tuple[tuple[str, str], ...]] = {}
+    for gi, o in outcomes:
+        if o.number is None or o.url is None or o.action == "absent":
+            continue
+        label = f"{o.repo}#{o.number} ({gi.guard})" + (" (closed)" if o.action == "closed" else "")
+        out[gi.machine] = (*out.get(gi.machine, ()), (label, o.url))
+    return out
+
+
+def verdict_words(got: Loaded) -> str:
+    reports = got.reports()
+    if len(reports) == 1:
+        return got.verdict.overall
+    return "; ".join(
+        f"{m.machine} {m.verdict.overall if m.verdict else 'not compared'}"
+        + ("" if m.verdict is None or m.gates else " (not gating)")
+        for m in reports
     )
 
 
@@ -98,15 +112,19 @@ def publish(got: Loaded, ctx: Context, out: IO[str], *, dry_run: bool = False) -
     from bot.github.issues import sync_regression_issues
     from bot.github.sticky import upsert_sticky_comment
 
-    cfg, v = got.config, got.verdict
+    cfg = got.config
     issues: tuple[GuardIssue, ...] = ()
     with step("build issues", ExitCode.BAD_INPUT):
         if cfg.file_issues:
-            issues = guard_issues(v, ctx, cfg.issue_repos, cfg.issue_label)
+            for m in got.reports():  # a machine that does not gate: its issues are held
+                if m.verdict is not None:
+                    issues += guard_issues(
+                        m.verdict, ctx, cfg.issue_repos, cfg.issue_label, held=m.held
+                    )
     if dry_run or cfg.comment_token is None:
         why = "--dry-run" if dry_run else "no GITHUB_TOKEN"
         out.write(_dry(got, ctx, issues, why))
-        return verdict_code(v)
+        return report_code(got)
     outcomes: list[tuple[GuardIssue, RepoIssueOutcome]] = []
     issue_failure: StepFailed | None = None
     if issues and cfg.issues_token is not None:
@@ -119,7 +137,7 @@ def publish(got: Loaded, ctx: Context, out: IO[str], *, dry_run: bool = False) -
                 max_retry_wait=cfg.max_retry_wait_s,
             )
             for gi in issues:
-                with step(f"sync linked issues ({gi.guard})", ExitCode.GITHUB_FAILURE):
+                with step(f"sync linked issues ({_tag(gi, got)})", ExitCode.GITHUB_FAILURE):
                     got_outcomes = sync_regression_issues(
                         lambda _repo: gh_issues,
                         gi.spec,
@@ -131,9 +149,7 @@ def publish(got: Loaded, ctx: Context, out: IO[str], *, dry_run: bool = False) -
         except StepFailed as failure:  # still post the comment: the verdict is the main news
             issue_failure = failure
     with step("render comment", ExitCode.BAD_INPUT):
-        body = render_comment(
-            v, replace(ctx, issue_links=_links(outcomes)), got.base.provenance, got.head.provenance
-        )
+        body = render_report(got.reports(), ctx, _links(outcomes))
     with step(f"post comment on {ctx.repo}#{ctx.pr}", ExitCode.GITHUB_FAILURE):
         gh = make_github(
             cfg.api_url,
@@ -151,7 +167,7 @@ def publish(got: Loaded, ctx: Context, out: IO[str], *, dry_run: bool = False) -
         removed = (
             f" (deleted {len(posted.removed)} duplicate(s) of it left by a concurrent run: {ids})"
         )
-    out.write(f"verdict: {v.overall}\ncomment {posted.action}: {posted.url}{removed}\n")
+    out.write(f"verdict: {verdict_words(got)}\ncomment {posted.action}: {posted.url}{removed}\n")
     for gi, o in outcomes:
         if o.action == "absent":
             continue
@@ -159,7 +175,7 @@ def publish(got: Loaded, ctx: Context, out: IO[str], *, dry_run: bool = False) -
         if o.folded:
             numbers = ", ".join(f"#{n}" for n in o.folded)
             folded = f" (closed duplicate(s) {numbers} as not planned, pointing at this one)"
-        line = f"issue ({gi.guard}) in {o.repo}: {o.action} {o.url or ''}".rstrip()
+        line = f"issue ({_tag(gi, got)}) in {o.repo}: {o.action} {o.url or ''}".rstrip()
         out.write(line + folded + "\n")
     failed = [o for _, o in outcomes if o.action == "failed"]
     if issue_failure is not None:
@@ -167,4 +183,4 @@ def publish(got: Loaded, ctx: Context, out: IO[str], *, dry_run: bool = False) -
     if failed:
         detail = "; ".join(f"{o.repo}: {o.error}" for o in failed)
         raise StepFailed("sync linked issues", ExitCode.GITHUB_FAILURE, detail)
-    return verdict_code(v)
+    return report_code(got)

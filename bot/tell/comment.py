@@ -7,6 +7,7 @@ and the site's pages always agree.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.decide.types import Verdict
@@ -30,8 +31,17 @@ from bot.tell.rows import (
     worst_first,
 )
 from bot.tell.sections import mermaid_charts, provenance_table
+from bot.tell.under_test import side_label
 
-__all__ = ["MARKER", "METHOD", "Context", "graph_url", "header", "render_comment"]
+__all__ = [
+    "MARKER",
+    "METHOD",
+    "Context",
+    "comment_parts",
+    "graph_url",
+    "header",
+    "render_comment",
+]
 
 MARKER = "<!-- fusion-perfbot:rmsnorm-bwd -->"
 HEADLINE = {
@@ -79,11 +89,26 @@ METHOD = (
 )
 
 
-def header(v: Verdict, ctx: Context) -> list[str]:
+TITLE = "### RMSNorm backward: Thunder vs hand-written nvFuser"
+
+
+def header(
+    v: Verdict,
+    ctx: Context,
+    base: Provenance | None = None,
+    head: Provenance | None = None,
+    *,
+    warning: Sequence[str] = (),
+    notes: Sequence[str] = (),
+) -> list[str]:
+    """Marker, title, headline, guard table and where; ``warning`` (markdown lines, escaped
+    already) goes right under the headline, ``notes`` (the same) after the verdict's notes."""
     s = v.settings
-    lines = [MARKER, "### RMSNorm backward: Thunder vs hand-written nvFuser", ""]
+    lines = [MARKER, TITLE, ""]
     lines.append(f"{HEADLINE[v.overall]}: {escape_md(headline_words(v), 400)}")
     lines.append("")
+    if warning:
+        lines += [*warning, ""]
     lines += [GUARD_HEADER, *(guard_row(g, v) for g in v.guards)]
     lines.append("")
     where = []
@@ -92,7 +117,8 @@ def header(v: Verdict, ctx: Context) -> list[str]:
         where.append(f"PR {escape_md(f'{ctx.repo}#{ctx.pr}')}{title}")
     if ctx.head_ref:
         where.append(f"branch {escape_md(ctx.head_ref, 100)}")
-    where.append(f"base {v.base[:12]} → head {v.head[:12]} on {escape_md(v.machine)}")
+    sides = side_label(base, v.base), side_label(head, v.head)
+    where.append(f"base {sides[0]} → head {sides[1]} on {escape_md(v.machine)}")
     where.append(f"{v.runs[0]} run(s) of base, {v.runs[1]} of head")
     lines.append(" · ".join(where))
     info = [
@@ -111,6 +137,7 @@ def header(v: Verdict, ctx: Context) -> list[str]:
             f"- Worst ratio point: {point_name(v.worst.key)} {change_text(v.worst.cmp.change)}"
         )
     lines += [f"- Note: {escape_md(n, 300)}" for n in v.notes if n != v.model]
+    lines += notes
     if ctx.issue_links:
         issues = ", ".join(link(label, url) for label, url in ctx.issue_links)  # validated names
         lines.append(f"- Tracked in: {issues}")
@@ -145,10 +172,31 @@ def broken_table(v: Verdict) -> list[str]:
 
 
 def render_comment(
-    v: Verdict, ctx: Context, base: Provenance | None, head: Provenance | None
+    v: Verdict,
+    ctx: Context,
+    base: Provenance | None,
+    head: Provenance | None,
+    *,
+    warning: Sequence[str] = (),
+    notes: Sequence[str] = (),
 ) -> str:
-    """The whole sticky comment, marker first, under :data:`MAX_CHARS`."""
-    lines = header(v, ctx)
+    """The whole sticky comment of one machine, marker first, under :data:`MAX_CHARS`."""
+    lines, sections = comment_parts(v, ctx, base, head, warning=warning, notes=notes)
+    return fit("\n".join(lines), sections)
+
+
+def comment_parts(
+    v: Verdict,
+    ctx: Context,
+    base: Provenance | None,
+    head: Provenance | None,
+    *,
+    warning: Sequence[str] = (),
+    notes: Sequence[str] = (),
+) -> tuple[list[str], list[Section]]:
+    """One machine's comment as its open lines and its folded sections (for :func:`fit`);
+    bot/tell/machines.py puts several machines' under one headline."""
+    lines = header(v, ctx, base, head, warning=warning, notes=notes)
     lines += broken_table(v)
     gating = worst_first(p for p in v.points if p.gating)
     lines += ["", "**Thunder/nvFuser ratio, gating points**", "", MAIN_HEADER]
@@ -182,4 +230,4 @@ def render_comment(
             5,
         ),
     ]
-    return fit("\n".join(lines), sections)
+    return lines, sections

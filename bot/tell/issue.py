@@ -11,6 +11,13 @@ of PR N" and the guard: re-runs of the same PR (new pushes included) update one 
 repository and guard instead of filing new ones, while another PR or machine gets its own.
 The ratio guard's key has no suffix: it is the key this bot used before guards existed, so
 issues filed then are still found.
+
+Several machines (one PR benchmarked on several GPU runners) need no new key form: the machine
+(the asv machine name, e.g. ``nvidia-h200``) has been the key's second field from the start, so
+each machine's guards get their own issues, and an issue filed before machines were merged into
+one comment carries exactly the key the same machine's run builds now: it is found and
+updated, never duplicated. A machine whose runner check failed does not gate: its issues are
+held (``hold``: an open one gets the note, nothing is opened or closed).
 """
 
 from __future__ import annotations
@@ -61,6 +68,7 @@ class GuardIssue:
     spec: IssueSpec
     state: SyncState
     note: str
+    machine: str = ""
 
 
 def issue_key(machine: str, base_sha: str, repo: str, pr: int, guard: GuardKind = "ratio") -> str:
@@ -162,9 +170,10 @@ def update_note(v: Verdict, g: Guard, ctx: Context) -> str:
 
 
 def guard_issues(
-    v: Verdict, ctx: Context, repos: tuple[str, ...], label: str
+    v: Verdict, ctx: Context, repos: tuple[str, ...], label: str, *, held: str | None = None
 ) -> tuple[GuardIssue, ...]:
-    """What bot/github/issues.py files, updates, notes or closes for this PR's verdict."""
+    """What bot/github/issues.py files, updates, notes or closes for this PR's verdict; with
+    ``held`` (why this machine does not gate), every issue is held and its note says why."""
     if ctx.repo is None or ctx.pr is None:
         raise ValueError("an issue needs the PR it is about (repo and number)")
     out = []
@@ -176,5 +185,8 @@ def guard_issues(
             repos=repos_for(g, repos, v),
             label=label,
         )
-        out.append(GuardIssue(g.kind, spec, sync_state(g, v), update_note(v, g, ctx)))
+        state, note = sync_state(g, v), update_note(v, g, ctx)
+        if held is not None:
+            state, note = "hold", f"{note} Not acted on: {escape_md(held, 300)}."
+        out.append(GuardIssue(g.kind, spec, state, note, v.machine))
     return tuple(out)

@@ -1,5 +1,5 @@
 """The comment's folded sections that are not tables of points (pure): the charts by size and
-the provenance of both sides."""
+the provenance of both sides (the package under test among it: bot/tell/under_test.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import re
 from bot.decide.types import Verdict
 from bot.results.types import Provenance
 from bot.tell.markdown import escape_md
+from bot.tell.under_test import under_test_rows
 
 
 def _shape_order(shape: str) -> tuple[int, int]:
@@ -64,7 +65,9 @@ def provenance_table(base: Provenance | None, head: Provenance | None, v: Verdic
         h = head.text(*keys) if head else None
         rows.append((label, b or "n/a", h or "n/a"))
     lines = ["| | base | head |", "|---|---|---|"]
-    lines += [f"| {label} | {escape_md(b)} | {escape_md(h)} |" for label, b, h in rows]
+    lines += [f"| {label} | {escape_md(b)} | {escape_md(h)} |" for label, b, h in rows[:2]]
+    lines += under_test_rows(base, head)
+    lines += [f"| {label} | {escape_md(b)} | {escape_md(h)} |" for label, b, h in rows[2:]]
     if base is None or head is None:
         lines.append("\nNo provenance record for " + ("base" if base is None else "head") + ".")
     return "\n".join(lines)

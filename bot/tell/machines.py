@@ -1,0 +1,171 @@
+"""One comment for several machines (pure): a PR benchmarked on several GPU runners.
+
+Each machine is decided on its own (its own runs, its own noise model: bot/decide/verdict.py
+uses the configured model only on the machine it was measured on), so the comment is an
+overall headline (the worst state, naming the machines that have it), a table with one row a
+machine (a machine with one side only: "not compared"), then each machine's own comment under
+its name, and the method once. With one machine, compared, the comment is exactly the
+one-machine comment (bot/tell/comment.py).
+
+A machine whose runner check failed (bot/results/hygiene.py) measured a GPU in a state the
+noise model never saw: its section says so first, which side and repeat, with the problems,
+and it does not gate (bot/commands/inputs.py gives it exit 0, its issues are held).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from bot.decide.types import Verdict
+from bot.results.types import CommitResults, Provenance, RunCheck
+from bot.tell.comment import HEADLINE, MARKER, METHOD, TITLE, Context, comment_parts, headline_words
+from bot.tell.markdown import MAX_CHARS, Section, details, escape_md, fit
+from bot.tell.rows import ICON
+
+__all__ = ["MachineReport", "check_notes", "check_warning", "render_report", "worst_state"]
+
+#: Worst first: the overall headline is the first of these any machine has.
+ORDER = ("broken", "regressed", "unsure", "inconclusive (no data)", "no change", "improved")
+#: Failed checks listed in a machine's warning before "and N more".
+MAX_LISTED = 10
+Links = Mapping[str, tuple[tuple[str, str], ...]]
+
+
+@dataclass(frozen=True)
+class MachineReport:
+    """One machine's verdict and runs; no verdict when it has one side only (``missing``)."""
+
+    machine: str
+    verdict: Verdict | None
+    base_runs: tuple[CommitResults, ...] = ()
+    head_runs: tuple[CommitResults, ...] = ()
+    missing: str | None = None
+
+    @property
+    def base(self) -> Provenance | None:
+        return self.base_runs[0].provenance if self.base_runs else None
+
+    @property
+    def head(self) -> Provenance | None:
+        return self.head_runs[0].provenance if self.head_runs else None
+
+    def runs(self) -> list[tuple[str, CommitResults]]:
+        return [*(("base", r) for r in self.base_runs), *(("head", r) for r in self.head_runs)]
+
+    @property
+    def failed_checks(self) -> list[tuple[str, str, RunCheck]]:
+        """(side, results folder, failed check) of every run whose runner check failed."""
+        return [(side, r.folder, c) for side, r in self.runs() if r.checks for c in r.checks.failed]
+
+    @property
+    def held(self) -> str | None:
+        """Why this machine does not gate, or None when it does."""
+        if not self.failed_checks:
+            return None
+        sides = sorted({side for side, _, _ in self.failed_checks})
+        return f"a runner check failed on {self.machine} ({' and '.join(sides)})"
+
+    @property
+    def gates(self) -> bool:
+        return self.verdict is not None and self.held is None
+
+
+def check_warning(m: MachineReport) -> list[str]:
+    """The prominent block under a machine's headline when a runner check failed."""
+    failed = m.failed_checks
+    if not failed:
+        return []
+    lines = [
+        "> ⚠️ **A runner check failed: this machine's verdict does not gate** (it sets no "
+        "failing exit code, and its linked issues are neither opened nor closed). The "
+        "measurements below were taken on a GPU the check found unfit:"
+    ]
+    for side, folder, c in failed[:MAX_LISTED]:
+        problems = "; ".join(escape_md(p, 200) for p in c.problems[:5])
+        more = f" (and {len(c.problems) - 5} more)" if len(c.problems) > 5 else ""
+        lines.append(
+            f"> - **{side}**, {escape_md(folder, 60)}, {escape_md(c.when, 10)} the measurement "
+            f"({escape_md(c.checked_at, 40)}): {problems}{more}"
+        )
+    if len(failed) > MAX_LISTED:
+        lines.append(f"> - and {len(failed) - MAX_LISTED} more failed check(s)")
+    return lines
+
+
+def check_notes(m: MachineReport) -> list[str]:
+    """A note line when the runner checked this machine's runs and every check passed; none
+    for results without checks (old data reads as before)."""
+    runs = m.runs()
+    checked = [r for _, r in runs if r.checks is not None]
+    if not checked or m.failed_checks:
+        return []
+    unchecked = len(runs) - len(checked)
+    rest = f"; {unchecked} run(s) not checked" if unchecked else ""
+    return [f"- Runner checks: {len(checked)} of {len(runs)} run(s) checked, all passed{rest}"]
+
+
+def worst_state(reports: Sequence[MachineReport]) -> str:
+    states = {m.verdict.overall for m in reports if m.verdict is not None}
+    return next((s for s in ORDER if s in states), "inconclusive (no data)")
+
+
+def _machine_row(m: MachineReport) -> str:
+    name = escape_md(m.machine, 100)
+    if m.verdict is None:
+        why = escape_md(m.missing or "not compared", 300)
+        return f"| {name} | ⚫ not compared | | no | {why} |"
+    v = m.verdict
+    gates = "yes" if m.held is None else "no: a runner check failed"
+    words = escape_md(headline_words(v), 300)
+    state = f"{ICON.get(v.overall, '⚫')} {v.overall}"
+    return f"| {name} | {state} | {v.runs[0]}, {v.runs[1]} | {gates} | {words} |"
+
+
+def _headline(reports: Sequence[MachineReport]) -> str:
+    worst = worst_state(reports)
+    having = [m for m in reports if m.verdict is not None and m.verdict.overall == worst]
+    names = ", ".join(
+        escape_md(m.machine, 100) + (" (not gating)" if m.held else "") for m in having
+    )
+    return f"{HEADLINE[worst]} on {names}"
+
+
+def _one(m: MachineReport, ctx: Context, links: Links) -> tuple[list[str], list[Section]]:
+    assert m.verdict is not None
+    c = replace(ctx, issue_links=tuple(links.get(m.machine, ())))
+    return comment_parts(
+        m.verdict, c, m.base, m.head, warning=check_warning(m), notes=check_notes(m)
+    )
+
+
+METHOD_SECTION = "How this is decided"
+
+
+def render_report(reports: Sequence[MachineReport], ctx: Context, links: Links) -> str:
+    """The sticky comment for every machine, marker first, under :data:`MAX_CHARS`; `links`
+    are each machine's linked issues (label, url)."""
+    compared = [m for m in reports if m.verdict is not None]
+    if len(reports) == 1 and compared:
+        lines, sections = _one(compared[0], ctx, links)
+        return fit("\n".join(lines), sections)
+    top = [MARKER, TITLE, "", _headline(reports), ""]
+    top += [MACHINE_HEADER, *(_machine_row(m) for m in reports)]
+    method = details(METHOD_SECTION, METHOD)
+    share = (MAX_CHARS - len("\n".join(top)) - len(method) - 400) // max(len(compared), 1)
+    parts = ["\n".join(top)]
+    for m in reports:
+        parts.append(f"---\n\n#### Machine {escape_md(m.machine, 100)}")
+        if m.verdict is None:
+            parts.append(f"Not compared: {escape_md(m.missing or 'one side only', 300)}.")
+            continue
+        lines, sections = _one(m, ctx, links)
+        kept = [sec for sec in sections if sec.summary != METHOD_SECTION]
+        parts.append(fit("\n".join(lines[3:]), kept, limit=share))  # no marker, no title
+    parts += ["---", method]
+    return "\n\n".join(parts)
+
+
+MACHINE_HEADER = (
+    "| machine | verdict | runs of base, head | gates | in words |\n|---|---|---|---|---|"
+)
