@@ -58,7 +58,8 @@ def _machine(
         lacks = "head" if has == "base" else "base"
         return MachineSides(
             name,
-            missing=f"no {lacks} results on this machine (only {has}, in {len(rows)} folder(s))",
+            missing=f"no {lacks} results on this machine, only {has} results in {len(rows)} folder"
+            + ("s" if len(rows) > 1 else ""),
         )
     notes = tuple(
         f"{d.name}: only {'base' if b else 'head'} on {name}; that repeat is left out"

@@ -1,0 +1,198 @@
+"""Several machines in one comment (issue 8): each machine decided on its own runs and noise
+model, one comment, the worst exit code; a failed runner check makes a machine non-gating.
+
+The machines are copies of the recorded H200 folder under other asv machine names
+(tests/commands/machines_helpers.py): the samples stay as measured.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from machines_helpers import AGAIN, BASE, H200, REGRESSED, copy_machine, drop_commit, write_checks
+from paths import REPO_ROOT
+
+from bot.commands import cli
+from bot.exitcodes import ExitCode
+from bot.github.fake import BOT_LOGIN, BOT_TOKEN, HUMAN_LOGIN, LocalGitHub
+from bot.tell.comment import MARKER
+
+CONFIG = str(REPO_ROOT / "perfbot.toml")
+THUNDER = "Lightning-AI/lightning-thunder"
+
+
+def _report(results: list[Path], *extra: str, head: str = REGRESSED) -> list[str]:
+    folders = [x for d in results for x in ("--results", str(d))]
+    return ["report", *folders, "--base", BASE[:8], "--head", head[:8], "--config", CONFIG, *extra]
+
+
+def _two_artifacts(tmp_path: Path) -> tuple[Path, Path]:
+    """Two runners' artifacts, each one results folder of its own machine."""
+    a, b = tmp_path / "art-a" / "rep-1", tmp_path / "art-b" / "rep-1"
+    copy_machine(H200, a, "nvidia-h200")
+    copy_machine(H200, b, "gpu-b")
+    return a, b
+
+
+def test_two_machines_merge_into_one_comment(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = _two_artifacts(tmp_path)
+    assert cli.main(_report([a, b]), env={}) == ExitCode.REGRESSION
+    out = capsys.readouterr().out
+    assert out.count(MARKER) == 1 and out.startswith(MARKER)
+    assert "🔴 **Regressed** on gpu-b, nvidia-h200\n" in out
+    assert "| machine | verdict | runs of base, head | gates | in words |" in out
+    assert "| nvidia-h200 | 🔴 regressed | 1, 1 | yes |" in out
+    assert "| gpu-b | 🔴 regressed | 1, 1 | yes |" in out
+    assert "#### Machine nvidia-h200" in out and "#### Machine gpu-b" in out
+    assert out.count("<summary>How this is decided</summary>") == 1
+    # Each machine with its own noise model: the configured one is nvidia-h200's only.
+    gpu_b = out.split("#### Machine gpu-b")[1].split("#### Machine")[0]
+    assert "the noise model is for machine nvidia-h200, not gpu-b: not used" in gpu_b
+    h200 = out.split("#### Machine nvidia-h200")[1]
+    assert "between-run noise from" in h200 and "on nvidia-h200" in h200
+    assert "not gpu-b" not in h200
+
+    assert cli.main([*_report([a, b]), "--json", "-"], env={}) == ExitCode.REGRESSION
+    data = json.loads(capsys.readouterr().out)
+    assert data["exit_code"] == 1 and data["overall_over_machines"] == "regressed"
+    assert [m["machine"] for m in data["machines"]] == ["gpu-b", "nvidia-h200"]
+    assert all(m["gates"] and m["verdict"]["overall"] == "regressed" for m in data["machines"])
+    assert data["machine"] == "gpu-b"  # the top level is the first machine's schema-2 verdict
+
+
+def test_one_machine_is_the_one_machine_comment(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = _two_artifacts(tmp_path)
+    assert cli.main(_report([H200]), env={}) == ExitCode.REGRESSION
+    alone = capsys.readouterr().out
+    assert cli.main(_report([a, b], "--machine", "nvidia-h200"), env={}) == ExitCode.REGRESSION
+    assert capsys.readouterr().out == alone  # --machine restricts; the comment is unchanged
+    assert "#### Machine" not in alone
+
+
+def test_a_machine_with_one_side_is_not_compared(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = _two_artifacts(tmp_path)
+    drop_commit(b / "gpu-b", REGRESSED)  # gpu-b's head job left nothing
+    assert cli.main(_report([a, b]), env={}) == ExitCode.REGRESSION
+    out = capsys.readouterr().out
+    assert "| gpu-b | ⚫ not compared | | no | no head results on this machine" in out
+    assert "Not compared: no head results on this machine, only base results in 1 folder." in out
+    assert "🔴 **Regressed** on nvidia-h200\n" in out
+    # Only gpu-b asked for: nothing to compare is bad input, saying why.
+    assert cli.main(_report([a, b], "--machine", "gpu-b"), env={}) == ExitCode.BAD_INPUT
+    assert "no results for head commit 9dc51696 on machine gpu-b" in capsys.readouterr().err
+
+
+def test_a_repeat_with_one_side_is_left_out_with_a_note(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reps = tmp_path / "artifact"
+    copy_machine(H200, reps / "rep-1", "nvidia-h200")
+    drop_commit(copy_machine(H200, reps / "rep-2", "nvidia-h200"), REGRESSED)
+    assert cli.main(_report([reps]), env={}) == ExitCode.REGRESSION
+    out = capsys.readouterr().out
+    assert "1 run(s) of base, 1 of head" in out
+    assert "Note: rep-2: only base on nvidia-h200; that repeat is left out" in out
+
+
+def test_a_failed_runner_check_holds_the_machine(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = _two_artifacts(tmp_path)
+    write_checks(b / "gpu-b", REGRESSED, "GPU clocks throttled: HW slowdown", "<b>@team</b>")
+    write_checks(b / "gpu-b", BASE)
+    # gpu-b regressed but does not gate; nvidia-h200 still does.
+    assert cli.main(_report([a, b]), env={}) == ExitCode.REGRESSION
+    out = capsys.readouterr().out
+    assert "| gpu-b | 🔴 regressed | 1, 1 | no: a runner check failed |" in out
+    assert "🔴 **Regressed** on gpu-b (not gating), nvidia-h200" in out
+    section = out.split("#### Machine gpu-b")[1].split("#### Machine")[0]
+    assert "⚠️ **A runner check failed: this machine's verdict does not gate**" in section
+    assert (
+        "> - **head**, rep-1, after the measurement (2026-12-01T10:02:00Z): GPU clocks "
+        "throttled: HW slowdown; &lt;b&gt;@\u200dteam&lt;/b&gt;"
+    ) in section
+    assert "<b>" not in out and "@team" not in out
+    # Alone, the machine with the failed check sets no failing exit code.
+    assert cli.main(_report([b]), env={}) == ExitCode.OK_NO_REGRESSION
+    capsys.readouterr()
+    assert cli.main([*_report([b]), "--json", "-"], env={}) == ExitCode.OK_NO_REGRESSION
+    (m,) = json.loads(capsys.readouterr().out)["machines"]
+    assert (m["gates"], m["exit_code"], m["overall"]) == (False, 0, "regressed")
+    head = [c for c in m["runner_checks"] if c["side"] == "head"]
+    assert head[0]["failed"][0]["problems"][0] == "GPU clocks throttled: HW slowdown"
+
+
+def test_clean_checks_change_no_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a, _ = _two_artifacts(tmp_path)
+    assert cli.main(_report([a]), env={}) == ExitCode.REGRESSION
+    unchecked = capsys.readouterr().out
+    write_checks(a / "nvidia-h200", REGRESSED)
+    assert cli.main(_report([a]), env={}) == ExitCode.REGRESSION
+    checked = capsys.readouterr().out
+    note = "- Runner checks: 1 of 2 run(s) checked, all passed; 1 run(s) not checked\n"
+    assert note in checked and checked.replace(note, "") == unchecked
+
+
+def _pr(fake: LocalGitHub, results: list[Path], number: int, *extra: str) -> list[str]:
+    argv = _report(results, "--repo", THUNDER, "--pr", str(number), *extra)
+    return ["pr", *argv[1:]]
+
+
+def _bot_issues(fake: LocalGitHub) -> list[tuple[str, str]]:
+    return sorted(
+        (i.repo, i.body.splitlines()[0] if i.body else "")
+        for repo in ("NVIDIA/Fuser", THUNDER)
+        for i in fake.state.issues(repo)
+        if i.pull is None and i.author == BOT_LOGIN
+    )
+
+
+def test_pr_files_issues_per_machine_and_finds_those_filed_before(
+    tmp_path: Path, fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env = {"GITHUB_TOKEN": BOT_TOKEN, "GITHUB_API_URL": fake_github.base_url}
+    number = fake_github.state.add_pull_request(
+        THUNDER, "x", author=HUMAN_LOGIN, head_ref="x"
+    ).number
+    # One machine, as the bot ran before machines were merged: its issues are filed.
+    assert cli.main(_pr(fake_github, [H200], number), env=env) == ExitCode.REGRESSION
+    before = _bot_issues(fake_github)
+    assert before and all("|nvidia-h200|" in key for _, key in before)
+    capsys.readouterr()
+    # Two machines, gpu-b's head run failed a check: nvidia-h200's issues are found and
+    # updated (not duplicated), gpu-b's are held (none opened).
+    a, b = _two_artifacts(tmp_path)
+    write_checks(b / "gpu-b", REGRESSED, "another process on the GPU")
+    assert cli.main(_pr(fake_github, [a, b], number), env=env) == ExitCode.REGRESSION
+    out = capsys.readouterr().out
+    assert _bot_issues(fake_github) == before
+    assert "verdict: gpu-b regressed (not gating); nvidia-h200 regressed" in out
+    assert "issue (nvidia-h200 ratio) in" in out
+    (comment,) = fake_github.state.comments_on(THUNDER, number)
+    h200 = comment.body.split("#### Machine nvidia-h200")[1]
+    assert "- Tracked in: [" in h200
+    assert "Tracked in" not in comment.body.split("#### Machine gpu-b")[1].split("####")[0]
+    # The same in a dry run: gpu-b's issues would only be commented on, never opened.
+    assert cli.main(_pr(fake_github, [a, b], number, "--dry-run"), env=env) == 1
+    dry = capsys.readouterr().out
+    assert "[gpu-b ratio] Would comment on an open linked issue with key rmsnorm-bwd|gpu-b|" in dry
+    assert "[nvidia-h200 ratio] Would open or update linked issues" in dry
+
+
+def test_the_demo_goes_through_the_same_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = _two_artifacts(tmp_path)
+    argv = ["demo", "--results", str(a), "--results", str(b), "--base", BASE, "--head", AGAIN]
+    assert cli.main([*argv, "--config", CONFIG], env={}) == ExitCode.OK_NO_REGRESSION
+    out = capsys.readouterr().out
+    assert "#### Machine gpu-b" in out and "#### Machine nvidia-h200" in out
+    assert "Demo finished: verdict gpu-b " in out
