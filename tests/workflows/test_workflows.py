@@ -108,8 +108,12 @@ def test_bench_checks_out_the_commit_of_the_event_and_cancels_per_pr() -> None:
 
 def test_poster_permissions_and_secret_placement() -> None:
     wf = load_workflow(WORKFLOWS / POSTER)
-    assert set(triggers(wf)) == {"workflow_run"}
+    assert set(triggers(wf)) == {"workflow_run", "workflow_call"}
     assert triggers(wf)["workflow_run"] == {"workflows": ["bench-pr"], "types": ["completed"]}
+    call = triggers(wf)["workflow_call"]
+    assert set(call["inputs"]) == {"bench-workflow-path", "perfbot-repository", "perfbot-ref"}
+    assert call["inputs"]["bench-workflow-path"]["default"] == ".github/workflows/bench-pr.yml"
+    assert set(call["secrets"]) == {"PERFBOT_ISSUES_TOKEN"}
     (job,) = jobs(wf).values()
     assert job["runs-on"].startswith("ubuntu-")
     assert job["permissions"] == {
@@ -122,6 +126,21 @@ def test_poster_permissions_and_secret_placement() -> None:
     assert job["concurrency"]["cancel-in-progress"] is False
     users = [s for _, s in iter_steps(wf) if "PERFBOT_ISSUES_TOKEN" in json.dumps(s)]
     assert [s.get("id") for s in users] == ["bot"]
+
+
+def test_poster_checks_before_it_trusts_and_installs_by_hash() -> None:
+    """fetch-artifact (limits) -> metadata -> fresh -> verify-run -> bot; no download action."""
+    wf = load_workflow(WORKFLOWS / POSTER)
+    ids = [s.get("id") for _, s in iter_steps(wf) if s.get("id")]
+    assert ids == ["install", "fetch", "meta", "fresh", "verify", "bot", "status"]
+    assert "download-artifact" not in wf.text
+    assert "python -m bot fetch-artifact" in step_by_id(wf, "fetch")["run"]
+    assert "python -m bot verify-run" in step_by_id(wf, "verify")["run"]
+    assert "steps.verify.outcome == 'success'" in step_by_id(wf, "bot")["if"]
+    for _, step in iter_steps(wf):
+        for line in str(step.get("run", "")).splitlines():
+            if "pip install" in line:
+                assert "--require-hashes" in line or "--no-deps" in line, line
 
 
 def test_site_deploy_job_alone_can_write_pages() -> None:
@@ -318,6 +337,11 @@ def test_zizmor_finds_nothing() -> None:
     assert zizmor(REPO, ".github/workflows", ".github/dependabot.yml") == (0, [])
 
 
+def test_zizmor_pedantic_finds_nothing() -> None:
+    """The pedantic persona too, on every workflow: no finding at all is accepted."""
+    assert zizmor(REPO, "--persona=pedantic", ".github/workflows") == (0, [])
+
+
 def test_zizmor_flags_bad_workflow(bad_repo: Path) -> None:
     rc, findings = zizmor(bad_repo, ".github/workflows")
     assert rc != 0
@@ -369,8 +393,9 @@ BASE, HEAD = "a" * 40, "b" * 40
 
 
 def write_artifact(tmp_path: Path, pr: str = "42", run_id: str = "1234") -> Path:
-    """Runs bench-pr's metadata step, so the poster is tested on what the bench really writes."""
-    artifact = tmp_path / "bench"
+    """Runs bench-pr's metadata step, so the poster is tested on what the bench really writes.
+    The artifact lands as fetch-artifact unpacks it: ARTIFACTS_DIR/<artifact name>/."""
+    artifact = tmp_path / "bench" / "bench-pr-results"
     (artifact / "results" / "h200-nvidia-h200").mkdir(parents=True)
     (artifact / "results" / "h200-nvidia-h200" / "x.json").write_text("{}", encoding="utf-8")
     step = step_by_id(load_workflow(WORKFLOWS / BENCH), "write-meta")
@@ -384,15 +409,49 @@ def write_artifact(tmp_path: Path, pr: str = "42", run_id: str = "1234") -> Path
 def validate(tmp_path: Path, artifact: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
     out = tmp_path / "validate-out"
     step = step_by_id(load_workflow(WORKFLOWS / POSTER), "meta")
-    env = {"ARTIFACT_DIR": str(artifact), "EXPECTED_RUN_ID": "1234", "EXPECTED_HEAD_SHA": HEAD}
+    env = {"ARTIFACTS_DIR": str(artifact.parent), "EXPECTED_RUN_ID": "1234"}
+    env["EXPECTED_HEAD_SHA"] = HEAD
     return run_step(step, tmp_path, {**env, "GITHUB_OUTPUT": str(out)}), out
 
 
 def test_poster_accepts_what_the_bench_writes(tmp_path: Path) -> None:
     proc, out = validate(tmp_path, write_artifact(tmp_path))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    results = str(tmp_path / "bench" / "results")
-    assert outputs(out) == {"pr": "42", "base": BASE, "head": HEAD, "results": results}
+    assert outputs(out) == {"pr": "42", "base": BASE, "head": HEAD}
+
+
+def _as_machine(artifact: Path, label: str, **meta: Any) -> Path:
+    """The per-machine form: bench-pr-results-<label>, with "machine" in its metadata."""
+    moved = artifact.rename(artifact.with_name(f"bench-pr-results-{label}"))
+    path = moved / "bench-meta.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "machine": label, **meta}))
+    return moved
+
+
+def test_poster_accepts_one_artifact_per_machine(tmp_path: Path) -> None:
+    first = _as_machine(write_artifact(tmp_path / "a"), "gpu-h200")
+    second = _as_machine(write_artifact(tmp_path / "b"), "gpu-b200")
+    second.rename(first.parent / second.name)
+    proc, out = validate(tmp_path, first)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 artifact(s) ok" in proc.stdout
+    assert outputs(out) == {"pr": "42", "base": BASE, "head": HEAD}
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [{"machine": "gpu-b200"}, {"machine": "::error::x"}, {"pr": 43}],
+    ids=["named for another machine", "bad label", "disagrees on the PR"],
+)
+def test_poster_rejects_machine_artifacts_that_disagree(
+    tmp_path: Path, meta: dict[str, Any]
+) -> None:
+    first = _as_machine(write_artifact(tmp_path / "a"), "gpu-h200")
+    second = _as_machine(write_artifact(tmp_path / "b"), "gpu-a100", **meta)
+    second.rename(first.parent / second.name)
+    proc, out = validate(tmp_path, first)
+    assert proc.returncode == 1 and "::error::bench artifact rejected" in proc.stdout
+    assert not out.exists()
 
 
 def test_bench_refuses_to_write_malformed_metadata(tmp_path: Path) -> None:
@@ -485,29 +544,39 @@ EXIT_CODES = [
 def test_poster_maps_bot_exit_codes(tmp_path: Path, bot_rc: int, step_rc: int, level: str) -> None:
     path = shim(tmp_path, "python", f"exit {bot_rc}")
     out = tmp_path / "out"
-    env = {**STEP_ENV, "PATH": path, "GITHUB_OUTPUT": str(out), "RESULTS_DIR": "/r"}
+    (tmp_path / "a" / "bench-pr-results" / "results").mkdir(parents=True)
+    env = {**STEP_ENV, "PATH": path, "GITHUB_OUTPUT": str(out)}
+    env["ARTIFACTS_DIR"] = str(tmp_path / "a")
     proc = run_step(step_by_id(load_workflow(WORKFLOWS / POSTER), "bot"), tmp_path, env)
     assert proc.returncode == step_rc
     assert outputs(out) == {"rc": str(bot_rc)}
     assert (level in proc.stdout) if level else "::" not in proc.stdout
-    want = f"-m bot pr --results /r --base {BASE} --head {HEAD} --repo {OUR_REPO} --pr 42"
+    results = tmp_path / "a" / "bench-pr-results" / "results"
+    want = f"-m bot pr --results {results} --base {BASE} --head {HEAD} --repo {OUR_REPO} --pr 42"
     assert (tmp_path / "python.calls").read_text().split() == want.split()
 
 
 def test_poster_passes_each_repeat_folder(tmp_path: Path) -> None:
-    """bench-pr's repeats land in results/rep-N: each becomes one --results (replicates)."""
+    """bench-pr's repeats land in <artifact>/results/rep-N, one artifact per machine: every
+    repeat of every machine becomes one --results (replicates)."""
     path = shim(tmp_path, "python", "exit 0")
-    results = tmp_path / "results"
-    for name in ("rep-1", "rep-2", "rep-10"):
-        (results / name).mkdir(parents=True)
-    (results / "rep-3").symlink_to(results / "rep-1")  # a link is not a folder of the artifact
+    top = tmp_path / "artifacts"
+    for machine in ("gpu-b200", "gpu-h200"):
+        results = top / f"bench-pr-results-{machine}" / "results"
+        for name in ("rep-1", "rep-2", "rep-10"):
+            (results / name).mkdir(parents=True)
+        (results / "rep-3").symlink_to(results / "rep-1")  # a link is not a folder of the artifact
     env = {**STEP_ENV, "PATH": path, "GITHUB_OUTPUT": str(tmp_path / "out")}
-    env["RESULTS_DIR"] = str(results)
+    env["ARTIFACTS_DIR"] = str(top)
     proc = run_step(step_by_id(load_workflow(WORKFLOWS / POSTER), "bot"), tmp_path, env)
     assert proc.returncode == 0, proc.stderr
     calls = (tmp_path / "python.calls").read_text().split()
     given = [calls[i + 1] for i, a in enumerate(calls) if a == "--results"]
-    assert given == [str(results / n) for n in ("rep-1", "rep-10", "rep-2")]
+    assert given == [
+        str(top / f"bench-pr-results-{m}" / "results" / n)
+        for m in ("gpu-b200", "gpu-h200")
+        for n in ("rep-1", "rep-10", "rep-2")
+    ]
 
 
 @pytest.mark.parametrize(

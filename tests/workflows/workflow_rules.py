@@ -179,13 +179,27 @@ def check_no_secrets_no_write(wf: Workflow) -> list[str]:
     return problems
 
 
+#: The one checkout a privileged workflow may steer: the perfbot commit a reusing repository
+#: pins through workflow_call inputs (post-results.yml checks their shape first); empty, this
+#: repository's default branch. Never a value of the triggering event.
+CALLER_PINNED_CHECKOUT = {
+    "repository": "${{ inputs.perfbot-repository || github.repository }}",
+    "ref": "${{ inputs.perfbot-ref }}",
+}
+
+
 def check_privileged_checkout_is_default_branch(wf: Workflow) -> list[str]:
-    """workflow_run runs with secrets: it may check out only this repo's default branch."""
+    """workflow_run runs with secrets: it may check out only this repo's default branch (or
+    the perfbot commit its caller pins, CALLER_PINNED_CHECKOUT)."""
     if "workflow_run" not in triggers(wf):
         return []
     problems = []
     for job_id, step in iter_steps(wf):
-        given = set(step.get("with") or {}) & {"ref", "repository"}
+        given = {
+            key
+            for key, value in (step.get("with") or {}).items()
+            if key in ("ref", "repository") and CALLER_PINNED_CHECKOUT.get(key) != value
+        }
         if str(step.get("uses", "")).startswith("actions/checkout@") and given:
             problems.append(f"{job_id}: checkout sets {sorted(given)} in a workflow_run workflow")
         if re.search(
