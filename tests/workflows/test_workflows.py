@@ -243,6 +243,18 @@ NEGATIVES: dict[str, tuple[Rule, list[Edit]]] = {
         check_privileged_checkout_is_default_branch,
         [ON_WORKFLOW_RUN, (CHECKOUT_END, CHECKOUT_END + REF_OF_THE_EVENT)],
     ),
+    "poster checks out the fork": (
+        check_privileged_checkout_is_default_branch,
+        [
+            ON_WORKFLOW_RUN,
+            (
+                CHECKOUT_END,
+                CHECKOUT_END
+                + "          repository: "
+                + "${{ github.event.workflow_run.head_repository.full_name }}\n",
+            ),
+        ],
+    ),
     "poster fetches by hand": (
         check_privileged_checkout_is_default_branch,
         [ON_WORKFLOW_RUN, add_step('run: |\n  git fetch origin "$HEAD"\n  make')],
