@@ -196,3 +196,18 @@ def test_the_demo_goes_through_the_same_path(
     out = capsys.readouterr().out
     assert "#### Machine gpu-b" in out and "#### Machine nvidia-h200" in out
     assert "Demo finished: verdict gpu-b " in out
+
+
+def test_many_machines_still_fit_githubs_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bot.tell.markdown import MAX_CHARS
+
+    folders = [
+        copy_machine(H200, tmp_path / f"a{i}" / "rep-1", f"gpu-{i}").parent for i in range(5)
+    ]
+    assert cli.main(_report(folders), env={}) == ExitCode.REGRESSION
+    out = capsys.readouterr().out
+    assert len(out) <= MAX_CHARS and out.count("#### Machine gpu-") == 5
+    assert "_Truncated: " in out  # details were cut, and it says so
+    assert out.rstrip().endswith("</details>")  # the method, once, last
