@@ -85,8 +85,12 @@ def parse_apps(text: str) -> list[dict[str, Any]]:
     return apps
 
 
-def assess(gpu: dict[str, Any], apps: list[dict[str, Any]]) -> list[str]:
-    """The reasons this GPU is unfit to measure on now; none means fit."""
+def assess(gpu: dict[str, Any], apps: list[dict[str, Any]], when: str) -> list[str]:
+    """The reasons this GPU is unfit to measure on now; none means fit.
+
+    Utilization is judged before a measurement only: nvidia-smi averages it over the last
+    sample period (up to a second), so just after our own process it still shows our kernels
+    (seen on the H200: 11-24% right after each measurement, 0% before)."""
     problems = []
     for key, label in FAILING_REASONS.items():
         if str(gpu.get(key, "")).lower() == "active":
@@ -98,7 +102,7 @@ def assess(gpu: dict[str, Any], apps: list[dict[str, Any]]) -> list[str]:
     if isinstance(used, float) and used > MAX_USED_MIB:
         problems.append(f"{used:.0f} MiB of GPU memory in use by others (at most {MAX_USED_MIB})")
     busy = gpu.get("utilization.gpu")
-    if isinstance(busy, float) and busy > MAX_IDLE_UTILIZATION_PCT:
+    if when == "before" and isinstance(busy, float) and busy > MAX_IDLE_UTILIZATION_PCT:
         problems.append(f"GPU {busy:.0f}% busy with nothing of ours running")
     temp = gpu.get("temperature.gpu")
     if isinstance(temp, float) and temp > MAX_TEMPERATURE_C:
@@ -155,7 +159,7 @@ def check(when: str, commit: str, index: str) -> dict[str, Any]:
         gpu, apps = query(index)
     except (OSError, RuntimeError, subprocess.TimeoutExpired) as exc:
         return {**record, "ok": False, "problems": [f"GPU not checked: {exc}"], "gpu": {}}
-    problems = assess(gpu, apps)
+    problems = assess(gpu, apps, when)
     return {**record, "ok": not problems, "problems": problems, "gpu": {**gpu, "processes": apps}}
 
 

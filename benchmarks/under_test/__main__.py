@@ -108,6 +108,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         say(f"under_test: {exc}")
         return Exit.USAGE
     results = args.results.resolve()
+    if not args.install_only and any(results.glob("rep-*")):
+        # Seen on the lab machine: a second pair into the same folder appended its records to
+        # the first pair's files. A side's folder must hold that pair's runs alone.
+        say(f"under_test: {results} already holds runs (rep-*): give an empty or new folder")
+        return Exit.USAGE
     work = (args.work or results.parent / "under-test-work").resolve()
     for side in specs:
         shutil.rmtree(work / side, ignore_errors=True)
