@@ -63,8 +63,8 @@ from workflow_rules import (
 ALL = sorted(p.name for p in WORKFLOWS.glob("*.yml"))
 
 
-def test_the_four_workflows_exist() -> None:
-    assert {BENCH, POSTER, SITE, CI} <= set(ALL)
+def test_the_workflows_exist() -> None:
+    assert {BENCH, "bench-package.yml", POSTER, SITE, CI} <= set(ALL)
     assert not list(WORKFLOWS.glob("*.yaml")), "use .yml, so every check here sees the file"
 
 
@@ -93,6 +93,85 @@ def test_bench_gate_lets_trusted_events_through() -> None:
     assert not runs(pr_event("labeled", OUR_REPO, "documentation"))  # no duplicate run
 
 
+def test_package_bench_gate_holds_for_any_caller() -> None:
+    """bench-package.yml is called from Thunder's and Fuser's workflows: its own gate sees the
+    caller's event, so a caller without a gate still cannot put a fork's code on the GPU."""
+    (job,) = jobs(load_workflow(WORKFLOWS / "bench-package.yml")).values()
+    assert runs_on_self_hosted(job)
+
+    def runs(scenario: Scenario) -> bool:
+        return truthy(evaluate_if(job["if"], {"github": scenario.github}))
+
+    upstream = "Lightning-AI/lightning-thunder"
+
+    def upstream_event(action: str, head: str, label: str | None = None) -> Scenario:
+        event = pr_event(action, head, label)
+        return Scenario(event.name, {**event.github, "repository": upstream})
+
+    assert runs(upstream_event("opened", upstream))
+    assert runs(upstream_event("labeled", FORK, GATE_LABEL))
+    assert not runs(upstream_event("opened", FORK))
+    assert not runs(upstream_event("labeled", FORK, "bug"))
+    for event_name in ("workflow_dispatch", "schedule"):
+        assert runs(Scenario(event_name, {"repository": upstream, "event_name": event_name}))
+    for event_name in ("pull_request_target", "issue_comment", "push"):
+        assert not runs(Scenario(event_name, {"repository": upstream, "event_name": event_name}))
+
+
+PACKAGE_INPUTS = {
+    "PACKAGE": "thunder",
+    "PACKAGE_REPOSITORY": "Lightning-AI/lightning-thunder",
+    "PERFBOT_REPOSITORY": "fusion-perfbot/fusion-perfbot",
+    "PERFBOT_REF": "c" * 40,
+    "SIZE_SET": "pr",
+    "REPEATS": "2",
+    "RUNNER_LABEL": "gpu-h200",
+    "SOURCE_SUBDIRECTORY": "",
+    "BASE_INPUT": "lightning-thunder==0.2.6",
+    "HEAD_INPUT": "a" * 40,
+}
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"PACKAGE": "torch"},
+        {"PACKAGE_REPOSITORY": "a/b/c"},
+        {"PERFBOT_REF": "main"},
+        {"SIZE_SET": "all"},
+        {"REPEATS": "0"},
+        {"RUNNER_LABEL": "::error::x"},
+        {"HEAD_INPUT": "x; curl evil"},
+        {"BASE_INPUT": "$(id)"},
+        {"SOURCE_SUBDIRECTORY": "../x y"},
+    ],
+    ids=lambda b: next(iter(b)),
+)
+def test_package_bench_refuses_bad_inputs(tmp_path: Path, bad: dict[str, str]) -> None:
+    step = step_by_id(load_workflow(WORKFLOWS / "bench-package.yml"), "inputs")
+    assert run_step(step, tmp_path, PACKAGE_INPUTS).returncode == 0
+    proc = run_step(step, tmp_path, {**PACKAGE_INPUTS, **bad})
+    assert proc.returncode == 1 and "::error::" in proc.stdout
+
+
+def test_package_bench_turns_commits_into_git_specs(tmp_path: Path) -> None:
+    """Outside a PR (both sides given), a commit becomes git+URL@sha (with the subdirectory
+    for nvFuser's python package) and a spec passes through."""
+    step = step_by_id(load_workflow(WORKFLOWS / "bench-package.yml"), "specs")
+    out = tmp_path / "out"
+    env = {**PACKAGE_INPUTS, "PR_BASE_SHA": "", "PR_HEAD_SHA": "", "GITHUB_OUTPUT": str(out)}
+    assert run_step(step, tmp_path, env).returncode == 0
+    url = "https://github.com/Lightning-AI/lightning-thunder"
+    assert outputs(out) == {"base": "lightning-thunder==0.2.6", "head": f"git+{url}@{'a' * 40}"}
+    out.unlink()
+    env = {**env, "SOURCE_SUBDIRECTORY": "python", "BASE_INPUT": ""}
+    proc = run_step(step, tmp_path, env)
+    assert proc.returncode == 1 and "no base or head" in proc.stdout
+    env["BASE_INPUT"] = "b" * 40
+    assert run_step(step, tmp_path, env).returncode == 0
+    assert outputs(out)["base"] == f"git+{url}@{'b' * 40}#subdirectory=python"
+
+
 def test_bench_checks_out_the_commit_of_the_event_and_cancels_per_pr() -> None:
     """The label vouches for the head the maintainer saw, not for what is pushed later."""
     wf = load_workflow(WORKFLOWS / BENCH)
@@ -102,8 +181,13 @@ def test_bench_checks_out_the_commit_of_the_event_and_cancels_per_pr() -> None:
     ]
     assert checkout["with"]["ref"] == "${{ github.event.pull_request.head.sha }}"
     assert job["permissions"] == {"contents": "read"}
-    assert "github.event.pull_request.number" in job["concurrency"]["group"]
-    assert job["concurrency"]["cancel-in-progress"] is True
+    # A new push cancels the PR's run (workflow level); the GPU job queues per runner group
+    # and is never cancelled by another PR's run (job level).
+    assert "github.event.pull_request.number" in wf.data["concurrency"]["group"]
+    assert wf.data["concurrency"]["cancel-in-progress"] is True
+    assert job["concurrency"]["group"] == "perfbot-gpu-${{ matrix.runner }}"
+    assert job["concurrency"]["cancel-in-progress"] is False
+    assert job["concurrency"]["queue"] == "max"
 
 
 def test_poster_permissions_and_secret_placement() -> None:
@@ -404,15 +488,17 @@ def test_bench_finds_the_merge_base_not_the_base_tip(tmp_path: Path) -> None:
 BASE, HEAD = "a" * 40, "b" * 40
 
 
-def write_artifact(tmp_path: Path, pr: str = "42", run_id: str = "1234") -> Path:
+def write_artifact(
+    tmp_path: Path, pr: str = "42", run_id: str = "1234", label: str = "gpu-h200"
+) -> Path:
     """Runs bench-pr's metadata step, so the poster is tested on what the bench really writes.
     The artifact lands as fetch-artifact unpacks it: ARTIFACTS_DIR/<artifact name>/."""
-    artifact = tmp_path / "bench" / "bench-pr-results"
+    artifact = tmp_path / "bench" / f"bench-pr-results-{label}"
     (artifact / "results" / "h200-nvidia-h200").mkdir(parents=True)
     (artifact / "results" / "h200-nvidia-h200" / "x.json").write_text("{}", encoding="utf-8")
     step = step_by_id(load_workflow(WORKFLOWS / BENCH), "write-meta")
     env = {"PR_NUMBER": pr, "BASE_SHA": BASE, "PR_HEAD_SHA": HEAD, "RUN_ID": run_id}
-    proc = run_step(step, artifact, env)
+    proc = run_step(step, artifact, {**env, "RUNNER_LABEL": label})
     assert proc.returncode == 0, proc.stderr
     (artifact / "step-script").unlink()
     return artifact
@@ -469,7 +555,9 @@ def test_poster_rejects_machine_artifacts_that_disagree(
 def test_bench_refuses_to_write_malformed_metadata(tmp_path: Path) -> None:
     step = step_by_id(load_workflow(WORKFLOWS / BENCH), "write-meta")
     env = {"PR_NUMBER": "42; rm -rf /", "BASE_SHA": BASE, "PR_HEAD_SHA": HEAD, "RUN_ID": "1"}
-    assert run_step(step, tmp_path, env).returncode != 0
+    assert run_step(step, tmp_path, {**env, "RUNNER_LABEL": "gpu-h200"}).returncode != 0
+    env = {"PR_NUMBER": "42", "BASE_SHA": BASE, "PR_HEAD_SHA": HEAD, "RUN_ID": "1"}
+    assert run_step(step, tmp_path, {**env, "RUNNER_LABEL": "::error::x"}).returncode != 0
     assert not (tmp_path / "bench-meta.json").exists()
 
 
@@ -652,6 +740,7 @@ fi"""
         "RUNNER_TEMP": str(tmp_path),
         "CALLS": str(calls),
         "HEAD_STORE_STATUS": str(head_store_status),
+        "PERFBOT_GPU_LOCK": str(tmp_path / "gpu.lock"),
     }
     proc = run_step(step_by_id(load_workflow(WORKFLOWS / BENCH), "bench"), tmp_path, env)
     runs = calls.read_text().splitlines() if calls.exists() else []

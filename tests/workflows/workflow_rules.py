@@ -37,7 +37,9 @@ GATE_LABEL = "run-gpu-bench"
 OUR_REPO = "example-org/fusion-perfbot"
 # Events only people with write access can cause: the only ones besides the gated
 # pull_request that may start a job on the self-hosted runner.
-SELF_HOSTED_TRIGGERS = {"pull_request", "push", "schedule", "workflow_dispatch"}
+# workflow_call: a called workflow's `if:` sees its caller's event, so the same untrusted
+# scenarios below are evaluated against its gate (a caller on pull_request_target included).
+SELF_HOSTED_TRIGGERS = {"pull_request", "push", "schedule", "workflow_call", "workflow_dispatch"}
 
 
 class Workflow(NamedTuple):
@@ -240,6 +242,11 @@ UNTRUSTED_EVENTS = [
     pr_event("labeled", FORK, "bug"),
     pr_event("unlabeled", FORK, GATE_LABEL),
     pr_event("synchronize", FORK, GATE_LABEL),
+    # A caller of a reusable bench on pull_request_target (a fork's code with the base's rights).
+    Scenario(
+        "pull_request_target from a fork (a caller's event)",
+        {**pr_event("opened", FORK).github, "event_name": "pull_request_target"},
+    ),
 ]
 
 
@@ -249,6 +256,10 @@ def runs_on_self_hosted(job: dict[str, Any]) -> bool | None:
     labels = runs_on.get("labels", []) if isinstance(runs_on, dict) else runs_on
     labels = [labels] if isinstance(labels, str) else list(labels or [])
     if isinstance(runs_on, dict) and "group" in runs_on:
+        return True
+    # Every label must match: a literal self-hosted makes the job self-hosted whatever an
+    # expression among the other labels gives (the matrix's GPU kind).
+    if "self-hosted" in labels:
         return True
     if any("${{" in str(label) for label in labels):
         return None
