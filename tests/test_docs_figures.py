@@ -364,3 +364,60 @@ def test_data_readme_thunder_nightlies_table() -> None:
         assert f"== asv stored the results in {store} s" in log
         dates.append(load_commit(results, sha).date)
     assert dates == sorted(dates)  # the commits' dates follow the nightlies' order
+
+
+WORKFLOWS_DOC = " ".join((REPO_ROOT / "docs" / "WORKFLOWS.md").read_text(encoding="utf-8").split())
+
+
+def test_data_readme_under_test_table_is_the_lab_logs() -> None:
+    """The package-under-test pairs: wall time from each call's log, keys and versions from its
+    manifest and provenance, and what the bot says from `report` on the committed folders."""
+    under = DATA / "h200-under-test"
+    rows = re.findall(
+        r"\| `([a-z0-9-]+)/` \(call (\d)\) \| Thunder ([\d.a-z]+) \| ([\d.a-z]+)[^|]*\| "
+        r"`([0-9a-f]{8})` → `([0-9a-f]{8})` \| (\d+) s \| ([^|]+) \|",
+        DATA_README,
+    )
+    assert [r[0] for r in rows] == ["thunder-pair", "thunder-broken-pair", "thunder-pair-call1"]
+    for folder, _call, base_v, head_v, base_k, head_k, wall, says in rows:
+        results = under / folder / "results"
+        log = (results / "logs" / "pair.log").read_text(encoding="utf-8")
+        assert f"rc=0 wall={wall} s" in log
+        sides = json.loads((results / "under-test.json").read_text(encoding="utf-8"))["sides"]
+        assert (sides["base"]["version"], sides["head"]["version"]) == (base_v, head_v)
+        assert sides["base"]["key"].startswith(base_k) and sides["head"]["key"].startswith(head_k)
+        for rep in ("rep-1", "rep-2"):
+            for side in ("base", "head"):
+                path = results / rep / "nvidia-h200" / f"{sides[side]['key']}.provenance.jsonl"
+                (line,) = path.read_text(encoding="utf-8").splitlines()
+                assert json.loads(line)["under_test"]["version"] == sides[side]["version"]
+        args = [f"--results={results / rep}" for rep in ("rep-1", "rep-2")]
+        done = subprocess.run(
+            [sys.executable, "-m", "bot", "report", *args, "--base", base_k, "--head", head_k],
+            capture_output=True,
+            text=True,
+            cwd=REPO_ROOT,
+            check=False,
+        )
+        headline = done.stdout.splitlines()[3]
+        expected = {"no change, exit 0": (0, "No change"), "broken, exit 5": (5, "Broken")}
+        code, word = expected.get(says.strip(), (0, "No change"))
+        assert done.returncode == code and word in headline, done.stderr
+        if "not gating" in says:
+            assert "does not gate" in done.stdout
+        if folder != "thunder-pair-call1":
+            assert f"{wall} s" in WORKFLOWS_DOC
+
+
+def test_the_after_check_utilization_figures() -> None:
+    """The 11-24% that the dropped rule read right after our own measurements."""
+    folder = DATA / "h200-under-test" / "thunder-pair-call1" / "results"
+    after = [
+        json.loads(line)["gpu"]["utilization.gpu"]
+        for path in folder.glob("rep-*/nvidia-h200/*.hygiene.jsonl")
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if json.loads(line)["when"] == "after"
+    ]
+    figure = f"{min(after):.0f}-{max(after):.0f}%"
+    assert len(after) == 4 and figure == "11-24%"
+    assert figure in DATA_README and figure in WORKFLOWS_DOC
