@@ -66,8 +66,12 @@ def _number(text: str) -> float | None:
 
 def parse_gpu_row(header: Sequence[str], row: str) -> dict[str, Any]:
     """One CSV row of ``--query-gpu``; clock-event reasons keyed by their short name."""
+    values = [v.strip() for v in row.split(",")]
+    if len(values) != len(header):
+        # e.g. a warning line ahead of the values: not a row of this query, never a pass.
+        raise ValueError(f"nvidia-smi gave {len(values)} values for {len(header)} fields: {row!r}")
     facts: dict[str, Any] = {}
-    for key, value in zip(header, (v.strip() for v in row.split(",")), strict=True):
+    for key, value in zip(header, values, strict=True):
         reason = key.rsplit(".", 1)[1] if "reasons." in key else None
         if reason in REASONS:
             facts[reason] = value  # "Active" / "Not Active"
@@ -80,8 +84,10 @@ def parse_apps(text: str) -> list[dict[str, Any]]:
     apps = []
     for line in text.splitlines():
         parts = [p.strip() for p in line.split(",")]
-        if len(parts) == 3 and parts[0].isdigit():
-            apps.append({"pid": int(parts[0]), "name": parts[1], "used_mib": _number(parts[2])})
+        # A process name may hold commas: the pid is first, the memory last.
+        if len(parts) >= 3 and parts[0].isdigit():
+            name = ", ".join(parts[1:-1])
+            apps.append({"pid": int(parts[0]), "name": name, "used_mib": _number(parts[-1])})
     return apps
 
 
@@ -157,7 +163,7 @@ def check(when: str, commit: str, index: str) -> dict[str, Any]:
     }
     try:
         gpu, apps = query(index)
-    except (OSError, RuntimeError, subprocess.TimeoutExpired) as exc:
+    except (OSError, RuntimeError, ValueError, subprocess.TimeoutExpired) as exc:
         return {**record, "ok": False, "problems": [f"GPU not checked: {exc}"], "gpu": {}}
     problems = assess(gpu, apps, when)
     return {**record, "ok": not problems, "problems": problems, "gpu": {**gpu, "processes": apps}}

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import subprocess
+from datetime import date
 from pathlib import Path
 
 from benchmarks.under_test.install import Installed
@@ -69,6 +70,10 @@ def build_date(version: str) -> str:
     """A nightly's build date as a git date; 2000-01-01 for a release (no date in its name)."""
     found = _NIGHTLY.search(version)
     day = f"{found[1]}-{found[2]}-{found[3]}" if found else "2000-01-01"
+    try:
+        date.fromisoformat(day)
+    except ValueError:
+        day = "2000-01-01"  # dev20261399 is no date: git refuses it, or rolls dev20260230 over
     return f"{day}T00:00:00+00:00"
 
 
@@ -79,6 +84,8 @@ def key_for(repo: Path, installed: Installed) -> str:
         # Fetching one commit by its hash: GitHub and local repositories (protocol v2) allow it.
         _git(repo, "fetch", "-q", "--no-tags", "--depth=1", spec.url, spec.commit)
         _git(repo, "cat-file", "-e", f"{spec.commit}^{{commit}}")
+        # As for a made key below: a fetched commit that no ref holds is garbage to git.
+        _git(repo, "update-ref", f"refs/keys/{spec.commit}", spec.commit)
         return spec.commit
     content = {
         "package": spec.package,

@@ -116,8 +116,10 @@ def alternate(
             done = subprocess.run([*args, "--phase", "measure"], env=env, check=False)
             finish_store()
             if done.returncode != 0:
+                why = ": no usable GPU here (run_gpu.sh's exit 3)" if done.returncode == 3 else ""
                 raise MeasureFailed(
-                    f"{what}: the measurement failed (exit {done.returncode})", done.returncode
+                    f"{what}: the measurement failed (exit {done.returncode}){why}",
+                    done.returncode,
                 )
             store = (subprocess.Popen([*args, "--phase", "store"], env=env), what)
             if machine is None:

@@ -52,8 +52,20 @@ class Spec:
         return PACKAGES[self.package][0]
 
     def shown(self) -> str:
-        """The spec as a comment may show it: a wheel by its file name, never a local path."""
-        return Path(self.text).name if self.kind == "wheel" else self.text
+        """The spec as a comment may show it: a wheel by its file name, a local git repository
+        by its folder's name, never a local path nor a URL's user or token."""
+        if self.kind == "wheel":
+            return Path(self.text).name
+        if self.kind == "git" and self.url is not None:
+            scheme, rest = self.url.split("://", 1)
+            if scheme == "file":
+                rest = ".../" + Path(rest).name
+            else:
+                host, _, path = rest.partition("/")
+                rest = host.rsplit("@", 1)[-1] + "/" + path
+            _, mark, fragment = self.text.partition("#")
+            return f"git+{scheme}://{rest}@{self.commit}{mark}{fragment}"
+        return self.text
 
 
 def parse_spec(text: str, package: str) -> Spec:
