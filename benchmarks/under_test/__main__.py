@@ -11,7 +11,7 @@ from enum import IntEnum
 from pathlib import Path
 
 from benchmarks.under_test import install, keys, pair
-from benchmarks.under_test.spec import PACKAGES, SpecError, parse_spec
+from benchmarks.under_test.spec import PACKAGES, Spec, SpecError, parse_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -96,6 +96,35 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+class _DifferentStacks(RuntimeError):
+    pass
+
+
+def _prepare(
+    specs: dict[str, Spec], work: Path, pip_args: list[str], package: str
+) -> tuple[list[pair.Side], dict[str, str]]:
+    """Install, check and key both sides: every failure here is before any GPU time."""
+    installed = {}
+    for name, spec in specs.items():
+        try:
+            installed[name] = install.install(spec, work / name, pip_args)
+        except install.InstallError as exc:
+            raise install.InstallError(f"install failed ({name}): {exc}") from None
+    stacks = {name: install.stack(i.overlay, package) for name, i in installed.items()}
+    if stacks["base"] != stacks["head"]:
+        diff = sorted(set(stacks["base"].items()) ^ set(stacks["head"].items()))
+        raise _DifferentStacks(f"base and head see different stacks besides {package}: {diff[:10]}")
+    keys.init_keys(work / "keys")
+    sides = []
+    for name, inst in installed.items():
+        key = keys.key_for(work / "keys", inst)
+        sides.append(pair.Side(name, inst, key, keys.commit_date(work / "keys", key)))
+        pair.stderr(
+            f"== {name}: {inst.distribution} {inst.version} from {inst.spec.shown()} -> key {key}"
+        )
+    return sides, stacks["base"]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     say = pair.stderr
@@ -117,23 +146,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     for side in specs:
         shutil.rmtree(work / side, ignore_errors=True)
     try:
-        installed = {
-            name: install.install(spec, work / name, args.pip_arg) for name, spec in specs.items()
-        }
-    except install.InstallError as exc:
-        say(f"under_test: install failed: {exc}")
+        sides, stack = _prepare(specs, work, args.pip_arg, args.package)
+    except (install.InstallError, keys.KeysError) as exc:
+        say(f"under_test: {exc}")
         return Exit.INSTALL_FAILED
-    stacks = {name: install.stack(i.overlay, args.package) for name, i in installed.items()}
-    if stacks["base"] != stacks["head"]:
-        diff = sorted(set(stacks["base"].items()) ^ set(stacks["head"].items()))
-        say(f"under_test: base and head see different stacks besides {args.package}: {diff[:10]}")
+    except _DifferentStacks as exc:
+        say(f"under_test: {exc}")
         return Exit.NOT_COMPARABLE
-    keys.init_keys(work / "keys")
-    sides = []
-    for name, inst in installed.items():
-        key = keys.key_for(work / "keys", inst)
-        sides.append(pair.Side(name, inst, key, keys.commit_date(work / "keys", key)))
-        say(f"== {name}: {inst.distribution} {inst.version} from {inst.spec.shown()} -> key {key}")
     if sides[0].key == sides[1].key:
         say(
             f"under_test: base and head are the same build (key {sides[0].key}): nothing to compare"
@@ -141,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return Exit.NOT_COMPARABLE
     results.mkdir(parents=True, exist_ok=True)
     record = pair.manifest(
-        args.package, sides, stacks["base"], pair.suite_commit(ROOT), args.size_set, args.repeats
+        args.package, sides, stack, pair.suite_commit(ROOT), args.size_set, args.repeats
     )
     (results / "under-test.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
     if args.install_only:

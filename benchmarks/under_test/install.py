@@ -68,8 +68,9 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def install(spec: Spec, side_dir: Path, pip_args: list[str]) -> Installed:
-    """``pip_args`` (e.g. ``--no-index --find-links DIR``) apply to every pip call of both sides."""
+def install(spec: Spec, side_dir: Path, pip_args: list[str], cwd: Path | None = None) -> Installed:
+    """``pip_args`` (e.g. ``--no-index --find-links DIR``) apply to every pip call of both sides;
+    ``cwd`` is where the import check looks from (default: where the suite runs)."""
     overlay = side_dir / "site"
     log = side_dir / "install.log"
     side_dir.mkdir(parents=True, exist_ok=True)
@@ -122,7 +123,7 @@ def install(spec: Spec, side_dir: Path, pip_args: list[str]) -> Installed:
     vcs_commit = _vcs_commit(dist)
     if spec.kind == "git" and vcs_commit != spec.commit:
         raise InstallError(f"pip installed commit {vcs_commit} for {spec.text!r}")
-    module_file = imported_from(spec, overlay)
+    module_file = imported_from(spec, overlay, cwd or SUITE_ROOT)
     if not Path(module_file).resolve().is_relative_to(overlay.resolve()):
         raise InstallError(
             f"{spec.module} imports from {module_file}, not from the overlay {overlay}: "
@@ -166,18 +167,27 @@ def overlay_env(overlay: Path, base: dict[str, str]) -> dict[str, str]:
     return env
 
 
-def imported_from(spec: Spec, overlay: Path) -> str:
-    code = (
-        "import importlib.util as u;"
-        f"s = u.find_spec({spec.module!r}); print(s.origin if s else '')"
-    )
-    done = subprocess.run(
+#: Where the suite's processes run (run_gpu.sh cds to the repository root): ``python -c`` puts
+#: its working folder ahead of PYTHONPATH, so the checks look from there too.
+SUITE_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _overlay_python(code: str, overlay: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [sys.executable, "-c", code],
         env=overlay_env(overlay, dict(os.environ)),
+        cwd=cwd,
         capture_output=True,
         text=True,
         check=False,
     )
+
+
+def imported_from(spec: Spec, overlay: Path, cwd: Path = SUITE_ROOT) -> str:
+    code = (
+        f"import importlib.util as u;s = u.find_spec({spec.module!r}); print(s.origin if s else '')"
+    )
+    done = _overlay_python(code, overlay, cwd)
     origin = done.stdout.strip()
     if done.returncode != 0 or not origin:
         raise InstallError(
@@ -186,7 +196,7 @@ def imported_from(spec: Spec, overlay: Path) -> str:
     return origin
 
 
-def stack(overlay: Path, exclude: str) -> dict[str, str]:
+def stack(overlay: Path, exclude: str, cwd: Path = SUITE_ROOT) -> dict[str, str]:
     """Every distribution a process with the overlay first sees, but the package under test:
     base and head must see the same."""
     code = (
@@ -194,12 +204,10 @@ def stack(overlay: Path, exclude: str) -> dict[str, str]:
         "print(json.dumps(sorted({(d.metadata['Name'] or '?').lower(): d.version"
         " for d in m.distributions()}.items())))"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        env=overlay_env(overlay, dict(os.environ)),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    done = _overlay_python(code, overlay, cwd)
+    if done.returncode != 0:
+        raise InstallError(
+            f"listing the stack with the overlay {overlay} failed: {done.stderr[-300:]}"
+        )
     pattern = PACKAGES[exclude][1]
     return {k: v for k, v in json.loads(done.stdout) if not pattern.fullmatch(k)}

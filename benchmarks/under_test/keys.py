@@ -19,6 +19,11 @@ from pathlib import Path
 
 from benchmarks.under_test.install import Installed
 
+
+class KeysError(RuntimeError):
+    """The repository of keys could not be made or read (git missing, a commit not fetched)."""
+
+
 _GIT = [
     "git",
     "-c",
@@ -36,7 +41,7 @@ def _git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
         [*_GIT, "-C", str(repo), *args], capture_output=True, text=True, env=env, check=False
     )
     if done.returncode != 0:
-        raise RuntimeError(f"git {args[0]} in {repo} failed: {done.stderr.strip()[-400:]}")
+        raise KeysError(f"git {args[0]} in {repo} failed: {done.stderr.strip()[-400:]}")
     return done.stdout.strip()
 
 
@@ -114,7 +119,7 @@ def _git_input(repo: Path, args: list[str], text: str, env: dict[str, str] | Non
         check=False,
     )
     if done.returncode != 0:
-        raise RuntimeError(f"git {args[0]} in {repo} failed: {done.stderr.strip()[-400:]}")
+        raise KeysError(f"git {args[0]} in {repo} failed: {done.stderr.strip()[-400:]}")
     return done.stdout.strip()
 
 
