@@ -12,6 +12,7 @@ extracted from the workflow files, so the tests follow any edit to them.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -784,3 +785,29 @@ def test_bench_goes_on_when_points_fail_so_the_bot_can_call_it_broken(tmp_path: 
         else (0, [], "")
     )
     assert code == 7 and "::error::head repeat 1: asv could not store the results (exit 7)" in out
+
+
+def _doc_workflows() -> list[str]:
+    """The complete workflows docs/WORKFLOWS.md gives callers to copy (```yaml blocks that
+    have `on:` and `jobs:`), placeholders filled with a commit-shaped value."""
+    text = (REPO / "docs" / "WORKFLOWS.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```yaml\n(.*?)```", text, flags=re.S)
+    whole = [b for b in blocks if re.search(r"^on:", b, re.M) and re.search(r"^jobs:", b, re.M)]
+    return [re.sub(r"<[^>\n]*(commit|hex)[^>\n]*>", "c" * 40, b) for b in whole]
+
+
+def test_the_documented_caller_workflows_lint_clean(tmp_path: Path) -> None:
+    """The Thunder/Fuser bench caller and the poster caller: valid workflows, no zizmor
+    finding, so what a maintainer copies is as safe as ours."""
+    docs = _doc_workflows()
+    assert len(docs) >= 2
+    folder = tmp_path / ".github" / "workflows"
+    folder.mkdir(parents=True)
+    names = []
+    for i, body in enumerate(docs):
+        (folder / f"caller-{i}.yml").write_text(body, encoding="utf-8")
+        names.append(f".github/workflows/caller-{i}.yml")
+    proc = check_jsonschema(tmp_path, *names)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    code, findings = zizmor(tmp_path, ".github/workflows")
+    assert code == 0 and findings == [], findings
