@@ -13,23 +13,28 @@ Why each check:
 - event `pull_request` and conclusion `success`: only a finished bench has results to post;
 - the run's head commit and head repository against the PR's: `pull_requests` of a run is
   empty for fork PRs, so the PR number comes from the artifact and must be confirmed here;
-- the fork gate: for a fork head, the most recent change of the gate label at or before the
-  run's creation must be a `labeled` event by someone with write access, and the run must have
-  been triggered by someone with write access (the labeller, or a maintainer's re-run), so a
-  fork's own push after an earlier label does not count.
+- the fork gate: for a fork head, the run must be the one the label started. The most recent
+  change of the gate label at or before the run's creation is a `labeled` event by someone with
+  write access; the run is its first attempt, triggered by that same person, created at most
+  GATE_WINDOW after the label and with no other issue event in between. A label vouches for the
+  head it was put on: a fork's push after it, followed by any maintainer action that fires a
+  `pull_request` event (another label, a re-run), would otherwise run the pushed code's own
+  workflow with a maintainer as its trigger.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from bot.tell.log import quoted
 
 #: Repository roles that may vouch for a fork's code (GitHub's `permission` says "write" for
 #: maintain and "read" for triage; `role_name` tells them apart: both are read here).
 WRITERS = frozenset({"admin", "maintain", "write"})
+#: How long after the label its run may be created: GitHub starts it within seconds.
+GATE_WINDOW = timedelta(minutes=2)
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,7 @@ class RunFacts:
     head_repo: str | None  # None: the fork was deleted
     created_at: datetime
     triggering_actor: str | None
+    run_attempt: int = 1
 
 
 @dataclass(frozen=True)
@@ -72,7 +78,8 @@ class PullFacts:
 
 @dataclass(frozen=True)
 class LabelEvent:
-    """One `labeled` or `unlabeled` event of GET /repos/{repo}/issues/{n}/events."""
+    """One event of GET /repos/{repo}/issues/{n}/events: a `labeled` or `unlabeled` with its
+    label, or any other event (label "") that may lie between a label and its run."""
 
     event: str
     label: str
@@ -169,22 +176,42 @@ def check_gate(
     def role(login: str | None) -> str:
         return permissions.get((login or "").lower(), "none")
 
-    labeller, trigger = role(last.actor), role(run.triggering_actor)
+    labeller = role(last.actor)
     if labeller not in WRITERS:
         return Check(
             "fork gate", False, f"labelled by {shown(last.actor)}, whose role is {shown(labeller)}"
         )
-    if trigger not in WRITERS:
+    if (run.triggering_actor or "").lower() != (last.actor or "").lower():
         return Check(
             "fork gate",
             False,
-            f"run triggered by {shown(run.triggering_actor)}, whose role is {shown(trigger)}",
+            f"run triggered by {shown(run.triggering_actor)}, not by the labeller "
+            f"{shown(last.actor)}: not the run the label started",
+        )
+    if run.run_attempt != 1:
+        return Check(
+            "fork gate", False, f"attempt {run.run_attempt}: a re-run is not the labelled run"
+        )
+    if run.created_at - last.created_at > GATE_WINDOW:
+        return Check(
+            "fork gate",
+            False,
+            f"run created {int((run.created_at - last.created_at).total_seconds())} s after the "
+            f"label (at most {int(GATE_WINDOW.total_seconds())} s): not the run the label started",
+        )
+    between = [e for e in events if last.created_at < e.created_at <= run.created_at]
+    if between:
+        return Check(
+            "fork gate",
+            False,
+            f"{len(between)} other event(s) between the label and the run (first: "
+            f"{shown(between[0].event)}): not the run the label started",
         )
     return Check(
         "fork gate",
         True,
         f"labelled by {shown(last.actor)} ({labeller}) at {last.created_at.isoformat()}, "
-        f"before the run at {run.created_at.isoformat()}",
+        f"this run (attempt 1, by the labeller) at {run.created_at.isoformat()}",
     )
 
 

@@ -60,7 +60,15 @@ def run_facts(data: Mapping[str, Any]) -> RunFacts:
         head_repo=_text(data, "head_repository", "full_name"),
         created_at=_moment(_required(data, "created_at")),
         triggering_actor=_text(data, "triggering_actor", "login"),
+        run_attempt=_attempt(data),
     )
+
+
+def _attempt(data: Mapping[str, Any]) -> int:
+    attempt = data.get("run_attempt", 1)
+    if type(attempt) is not int or attempt < 1:
+        raise MalformedAnswer("run_attempt in GitHub's answer is not a positive integer")
+    return attempt
 
 
 def pull_facts(data: Mapping[str, Any]) -> PullFacts:
@@ -89,13 +97,12 @@ def fetch_label_events(gh: github.Github, repo: str, number: int) -> list[LabelE
         # Attributes, not raw_data: raw_data makes PyGithub fetch every listed event again.
         found: list[LabelEvent] = []
         for e in issue.get_events():
-            if e.event not in ("labeled", "unlabeled") or e.label is None:
-                continue
+            is_label = e.event in ("labeled", "unlabeled") and e.label is not None
             moment = e.created_at
             if moment.tzinfo is None:
                 moment = moment.replace(tzinfo=timezone.utc)
             actor = e.actor.login if e.actor is not None else None
-            found.append(LabelEvent(e.event, e.label.name, actor, moment))
+            found.append(LabelEvent(e.event, e.label.name if is_label else "", actor, moment))
         return found
 
 

@@ -156,7 +156,8 @@ def test_a_label_by_a_user_without_write_is_rejected(
 def test_a_label_added_after_the_run_started_is_rejected(
     fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pr, run = seed(fake_github, label_minute=5, run_minute=1, trigger="mallory")
+    # Triggered by the labeller, so only the label's time can reject it.
+    pr, run = seed(fake_github, label_minute=5, run_minute=1, trigger="maintainer")
     rc, out = verify_run(fake_github, capsys, run, pr)
     assert rc == ExitCode.UNTRUSTED and failed(out) == ["fork gate"]
 
@@ -168,6 +169,31 @@ def test_a_fork_push_after_an_old_label_is_rejected(
     pr, run = seed(fake_github, trigger="mallory")
     rc, out = verify_run(fake_github, capsys, run, pr)
     assert rc == ExitCode.UNTRUSTED and "run triggered by 'mallory'" in out
+
+
+def test_a_fork_push_then_a_maintainers_other_action_is_rejected(
+    fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The maintainer labelled an earlier head; the fork pushed code whose own workflow has no
+    gate, and a later maintainer action (another label) fired a pull_request event for it: the
+    run's trigger is a maintainer, but it is not the run the label started."""
+    pr, run = seed(fake_github, label_minute=0, run_minute=60, trigger="maintainer")
+    fake_github.state.actions.add_event(
+        REPO, pr, "labeled", actor="maintainer", label="bug", created_at=at(59.9)
+    )
+    rc, out = verify_run(fake_github, capsys, run, pr)
+    assert rc == ExitCode.UNTRUSTED and failed(out) == ["fork gate"]
+    assert "not the run the label started" in out
+
+
+def test_a_re_run_of_a_labelled_run_is_rejected(
+    fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pr, run = seed(fake_github)
+    assert verify_run(fake_github, capsys, run, pr)[0] == ExitCode.OK_NO_REGRESSION
+    run.run_attempt = 2
+    rc, out = verify_run(fake_github, capsys, run, pr)
+    assert rc == ExitCode.UNTRUSTED and "attempt 2" in out
 
 
 def test_a_label_removed_before_the_run_is_rejected(
@@ -232,6 +258,20 @@ def test_gate_takes_the_latest_label_change_before_the_run() -> None:
     other = LabelEvent("labeled", "bug", "m", at(0))
     assert not check_gate(CLAIM, RUN, [other], roles).ok
     assert not check_gate(CLAIM, replace(RUN, head_repo=None), [], roles).ok  # deleted fork
+
+
+def test_gate_wants_the_run_the_label_started() -> None:
+    roles = {"m": "write", "n": "admin"}
+    assert check_gate(CLAIM, RUN, [labeled("m", 0)], roles).ok
+    assert not check_gate(CLAIM, replace(RUN, triggering_actor="n"), [labeled("m", 0)], roles).ok
+    assert not check_gate(CLAIM, replace(RUN, run_attempt=2), [labeled("m", 0)], roles).ok
+    late = replace(RUN, created_at=at(2.5))  # more than GATE_WINDOW after the label
+    assert not check_gate(CLAIM, late, [labeled("m", 0)], roles).ok
+    assert check_gate(CLAIM, replace(RUN, created_at=at(1.9)), [labeled("m", 0)], roles).ok
+    between = LabelEvent("assigned", "", "m", at(0.5))
+    assert not check_gate(CLAIM, RUN, [labeled("m", 0), between], roles).ok
+    after = LabelEvent("assigned", "", "m", at(1.5))
+    assert check_gate(CLAIM, RUN, [labeled("m", 0), after], roles).ok
 
 
 def test_role_of_tells_maintain_from_write_and_triage_from_read() -> None:
