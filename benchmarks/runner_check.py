@@ -17,7 +17,8 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -123,6 +124,11 @@ def assess(gpu: dict[str, Any], apps: list[dict[str, Any]], when: str) -> list[s
     return problems
 
 
+def _busy(gpu: dict[str, Any]) -> bool:
+    busy = gpu.get("utilization.gpu")
+    return isinstance(busy, float) and busy > MAX_IDLE_UTILIZATION_PCT
+
+
 def _smi(args: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["nvidia-smi", *args], capture_output=True, text=True, timeout=30, check=False
@@ -154,7 +160,15 @@ def query(index: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return gpu, parse_apps(apps.stdout)
 
 
-def check(when: str, commit: str, index: str) -> dict[str, Any]:
+#: A "before" check that finds the GPU busy looks again, a second apart, this many times: the
+#: previous side's kernels can still be in nvidia-smi's average (a second after one H200
+#: measurement ended, its "after" check read 17%), while another job's load stays.
+BUSY_RETRIES = 3
+
+
+def check(
+    when: str, commit: str, index: str, sleep: Callable[[float], None] = time.sleep
+) -> dict[str, Any]:
     record: dict[str, Any] = {
         "schema": SCHEMA,
         "commit": commit,
@@ -163,6 +177,11 @@ def check(when: str, commit: str, index: str) -> dict[str, Any]:
     }
     try:
         gpu, apps = query(index)
+        for _ in range(BUSY_RETRIES if when == "before" else 0):
+            if not _busy(gpu):
+                break
+            sleep(1.0)
+            gpu, apps = query(index)
     except (OSError, RuntimeError, ValueError, subprocess.TimeoutExpired) as exc:
         return {**record, "ok": False, "problems": [f"GPU not checked: {exc}"], "gpu": {}}
     problems = assess(gpu, apps, when)

@@ -410,14 +410,25 @@ def test_data_readme_under_test_table_is_the_lab_logs() -> None:
 
 
 def test_the_after_check_utilization_figures() -> None:
-    """The 11-24% that the dropped rule read right after our own measurements."""
-    folder = DATA / "h200-under-test" / "thunder-pair-call1" / "results"
-    after = [
-        json.loads(line)["gpu"]["utilization.gpu"]
-        for path in folder.glob("rep-*/nvidia-h200/*.hygiene.jsonl")
-        for line in path.read_text(encoding="utf-8").splitlines()
-        if json.loads(line)["when"] == "after"
-    ]
-    figure = f"{min(after):.0f}-{max(after):.0f}%"
-    assert len(after) == 4 and figure == "11-24%"
-    assert figure in DATA_README and figure in WORKFLOWS_DOC
+    """What nvidia-smi read right after our own measurements: 11-24% in the call whose rule
+    judged it (data/README.md), up to 29% over all three pairs, 0% before (WORKFLOWS.md)."""
+    under = DATA / "h200-under-test"
+
+    def readings(folder: str, when: str) -> list[float]:
+        return [
+            json.loads(line)["gpu"]["utilization.gpu"]
+            for path in (under / folder / "results").glob("rep-*/nvidia-h200/*.hygiene.jsonl")
+            for line in path.read_text(encoding="utf-8").splitlines()
+            if json.loads(line)["when"] == when
+        ]
+
+    def span(values: list[float]) -> str:
+        return f"{min(values):.0f}-{max(values):.0f}%"
+
+    first = readings("thunder-pair-call1", "after")
+    assert len(first) == 4 and span(first) in DATA_README
+    folders = ["thunder-pair", "thunder-broken-pair", "thunder-pair-call1"]
+    after = [u for f in folders for u in readings(f, "after")]
+    before = [u for f in folders for u in readings(f, "before")]
+    assert f"read up to {max(after):.0f}% in the {len(after)} after-checks" in WORKFLOWS_DOC
+    assert set(before) == {0.0} and f"0% in all {len(before)} before-checks" in WORKFLOWS_DOC

@@ -267,3 +267,19 @@ def test_a_gpu_that_could_not_be_checked_is_a_failed_check_never_a_pass(
     assert checks is not None
     (check,) = checks.checks
     assert check.ok is False and check.problems == (found,)
+
+
+def test_a_busy_gpu_before_is_looked_at_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Busy then idle (the previous side's kernels leaving nvidia-smi's average): fit. Busy on
+    every look (another job): unfit, after BUSY_RETRIES more looks a second apart."""
+    idle = {"utilization.gpu": 0.0, "memory.used": 0.0}
+    busy = {**idle, "utilization.gpu": 40.0}
+    for readings, ok in (([busy, idle], True), ([busy] * (rc.BUSY_RETRIES + 1), False)):
+        left = list(readings)
+        naps: list[float] = []
+        monkeypatch.setattr(rc, "query", lambda index: (left.pop(0), []))
+        record = rc.check("before", "a" * 40, "0", sleep=naps.append)
+        assert record["ok"] is ok and not left
+        assert naps == [1.0] * (len(readings) - 1)
+    left = [busy]
+    assert rc.check("after", "a" * 40, "0", sleep=naps.append)["ok"] and not left

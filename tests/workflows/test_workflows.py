@@ -30,6 +30,7 @@ from workflow_rules import (
     REPO,
     RULES,
     SITE,
+    UNTRUSTED_EVENTS,
     WORKFLOWS,
     Scenario,
     Workflow,
@@ -92,6 +93,27 @@ def test_bench_gate_lets_trusted_events_through() -> None:
     assert runs(pr_event("labeled", FORK, GATE_LABEL))
     assert runs(pr_event("labeled", OUR_REPO, GATE_LABEL))  # a maintainer's re-run
     assert not runs(pr_event("labeled", OUR_REPO, "documentation"))  # no duplicate run
+
+
+def test_runs_the_gate_skips_cancel_nothing() -> None:
+    """The workflow's concurrency group: a run the gate lets through shares the PR's group (a
+    new push cancels the old run); a run it skips (a fork's push after the label, another label)
+    has a group of its own, so it cannot cancel the maintainer-labelled run in progress."""
+    wf = load_workflow(WORKFLOWS / BENCH)
+    (job,) = jobs(wf).values()
+
+    def group(scenario: Scenario) -> str:
+        github = {**scenario.github, "run_id": 99}
+        return str(evaluate_if(wf.data["concurrency"]["group"], {"github": github}))
+
+    def gated(scenario: Scenario) -> bool:
+        return truthy(evaluate_if(job["if"], {"github": scenario.github}))
+
+    trusted = [pr_event("synchronize", OUR_REPO), pr_event("labeled", FORK, GATE_LABEL)]
+    for scenario in trusted:
+        assert gated(scenario) and group(scenario) == "bench-pr-7"
+    for scenario in [s for s in UNTRUSTED_EVENTS if s.github["event_name"] == "pull_request"]:
+        assert not gated(scenario) and group(scenario) == "bench-pr-7-ignored-99", scenario.name
 
 
 def test_package_bench_gate_holds_for_any_caller() -> None:
@@ -171,6 +193,11 @@ def test_package_bench_turns_commits_into_git_specs(tmp_path: Path) -> None:
     env["BASE_INPUT"] = "b" * 40
     assert run_step(step, tmp_path, env).returncode == 0
     assert outputs(out)["base"] == f"git+{url}@{'b' * 40}#subdirectory=python"
+    # In a PR, a head given as a spec has no merge-base: said, before any git call.
+    out.unlink()
+    env = {**env, "BASE_INPUT": "", "HEAD_INPUT": "nvfuser-cu130-torch210==0.2.36.dev20260301"}
+    proc = run_step(step, tmp_path, {**env, "PR_BASE_SHA": "d" * 40})
+    assert proc.returncode == 1 and "give base too" in proc.stdout
 
 
 def test_bench_checks_out_the_commit_of_the_event_and_cancels_per_pr() -> None:
@@ -553,6 +580,28 @@ def test_poster_rejects_machine_artifacts_that_disagree(
     assert not out.exists()
 
 
+def test_a_bench_of_builds_not_the_prs_commits_is_read_not_posted(tmp_path: Path) -> None:
+    """bench-package.yml writes pr 0 when its head key is not the PR's head (wheel or version
+    specs): the poster says so and skips every later step, instead of failing red."""
+    proc, out = validate(tmp_path, write_artifact(tmp_path, pr="0"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert outputs(out) == {"pr": "0", "base": BASE, "head": HEAD, "skip": "true"}
+    assert "::notice::" in proc.stdout
+    wf = load_workflow(WORKFLOWS / POSTER)
+    assert step_by_id(wf, "fresh")["if"] == "${{ steps.meta.outputs.skip != 'true' }}"
+    for later in ("verify", "bot"):
+        assert "steps.fresh.outputs.post == 'true'" in step_by_id(wf, later)["if"]
+
+
+def test_package_bench_writes_pr_zero_unless_it_measured_the_prs_head(tmp_path: Path) -> None:
+    step = step_by_id(load_workflow(WORKFLOWS / "bench-package.yml"), "write-meta")
+    env = {"BASE_SHA": BASE, "HEAD_SHA": HEAD, "RUN_ID": "5", "RUNNER_LABEL": "gpu-h200"}
+    for pr_head, expected in ((HEAD, 42), ("c" * 40, 0)):
+        proc = run_step(step, tmp_path, {**env, "PR_NUMBER": "42", "PR_HEAD_SHA": pr_head})
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads((tmp_path / "bench-meta.json").read_text())["pr"] == expected
+
+
 def test_bench_refuses_to_write_malformed_metadata(tmp_path: Path) -> None:
     step = step_by_id(load_workflow(WORKFLOWS / BENCH), "write-meta")
     env = {"PR_NUMBER": "42; rm -rf /", "BASE_SHA": BASE, "PR_HEAD_SHA": HEAD, "RUN_ID": "1"}
@@ -566,7 +615,7 @@ INJECTED = "\n::error::pwned"
 META_MUTATIONS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "pr as text": lambda m: {**m, "pr": "42"},
     "pr as bool": lambda m: {**m, "pr": True},
-    "pr zero": lambda m: {**m, "pr": 0},
+    "pr negative": lambda m: {**m, "pr": -1},
     "pr huge": lambda m: {**m, "pr": 2**31},
     "pr float": lambda m: {**m, "pr": 42.0},
     "run id of another run": lambda m: {**m, "run_id": 999},

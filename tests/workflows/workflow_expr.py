@@ -28,7 +28,7 @@ TOKEN = re.compile(
     r"|(?P<name>[A-Za-z_][\w-]*(?:\.(?:[A-Za-z_][\w-]*|\*))*))"
 )
 # GitHub's string functions compare ignoring case, like its `==`; a function not listed here
-# (fromJSON, format, hashFiles) makes evaluate_if raise rather than evaluate it wrongly.
+# (fromJSON, hashFiles) makes evaluate_if raise rather than evaluate it wrongly.
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "contains": lambda hay, needle: (
         any(equal(item, needle) for item in hay)
@@ -37,12 +37,36 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     ),
     "startsWith": lambda text, prefix: str(text).casefold().startswith(str(prefix).casefold()),
     "endsWith": lambda text, suffix: str(text).casefold().endswith(str(suffix).casefold()),
+    "format": lambda template, *values: _format(str(template), values),
     # Job-status functions, for a job whose needs all succeeded.
     "success": lambda: True,
     "always": lambda: True,
     "failure": lambda: False,
     "cancelled": lambda: False,
 }
+
+
+def _text(value: Any) -> str:
+    """How GitHub turns a value into text: null is '', booleans are lower case."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _format(template: str, values: tuple[Any, ...]) -> str:
+    """GitHub's format(): {N} is the N-th value, {{ and }} are braces."""
+
+    def one(match: re.Match[str]) -> str:
+        if match[0] in ("{{", "}}"):
+            return match[0][0]
+        index = int(match[1])
+        if index >= len(values):
+            raise ExpressionError(f"format(): no value for {{{index}}}")
+        return _text(values[index])
+
+    return re.sub(r"\{\{|\}\}|\{(\d+)\}", one, template)
 
 
 def evaluate_if(condition: str, context: dict[str, Any]) -> Any:
