@@ -277,9 +277,10 @@ def test_a_busy_gpu_before_is_looked_at_again(monkeypatch: pytest.MonkeyPatch) -
     for readings, ok in (([busy, idle], True), ([busy] * (rc.BUSY_RETRIES + 1), False)):
         left = list(readings)
         naps: list[float] = []
-        monkeypatch.setattr(rc, "query", lambda index: (left.pop(0), []))
+        monkeypatch.setattr(rc, "query", lambda index, left=left: (left.pop(0), []))
         record = rc.check("before", "a" * 40, "0", sleep=naps.append)
         assert record["ok"] is ok and not left
         assert naps == [1.0] * (len(readings) - 1)
-    left = [busy]
-    assert rc.check("after", "a" * 40, "0", sleep=naps.append)["ok"] and not left
+    after = [busy]
+    monkeypatch.setattr(rc, "query", lambda index: (after.pop(0), []))
+    assert rc.check("after", "a" * 40, "0", sleep=naps.append)["ok"] and not after
