@@ -1,0 +1,234 @@
+"""What ran inside the fusion, per point and variant: the raw material of root-cause hints.
+
+For each point it writes, under ``OUT/<state>/<dtype>_<shape>/<variant>/``:
+
+- ``definition.py``: the nvFuser definition of each fusion (the hand-written one; every
+  nvFuser region of Thunder's final backward trace);
+- ``forward_trace.py`` / ``backward_trace.py``: Thunder's last forward and backward traces;
+- ``saved.json``: what the forward saved for the backward (name, shape, dtype);
+- ``profile.json``: nvFuser's own profile of one backward call (``nvfuser_direct``'s
+  ``PythonProfiler``: fusions, segments, kernels with scheduler, launch and registers), every
+  field the build exposes, so that a missing one is seen, not guessed;
+- ``repro.py``: nvFuser's reproducer of the fusion where the build offers one;
+- ``errors.json``: each capture step that failed, with its error (a step's failure never loses
+  the others).
+
+Run on the GPU machine (issue 9 builds the comparer on these files):
+``python3 -m benchmarks.rmsnorm_bwd.capture --out DIR --state NAME [--thunder-variant ...]
+[--points bfloat16:2048x8192,...]``. ``NVFUSER_DUMP=scheduler_params,launch_param`` in the
+environment adds nvFuser's own dump to stdout, between ``=== capture`` marker lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import model
+from .config import Shape
+
+PUBLIC_SKIP = ("__",)
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    """A JSON-able view of an nvFuser profile object: its public attributes, recursively."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, depth + 1) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v, depth + 1) for k, v in value.items()}
+    if depth > 4:
+        return repr(value)
+    fields: dict[str, Any] = {"__type__": type(value).__name__}
+    for name in dir(value):
+        if name.startswith("_"):
+            continue
+        try:
+            attr = getattr(value, name)
+        except Exception as exc:  # a property the build does not support
+            fields[name] = f"<unreadable: {exc.__class__.__name__}>"
+            continue
+        if callable(attr):
+            continue
+        fields[name] = _plain(attr, depth + 1)
+    return fields
+
+
+class Capture:
+    """One variant's folder; ``step`` runs one capture and records its failure, if any."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self.errors: dict[str, str] = {}
+
+    def step(self, name: str, fn: Callable[[], Any]) -> Any:
+        try:
+            return fn()
+        except Exception as exc:
+            self.errors[name] = f"{exc.__class__.__name__}: {exc}\n{traceback.format_exc()[-1500:]}"
+            return None
+
+    def write(self, name: str, text: str) -> None:
+        (self.folder / name).write_text(text, encoding="utf-8")
+
+    def write_json(self, name: str, value: Any) -> None:
+        self.write(name, json.dumps(value, indent=1, sort_keys=True, default=repr) + "\n")
+
+    def close(self) -> None:
+        self.write_json("errors.json", self.errors)
+
+
+def _profile(call: Callable[[], Any]) -> Any:
+    import torch
+    from nvfuser_direct import PythonProfiler
+
+    call()  # compiled and warm: the profile is of a steady call
+    torch.cuda.synchronize()
+    with PythonProfiler() as prof:
+        call()
+        torch.cuda.synchronize()
+    return _plain(prof.profile)
+
+
+def capture_nvfuser(cap: Capture, inputs: dict[str, Any], dtype_name: str) -> None:
+    from nvfuser_direct import FusionDefinition
+
+    x, grad, weight = inputs["x"], inputs["grad"], inputs["weight"]
+    args = [x, model.saved_rms(x), grad, weight]
+    with FusionDefinition() as fd:
+        model.define_backward_fusion(fd, dtype_name)
+    cap.step("definition", lambda: cap.write("definition.py", repr(fd) + "\n"))
+    cap.step("profile", lambda: cap.write_json("profile.json", _profile(lambda: fd.execute(args))))
+
+    def repro() -> None:
+        fd.execute(args, save_repro_inputs=True)
+        cap.write("repro.py", fd.last_repro_script() + "\n")
+
+    cap.step("repro", repro)
+
+
+def _proxies(value: Any) -> list[dict[str, Any]]:
+    """Tensor proxies in a (nested) trace argument, as name, shape and dtype."""
+    found: list[dict[str, Any]] = []
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            found += _proxies(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            found += _proxies(v)
+    elif hasattr(value, "name") and hasattr(value, "shape"):
+        found.append(
+            {
+                "name": str(value.name),
+                "shape": [str(s) for s in value.shape],
+                "dtype": str(getattr(value, "dtype", "?")),
+            }
+        )
+    return found
+
+
+def capture_thunder(
+    cap: Capture, fn: Callable[[Any, Any], Any], inputs: dict[str, Any], thunder_variant: str
+) -> None:
+    import thunder
+    import torch
+    from thunder.executors.nvfuserex import nvfuserex
+    from thunder.extend import FUEL_LEVEL
+
+    jitted = thunder.jit(fn, executors=[nvfuserex])
+    x = inputs["x"].detach().clone().requires_grad_()
+    w = inputs["weight"].detach().clone().requires_grad_()
+    # The same fuel as variants.py's unfused-backward: the forward takes the one fusion region.
+    nvfuserex.set_fuel(1 if thunder_variant == "unfused-backward" else FUEL_LEVEL.UNLIMITED)
+    try:
+        y = jitted(x, w)
+        y.backward(inputs["grad"], retain_graph=True)
+    finally:
+        nvfuserex.set_fuel(FUEL_LEVEL.UNLIMITED)
+    torch.cuda.synchronize()
+    target = jitted
+    fwd = cap.step("forward traces", lambda: thunder.last_traces(target))
+    bwd = cap.step("backward traces", lambda: thunder.last_backward_traces(target))
+    if fwd:
+        cap.write("forward_trace.py", str(fwd[-1]) + "\n")
+    if bwd:
+        final = bwd[-1]
+        cap.write("backward_trace.py", str(final) + "\n")
+        cap.step("saved", lambda: cap.write_json("saved.json", _proxies(final.args)))
+
+        def definitions() -> None:
+            from thunder.examine import get_fusions
+
+            fusions = get_fusions(final)
+            texts = []
+            for entry in fusions:
+                name, fusion = entry[0], entry[1]
+                fd = getattr(fusion, "last_used", None) or fusion
+                texts.append(f"# ===== {name}\n{fd!r}\n")
+            cap.write("definition.py", "".join(texts) or "# no nvFuser fusion in the trace\n")
+
+        cap.step("definitions", definitions)
+
+    def call() -> None:
+        x.grad = None
+        w.grad = None
+        y.backward(inputs["grad"], retain_graph=True)
+
+    cap.step("profile", lambda: cap.write_json("profile.json", _profile(call)))
+
+
+def _points(text: str) -> list[tuple[str, Shape]]:
+    out = []
+    for item in text.split(","):
+        dtype, dims = item.split(":")
+        m, n = dims.split("x")
+        out.append((dtype, Shape(int(m), int(n))))
+    return out
+
+
+def _capture_one(
+    folder: Path, variant: str, inputs: dict[str, Any], dtype: str, thunder_variant: str
+) -> list[str]:
+    import thunder
+
+    cap = Capture(folder)
+    if variant == "nvfuser":
+        cap.step("nvfuser", lambda: capture_nvfuser(cap, inputs, dtype))
+    else:
+        fn = model.rmsnorm_prims if variant == "thunder-prims" else model.rmsnorm_func
+        cap.step("thunder", lambda: capture_thunder(cap, fn, inputs, thunder_variant))
+    cap.write_json("versions.json", {"thunder": thunder.__version__})
+    cap.close()
+    return sorted(cap.errors)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python3 -m benchmarks.rmsnorm_bwd.capture",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--state", required=True, help="folder name of this state, e.g. stock-0.2.6")
+    p.add_argument("--thunder-variant", default="stock", choices=["stock", "unfused-backward"])
+    p.add_argument("--points", default="bfloat16:2048x8192")
+    args = p.parse_args(argv)
+    for dtype, shape in _points(args.points):
+        inputs = model.make_inputs(shape, dtype)
+        for variant in ("nvfuser", "thunder-prims", "thunder-func"):
+            folder = args.out / args.state / f"{dtype}_{shape.label}" / variant
+            print(f"=== capture {args.state} {dtype} {shape.label} {variant}", flush=True)
+            failed = _capture_one(folder, variant, inputs, dtype, args.thunder_variant)
+            print(f"=== done {variant}: failed steps {failed}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
