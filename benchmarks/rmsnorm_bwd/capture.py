@@ -2,14 +2,14 @@
 
 For each point it writes, under ``OUT/<state>/<dtype>_<shape>/<variant>/``:
 
-- ``definition.py``: the nvFuser definition of each fusion (the hand-written one; every
+- ``definition.py.txt``: the nvFuser definition of each fusion (the hand-written one; every
   nvFuser region of Thunder's final backward trace);
-- ``forward_trace.py`` / ``backward_trace.py``: Thunder's last forward and backward traces;
+- ``forward_trace.py.txt`` / ``backward_trace.py.txt``: Thunder's last forward and backward traces;
 - ``saved.json``: what the forward saved for the backward (name, shape, dtype);
 - ``profile.json``: nvFuser's own profile of one backward call (``nvfuser_direct``'s
   ``PythonProfiler``: fusions, segments, kernels with scheduler, launch and registers), every
   field the build exposes, so that a missing one is seen, not guessed;
-- ``repro.py``: nvFuser's reproducer of the fusion where the build offers one;
+- ``repro.py.txt``: nvFuser's reproducer of the fusion where the build offers one;
 - ``errors.json``: each capture step that failed, with its error (a step's failure never loses
   the others).
 
@@ -85,6 +85,12 @@ class Capture:
         self.write_json("errors.json", self.errors)
 
 
+#: fusion ids already profiled in this process: PythonProfiler hands back the last profile it
+#: made when the profiled call ran no nvFuser fusion (seen on the H200: every unfused-backward
+#: Thunder variant "profiled" as the hand-written fusion just before it, same fusion_id).
+_SEEN_FUSIONS: set[int] = set()
+
+
 def _profile(call: Callable[[], Any]) -> Any:
     import torch
     from nvfuser_direct import PythonProfiler
@@ -94,7 +100,17 @@ def _profile(call: Callable[[], Any]) -> Any:
     with PythonProfiler() as prof:
         call()
         torch.cuda.synchronize()
-    return _plain(prof.profile)
+    profile = _plain(prof.profile)
+    fusion_id = profile.get("fusion_id") if isinstance(profile, dict) else None
+    if isinstance(fusion_id, int) and fusion_id in _SEEN_FUSIONS:
+        return {
+            "no_fusion": True,
+            "why": f"the profile is of fusion {fusion_id}, profiled before: "
+            "this call ran no nvFuser fusion of its own",
+        }
+    if isinstance(fusion_id, int):
+        _SEEN_FUSIONS.add(fusion_id)
+    return profile
 
 
 def capture_nvfuser(cap: Capture, inputs: dict[str, Any], dtype_name: str) -> None:
@@ -104,12 +120,12 @@ def capture_nvfuser(cap: Capture, inputs: dict[str, Any], dtype_name: str) -> No
     args = [x, model.saved_rms(x), grad, weight]
     with FusionDefinition() as fd:
         model.define_backward_fusion(fd, dtype_name)
-    cap.step("definition", lambda: cap.write("definition.py", repr(fd) + "\n"))
+    cap.step("definition", lambda: cap.write("definition.py.txt", repr(fd) + "\n"))
     cap.step("profile", lambda: cap.write_json("profile.json", _profile(lambda: fd.execute(args))))
 
     def repro() -> None:
         fd.execute(args, save_repro_inputs=True)
-        cap.write("repro.py", fd.last_repro_script() + "\n")
+        cap.write("repro.py.txt", fd.last_repro_script() + "\n")
 
     cap.step("repro", repro)
 
@@ -157,10 +173,10 @@ def capture_thunder(
     fwd = cap.step("forward traces", lambda: thunder.last_traces(target))
     bwd = cap.step("backward traces", lambda: thunder.last_backward_traces(target))
     if fwd:
-        cap.write("forward_trace.py", str(fwd[-1]) + "\n")
+        cap.write("forward_trace.py.txt", str(fwd[-1]) + "\n")
     if bwd:
         final = bwd[-1]
-        cap.write("backward_trace.py", str(final) + "\n")
+        cap.write("backward_trace.py.txt", str(final) + "\n")
         cap.step("saved", lambda: cap.write_json("saved.json", _proxies(final.args)))
 
         def definitions() -> None:
@@ -172,7 +188,7 @@ def capture_thunder(
                 name, fusion = entry[0], entry[1]
                 fd = getattr(fusion, "last_used", None) or fusion
                 texts.append(f"# ===== {name}\n{fd!r}\n")
-            cap.write("definition.py", "".join(texts) or "# no nvFuser fusion in the trace\n")
+            cap.write("definition.py.txt", "".join(texts) or "# no nvFuser fusion in the trace\n")
 
         cap.step("definitions", definitions)
 
