@@ -20,6 +20,7 @@ class VariantCapture:
     profile: dict[str, Any] | None  # None: no profile (none made, or the call ran no fusion)
     repro: str | None  # nvFuser's repro script, where captured
     errors: dict[str, str] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)  # {"thunder": "0.2.6"}, where captured
 
 
 @dataclass(frozen=True)

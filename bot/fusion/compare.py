@@ -1,0 +1,304 @@
+"""What differs inside the fusion: head against base, and Thunder against the hand-written one.
+
+Each difference is one :class:`~bot.fusion.types.Finding` in plain words an issue can quote.
+Times are never findings: two runs of one program differ in time too, and the bot's statistics
+already decide whether a time changed; these say *what else* changed. When nothing did, the
+one finding says so, which is itself the hint: the cause is in the stack, not in the fusion.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from bot.fusion import definition
+from bot.fusion.definition import BROADCASTS, BYTES, MATH, REDUCTIONS, Input, RoundTrip, Summary
+from bot.fusion.types import Finding, PointCapture, VariantCapture
+
+HANDWRITTEN = "nvfuser"
+#: Launch parameters of a kernel, as the profiler names them, and how a finding names them.
+KERNEL_FIELDS = {
+    "grid_str": ("launch", "launch grid"),
+    "block_str": ("launch", "launch block"),
+    "cluster_str": ("launch", "launch cluster"),
+    "registers": ("kernels", "registers"),
+    "shared_mem_str": ("kernels", "shared memory"),
+}
+STACK = "the time change is not in the fusion (look at the stack: versions, clocks)"
+
+
+@dataclass(frozen=True)
+class _Words:
+    """Who is compared with whom, as the findings say it."""
+
+    new: str
+    old: str
+
+
+HEAD = _Words("head", "base")
+THUNDER = _Words("Thunder", "the hand-written fusion")
+
+
+def compare_points(base: PointCapture, head: PointCapture) -> list[Finding]:
+    """Every variant of one point, head against base."""
+    point = f"{head.dtype} {head.shape}"
+    found: list[Finding] = []
+    for variant in sorted(set(base.variants) | set(head.variants)):
+        old, new = base.variants.get(variant), head.variants.get(variant)
+        if old is None or new is None:
+            side = "head" if new is None else "base"
+            text = f"{side} has no capture of this variant: nothing compared"
+            found.append(Finding("fusions", point, variant, text, material=False))
+            continue
+        diffs = _differences(old, new, HEAD, point, variant, saved=True)
+        if not any(finding.material for finding in diffs):
+            versions = _versions(old.versions, new.versions)
+            text = (
+                "the same compiled program at base and head (definitions, saved tensors, "
+                f"segments, schedulers, launches){versions}: {STACK}"
+            )
+            diffs.append(Finding("same-program", point, variant, text, material=False))
+        found += diffs
+    return found
+
+
+def against_handwritten(point: PointCapture) -> list[Finding]:
+    """Each Thunder variant of one point and side against the hand-written fusion."""
+    where = f"{point.dtype} {point.shape}"
+    handwritten = point.variants.get(HANDWRITTEN)
+    found: list[Finding] = []
+    for variant, capture in sorted(point.variants.items()):
+        if variant == HANDWRITTEN:
+            continue
+        if handwritten is None:
+            text = "no hand-written fusion captured at this point: nothing compared"
+            found.append(Finding("fusions", where, variant, text, material=False))
+            continue
+        diffs = _differences(handwritten, capture, THUNDER, where, variant, saved=False)
+        if not any(finding.material for finding in diffs):
+            text = "Thunder's fusion is the hand-written one in every respect compared"
+            diffs.append(Finding("same-program", where, variant, text, material=False))
+        found += diffs
+    return found
+
+
+def summarise(findings: list[Finding]) -> list[Finding]:
+    """Identical findings at several points or variants as one ("at 9 points (...): ...")."""
+    groups: dict[tuple[str, str, bool], list[Finding]] = {}
+    for finding in findings:
+        groups.setdefault((finding.kind, finding.text, finding.material), []).append(finding)
+    out = []
+    for (kind, text, material), members in groups.items():
+        if len(members) == 1:
+            out.append(members[0])
+            continue
+        points = list(dict.fromkeys(member.point for member in members))
+        variants = ", ".join(dict.fromkeys(member.variant for member in members))
+        where = f"at {len(points)} points" if len(points) > 1 else f"at {points[0]}"
+        out.append(
+            Finding(kind, ", ".join(points), variants, f"{where} ({variants}): {text}", material)
+        )
+    return out
+
+
+def _differences(
+    old: VariantCapture, new: VariantCapture, words: _Words, point: str, variant: str, saved: bool
+) -> list[Finding]:
+    found: list[tuple[str, str, bool]] = []
+    n_old, n_new = len(old.definitions), len(new.definitions)
+    if n_old != n_new:
+        count = "no nvFuser fusion" if n_new == 0 else _plural(n_new, "nvFuser fusion")
+        found.append(
+            ("fusions", f"{words.new}'s backward has {count} ({words.old}: {n_old})", True)
+        )
+    if saved:
+        found += _saved(old.saved, new.saved, words)
+    if n_old and n_new:
+        before, after = (
+            definition.summarise(old.definitions),
+            definition.summarise(new.definitions),
+        )
+        found += _definitions(before, after, words, new.saved)
+        if before == after and old.definitions != new.definitions:
+            text = "the definitions differ only in value names or order"
+            found.append(("ops", text, False))
+        found += _profiles(old.profile, new.profile, words)
+    return [Finding(kind, point, variant, text, material) for kind, text, material in found]
+
+
+def _saved(
+    old: tuple[dict[str, Any], ...], new: tuple[dict[str, Any], ...], words: _Words
+) -> list[tuple[str, str, bool]]:
+    before, after = Counter(map(_tensor, old)), Counter(map(_tensor, new))
+    if before == after:
+        return []
+    text = (
+        f"{words.new} saves {_tensors(after - before)} for the backward "
+        f"({words.old}: {_tensors(before - after)}); {_size(after)} in all "
+        f"({words.old}: {_size(before)})"
+    )
+    return [("saved", text, True)]
+
+
+def _definitions(
+    old: Summary, new: Summary, words: _Words, saved: tuple[dict[str, Any], ...]
+) -> list[tuple[str, str, bool]]:
+    """The summaries' differences: counts as ``old -> new``, the rest as "X where Y"."""
+    arrow = f"({words.old} -> {words.new})"
+    rest = {*MATH, *REDUCTIONS, *BROADCASTS, "cast"}
+    counted = [
+        ("casts", "casts", old.casts, new.casts),
+        ("broadcasts", "broadcasts", old.broadcasts, new.broadcasts),
+        ("ops", "op counts", _without(old.ops, rest), _without(new.ops, rest)),
+    ]
+    found = [(kind, f"{label} {arrow}: {_counts(a, b)}", True) for kind, label, a, b in counted
+             if a != b]  # fmt: skip
+    named = {_tensor(item): item["name"] for item in saved}
+    found += _round_trips(new.round_trips, old.round_trips, words.new, words.old, named)
+    found += _round_trips(old.round_trips, new.round_trips, words.old, words.new, {})
+    before, after = Counter(map(_input, old.inputs)), Counter(map(_input, new.inputs))
+    described = [
+        ("ops", "takes", _math(old.math), _math(new.math)),
+        ("reductions", "reduces", _list(old.reductions), _list(new.reductions)),
+        ("extents", "has", _extents(old), _extents(new)),
+        ("inputs", "takes inputs", _inputs(old.inputs, before - after),
+         _inputs(new.inputs, after - before)),
+    ]  # fmt: skip
+    for kind, verb, a, b in described:
+        if a != b:
+            found.append((kind, f"{words.new} {verb} {b} where {words.old} {verb} {a}", True))
+    return found
+
+
+def _without(counts: Counter[str], names: set[str]) -> Counter[str]:
+    return Counter({name: n for name, n in counts.items() if name not in names})
+
+
+def _inputs(inputs: tuple[Input, ...], only: Counter[tuple[str, tuple[bool, ...]]]) -> str:
+    """The inputs of the kinds in `only` (the ones the other side lacks), else "the same"."""
+    picked = [f"{i.dtype} {list(i.shape)}" for i in inputs if only[_input(i)]]
+    return ", ".join(picked) if only else "the same"
+
+
+def _round_trips(
+    mine: tuple[RoundTrip, ...],
+    theirs: tuple[RoundTrip, ...],
+    who: str,
+    other: str,
+    named: dict[tuple[str, tuple[str, ...]], str],
+) -> list[tuple[str, str, bool]]:
+    """The round trips `who` makes and `other` does not (as many as it makes more of)."""
+    extra = Counter(map(_trip, mine)) - Counter(map(_trip, theirs))
+    found = []
+    for trip in mine:
+        if extra[_trip(trip)] > 0:
+            extra[_trip(trip)] -= 1
+            value = f"{who} casts {_value(trip, named)} {trip.words}"
+            text = f"{value}: a round trip {other} does not make"
+            found.append(("casts", text, True))
+    return found
+
+
+def _profiles(
+    old: dict[str, Any] | None, new: dict[str, Any] | None, words: _Words
+) -> list[tuple[str, str, bool]]:
+    if old is None or new is None:
+        who = " and ".join(w for w, p in ((words.old, old), (words.new, new)) if p is None)
+        return [("kernels", f"no nvFuser profile of {who}: kernels not compared", False)]
+    arrow = f"({words.old} -> {words.new})"
+    found: list[tuple[str, str, bool]] = []
+    if old["segments"] != new["segments"]:
+        found.append(("segments", f"segments {old['segments']} -> {new['segments']} {arrow}", True))
+    kernels_old, kernels_new = old["kernel_profiles"], new["kernel_profiles"]
+    if len(kernels_old) != len(kernels_new):
+        text = f"kernels {len(kernels_old)} -> {len(kernels_new)} {arrow}"
+        found.append(("kernels", text, True))
+    one = len(kernels_old) == len(kernels_new) == 1
+    for index, (a, b) in enumerate(zip(kernels_old, kernels_new, strict=False)):
+        name = "kernel" if one else f"kernel {index}"
+        if a.get("scheduler") != b.get("scheduler"):
+            text = f"{name} scheduler {a.get('scheduler')} -> {b.get('scheduler')} {arrow}"
+            found.append(("scheduler", text, True))
+        for key, (kind, label) in KERNEL_FIELDS.items():
+            if a.get(key) != b.get(key):
+                text = f"{name} {label} {a.get(key)} -> {b.get(key)} {arrow}"
+                found.append((kind, text, True))
+    return found
+
+
+def _tensor(item: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
+    return definition.short_dtype(item["dtype"]), tuple(item["shape"])
+
+
+def _tensors(counts: Counter[tuple[str, tuple[str, ...]]]) -> str:
+    parts = []
+    for (dtype, shape), n in counts.items():
+        described = f"{dtype} [{', '.join(shape)}]"
+        parts.append(f"{n} {described} tensors" if n > 1 else described)
+    return ", ".join(parts) or "nothing else"
+
+
+def _size(counts: Counter[tuple[str, tuple[str, ...]]]) -> str:
+    total = 0
+    for (dtype, shape), n in counts.items():
+        if not all(extent.isdigit() for extent in shape) or dtype not in BYTES:
+            return "size unknown"
+        elements = 1
+        for extent in shape:
+            elements *= int(extent)
+        total += n * elements * BYTES[dtype]
+    return f"{total / 2**20:.0f} MiB" if total >= 2**20 else f"{total / 2**10:.0f} KiB"
+
+
+def _trip(trip: RoundTrip) -> tuple[object, ...]:
+    origin = None if trip.origin is None else (trip.origin.dtype, trip.origin.shape)
+    return trip.chain, origin, trip.narrowed
+
+
+def _value(trip: RoundTrip, named: dict[tuple[str, tuple[str, ...]], str]) -> str:
+    """The value a round trip starts at: a saved tensor by name where its shape says which."""
+    if trip.origin is None:
+        return f"a {trip.narrowed} result"
+    key = (trip.origin.dtype, tuple(str(n) for n in trip.origin.shape))
+    name = f" {named[key]}" if key in named else ""
+    return f"the saved value{name} ({trip.origin.dtype} {list(trip.origin.shape)})"
+
+
+def _input(item: Input) -> tuple[str, tuple[bool, ...]]:
+    """An input by dtype and which dims are broadcast (1), not by extent (extents say that)."""
+    return item.dtype, tuple(n == 1 for n in item.shape)
+
+
+def _counts(old: Counter[str], new: Counter[str]) -> str:
+    keys = [k for k in dict.fromkeys([*old, *new]) if old[k] != new[k]]
+    return ", ".join(f"{k} {old[k]} -> {new[k]}" for k in keys)
+
+
+def _math(counts: Counter[str]) -> str:
+    parts = [
+        f"{counts[name]} {name}{'s' if counts[name] > 1 else ''}" for name in MATH if counts[name]
+    ]
+    if not parts:
+        return "none of " + ", ".join(MATH)
+    return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
+
+
+def _list(counts: Counter[str]) -> str:
+    return ", ".join(f"{n} x {k}" if n > 1 else k for k, n in sorted(counts.items())) or "nothing"
+
+
+def _extents(summary: Summary) -> str:
+    fixed = f"fixed extents {list(summary.fixed_extents)}" if summary.fixed_extents else ""
+    symbolic = "symbolic extents" if summary.symbolic_extents else ""
+    return " and ".join(part for part in (fixed, symbolic) if part) or "no extents"
+
+
+def _versions(old: dict[str, str], new: dict[str, str]) -> str:
+    changed = [f"{k} {old.get(k, '?')} -> {new.get(k, '?')}" for k in sorted({*old, *new})
+               if old.get(k) != new.get(k)]  # fmt: skip
+    return f", with {', '.join(changed)}" if changed else ""
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"

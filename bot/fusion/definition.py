@@ -1,0 +1,292 @@
+"""nvFuser definition text as a small model, and the summary the comparer diffs.
+
+The definitions are the one place where Thunder's program and the hand-written fusion can be
+read side by side (the timing says *that* they differ, this says *how*): which dtypes are cast
+to which, which math is taken, what is reduced and broadcast, whether the extents are baked in.
+The parser reads only the line forms nvFuser's printer writes and refuses anything else with
+the line number, because a silently skipped op would make two different programs look alike.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+#: nvFuser's and Thunder's dtype names, in the short words the findings use.
+DTYPES = {
+    "Float": "fp32", "Double": "fp64", "BFloat16": "bf16", "Half": "fp16", "Int": "int64",
+    "Int32": "int32", "Bool": "bool", "ComplexFloat": "c64", "ComplexDouble": "c128",
+    "float32": "fp32", "float64": "fp64", "bfloat16": "bf16", "float16": "fp16",
+    "int64": "int64", "int32": "int32", "bool8": "bool",
+}  # fmt: skip
+WIDE = ("fp32", "fp64")
+#: Width in bytes, to tell a narrowing cast (information lost) from a widening one.
+BYTES = {"fp64": 8, "fp32": 4, "bf16": 2, "fp16": 2, "int64": 8, "int32": 4, "bool": 1}
+MATH = ("pow", "sqrt", "rsqrt", "reciprocal", "div")
+REDUCTIONS = ("sum", "max", "min", "prod", "var", "var_mean")
+BROADCASTS = ("broadcast", "expand", "broadcast_in_dim")
+#: Ops of a tensor whose result is a scalar (an extent), not a tensor.
+SCALAR_OPS = ("size", "numel")
+
+HEADER = re.compile(r"def \w+\(fd ?: ?FusionDefinition\) ?-> ?None ?:")
+ASSIGN = re.compile(r"(?P<targets>\w+(?:, *\w+)*) = fd\.(?P<call>define_tensor|define_scalar|"
+                    r"ops\.\w+)\((?P<args>.*)\)")  # fmt: skip
+OUTPUT = re.compile(r"fd\.add_output\((?P<value>\w+)(?:, .*)?\)")
+NUMBER = re.compile(r"-?[0-9]+(?P<float>\.[0-9]*(?:e[-+]?[0-9]+)?)?|-?inf|nan")
+
+
+class DefinitionError(ValueError):
+    """Definition text the parser does not know (the message says which line)."""
+
+
+def short_dtype(name: str) -> str:
+    """``DataType.BFloat16`` or ``thunder.dtypes.bfloat16`` as ``bf16``; unknown names kept."""
+    last = name.rsplit(".", 1)[-1]
+    return DTYPES.get(last, last)
+
+
+@dataclass(frozen=True)
+class Input:
+    name: str
+    dtype: str
+    shape: tuple[int, ...]  # -1: a symbolic extent
+
+
+@dataclass(frozen=True)
+class Op:
+    target: str
+    op: str  # "cast", "sum", "mul", ...
+    inputs: tuple[str, ...]  # the values it reads (literals are left out)
+    dtype: str  # of the target
+    args: dict[str, str] = field(default_factory=dict)  # keyword arguments, as written
+
+
+@dataclass(frozen=True)
+class Fusion:
+    inputs: tuple[Input, ...]
+    ops: tuple[Op, ...]
+    outputs: tuple[str, ...]
+    dtypes: dict[str, str]  # every value's dtype
+    tensors: frozenset[str]  # which values are tensors (the rest are scalars)
+
+
+def parse(text: str) -> Fusion:
+    """One fusion's definition text, as ``FusionDefinition``'s printer writes it."""
+    inputs: list[Input] = []
+    ops: list[Op] = []
+    outputs: list[str] = []
+    dtypes: dict[str, str] = {}
+    tensors: set[str] = set()
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#") or HEADER.fullmatch(line):
+            continue
+        if out := OUTPUT.fullmatch(line):
+            outputs.append(_known(out["value"], dtypes, number))
+            continue
+        match = ASSIGN.fullmatch(line)
+        if match is None:
+            raise DefinitionError(f"line {number}: not an nvFuser definition line: {line[:100]}")
+        targets = [name.strip() for name in match["targets"].split(",")]
+        positional, keywords = _arguments(match["args"], number)
+        call = match["call"]
+        if call == "define_tensor":
+            dtype = short_dtype(keywords.get("dtype", "Float"))
+            shape = tuple(int(extent) for extent in _list(keywords.get("shape", "[]")))
+            inputs.append(Input(targets[0], dtype, shape))
+            dtypes[targets[0]] = dtype
+            tensors.add(targets[0])
+            continue
+        if call == "define_scalar":
+            dtype = keywords.get("dtype") or _literal_dtype(positional[0] if positional else "0")
+            dtypes[targets[0]] = short_dtype(dtype)
+            continue
+        op = call.removeprefix("ops.")
+        read = tuple(_known(arg, dtypes, number) for arg in positional if not NUMBER.fullmatch(arg))
+        dtype = _result_dtype(op, read, positional, keywords, dtypes)
+        is_tensor = op not in SCALAR_OPS and any(name in tensors for name in read)
+        for target in targets:
+            dtypes[target] = dtype
+            if is_tensor:
+                tensors.add(target)
+            ops.append(Op(target, op, read, dtype, keywords))
+    return Fusion(tuple(inputs), tuple(ops), tuple(outputs), dtypes, frozenset(tensors))
+
+
+def _known(name: str, dtypes: dict[str, str], number: int) -> str:
+    if name not in dtypes:
+        raise DefinitionError(f"line {number}: {name} is used before it is defined")
+    return name
+
+
+def _result_dtype(
+    op: str, read: tuple[str, ...], positional: list[str], keywords: dict[str, str],
+    dtypes: dict[str, str],
+) -> str:  # fmt: skip
+    """cast: its target; an explicit dtype=; else fp32 if any input is wide, else the first's."""
+    if "dtype" in keywords:
+        return short_dtype(keywords["dtype"])
+    seen = [dtypes[name] for name in read]
+    if any(dtype in WIDE for dtype in seen):
+        return "fp32"
+    if seen:
+        return seen[0]
+    return short_dtype(_literal_dtype(positional[0])) if positional else "fp32"
+
+
+def _literal_dtype(literal: str) -> str:
+    match = NUMBER.fullmatch(literal)
+    return "Double" if match is None or match["float"] is not None or "." in literal else "Int"
+
+
+def _arguments(text: str, number: int) -> tuple[list[str], dict[str, str]]:
+    """Split ``a, b, dims=[0, 1], dtype=DataType.Float`` at the top-level commas."""
+    parts: list[str] = []
+    depth, start = 0, 0
+    for index, char in enumerate(text):
+        depth += (char in "[(") - (char in "])")
+        if char == "," and depth == 0:
+            parts.append(text[start:index].strip())
+            start = index + 1
+    if depth != 0:
+        raise DefinitionError(f"line {number}: unbalanced brackets in {text[:100]}")
+    if text[start:].strip():
+        parts.append(text[start:].strip())
+    positional = [part for part in parts if not re.match(r"\w+=", part)]
+    keywords = dict(part.split("=", 1) for part in parts if re.match(r"\w+=", part))
+    return positional, keywords
+
+
+def _list(text: str) -> list[str]:
+    inner = text.strip().removeprefix("[").removesuffix("]").strip()
+    return [item.strip() for item in inner.split(",")] if inner else []
+
+
+@dataclass(frozen=True)
+class RoundTrip:
+    """A value narrowed and widened back (fp32 -> bf16 -> fp32): precision lost for nothing."""
+
+    chain: tuple[str, ...]  # ("bf16", "fp32", "bf16", "fp32"): from where the walk began
+    origin: Input | None  # the fusion input the chain starts at, else a computed value
+    narrowed: str  # the op whose result is narrowed ("sqrt", "sum")
+    between: tuple[str, ...]  # the ops between narrowing and widening back ("expand",)
+
+    @property
+    def words(self) -> str:
+        return " -> ".join(self.chain)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What the comparer diffs: every count it reports, over every fusion of one variant."""
+
+    fusions: int
+    ops: Counter[str]  # tensor ops only
+    casts: Counter[str]  # "bf16->fp32": n (tensor casts only; scalar index casts are noise)
+    math: Counter[str]  # of MATH, on tensors (scalar math is folded extents)
+    reductions: Counter[str]  # "sum over [1]"
+    broadcasts: Counter[str]  # of BROADCASTS
+    inputs: tuple[Input, ...]
+    round_trips: tuple[RoundTrip, ...]
+
+    @property
+    def fixed_extents(self) -> tuple[int, ...]:
+        """The extents baked into the inputs, in order of appearance (1 is a broadcast, not
+        a size)."""
+        seen: list[int] = []
+        for item in self.inputs:
+            seen += [n for n in item.shape if n > 1 and n not in seen]
+        return tuple(seen)
+
+    @property
+    def symbolic_extents(self) -> int:
+        return sum(n == -1 for item in self.inputs for n in item.shape)
+
+
+def summarise(definitions: tuple[str, ...]) -> Summary:
+    """The summary of a variant's definitions (one text a fusion)."""
+    fusions = [parse(text) for text in definitions]
+    ops: Counter[str] = Counter()
+    casts: Counter[str] = Counter()
+    reductions: Counter[str] = Counter()
+    math: Counter[str] = Counter()
+    trips: list[RoundTrip] = []
+    for fusion in fusions:
+        for op in fusion.ops:
+            if op.target not in fusion.tensors:
+                continue  # scalar arithmetic: extents and constants, folded at compile time
+            ops[op.op] += 1
+            math[op.op] += op.op in MATH
+            if op.op == "cast":
+                casts[f"{fusion.dtypes[op.inputs[0]]}->{op.dtype}"] += 1
+            if op.op in REDUCTIONS:
+                reductions[f"{op.op} over {op.args.get('dims', op.args.get('dim', '[]'))}"] += 1
+        trips += round_trips(fusion)
+    return Summary(
+        fusions=len(fusions),
+        ops=ops,
+        casts=casts,
+        math=+math,
+        reductions=reductions,
+        broadcasts=Counter({name: ops[name] for name in BROADCASTS if ops[name]}),
+        inputs=tuple(item for fusion in fusions for item in fusion.inputs),
+        round_trips=tuple(trips),
+    )
+
+
+def round_trips(fusion: Fusion) -> list[RoundTrip]:
+    """Every widening cast whose value was narrowed from that same dtype, through ops that
+    keep the dtype (expand, broadcast, a same-dtype cast), traced back to where it began."""
+    producer = {op.target: op for op in fusion.ops}
+    inputs = {item.name: item for item in fusion.inputs}
+    found = []
+    for op in fusion.ops:
+        if op.op != "cast" or op.target not in fusion.tensors:
+            continue
+        wide, narrow = op.dtype, fusion.dtypes[op.inputs[0]]
+        if BYTES.get(narrow, 0) >= BYTES.get(wide, 0):
+            continue
+        between: list[str] = []
+        source = _walk(op.inputs[0], fusion, producer, between, same_dtype=True)
+        cast = producer.get(source)
+        if cast is None or cast.op != "cast" or fusion.dtypes[cast.inputs[0]] != wide:
+            continue
+        made = producer.get(cast.inputs[0])
+        chain = [wide, narrow, wide]
+        start = cast.inputs[0]
+        while True:  # further back: the casts and one-input ops that led here
+            start = _walk(start, fusion, producer, [], same_dtype=False)
+            earlier = producer.get(start)
+            if earlier is None or earlier.op != "cast":
+                break
+            start = earlier.inputs[0]
+            chain.insert(0, fusion.dtypes[start])
+        found.append(
+            RoundTrip(
+                tuple(chain),
+                inputs.get(start),
+                made.op if made else "input",
+                tuple(reversed(between)),
+            )
+        )
+    return found
+
+
+def _walk(
+    name: str, fusion: Fusion, producer: dict[str, Op], through: list[str], same_dtype: bool
+) -> str:
+    """Back from `name` through ops of one tensor input (not casts, unless to the same dtype);
+    the value where the walk stops."""
+    while (op := producer.get(name)) is not None:
+        tensor_inputs = [arg for arg in op.inputs if arg in fusion.tensors]
+        if len(tensor_inputs) != 1:
+            break
+        noop_cast = op.op == "cast" and fusion.dtypes[tensor_inputs[0]] == op.dtype
+        if op.op == "cast" and not noop_cast:
+            break
+        if same_dtype and fusion.dtypes[tensor_inputs[0]] != op.dtype:
+            break
+        through.append(op.op)
+        name = tensor_inputs[0]
+    return name
