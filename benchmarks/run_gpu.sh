@@ -8,12 +8,15 @@
 #                              [--machine NAME] [--thunder-variant stock|unfused-backward]
 #                              [--rounds N] [--variants nvfuser,thunder-prims,...]
 #                              [--slowdown thunder:0.05|nvfuser:0.02]  (a known, real slowdown)
-#                              [--phase all|measure|store] [--asv-repo DIR]
+#                              [--phase all|measure|store] [--asv-repo DIR] [--capture]
 #
 # --phase measure stops after the provenance record; --phase store (the same arguments) then
 # has asv store it, touching no GPU: a caller may let it run while the next process starts.
 # --machine NAME skips the probe that derives the name from the GPU's (a torch import, ~3.5 s
 # on the H200); without a GPU the measurement still stops with exit 3.
+# --capture, after the measurement, writes what ran inside the fusions (definitions, traces,
+# saved tensors, nvFuser's profile: benchmarks/rmsnorm_bwd/capture.py) to
+# results/<machine>/<commit>.captures/, where the bot finds them (~50 s for the pr set).
 # --asv-repo DIR is the git repository asv looks the commit up in (default: this one); the
 # package-under-test command (benchmarks/under_test) passes its repository of keys.
 # Before and after the measurement, benchmarks/runner_check.py appends the GPU's fitness (clocks,
@@ -25,7 +28,7 @@
 # Needs: a CUDA GPU, torch, nvFuser (nvfuser_direct), Thunder and asv importable by python3.
 set -euo pipefail
 
-size_set=pr commit="" results=results machine="" thunder_variant=stock rounds=25 phase=all asv_repo=""
+size_set=pr commit="" results=results machine="" thunder_variant=stock rounds=25 phase=all asv_repo="" capture=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --size-set) size_set=$2; shift 2 ;;
@@ -38,6 +41,7 @@ while [ $# -gt 0 ]; do
     --slowdown) export RMSNORM_BENCH_SLOWDOWN=$2; shift 2 ;;
     --phase) phase=$2; shift 2 ;;
     --asv-repo) asv_repo=$2; shift 2 ;;
+    --capture) capture=1; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ {print; next} NR > 1 {exit}' "$0"; exit 0 ;;
     *) echo "run_gpu.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -82,6 +86,11 @@ if [ "$phase" != store ]; then
   python3 -m benchmarks.runner_check --when before --commit "$commit" --out "$hygiene"
   python3 -m benchmarks.rmsnorm_bwd.measure
   python3 -m benchmarks.runner_check --when after --commit "$commit" --out "$hygiene"
+  if [ "$capture" -eq 1 ]; then
+    rm -rf -- "$results/$machine/$commit.captures"
+    python3 -m benchmarks.rmsnorm_bwd.capture --out "$results/$machine" --state "$commit.captures" \
+      --size-set "$size_set" --thunder-variant "$thunder_variant"
+  fi
   echo "== measurement took $(( $(date +%s) - start )) s"
   [ "$phase" = all ] || exit 0
 fi

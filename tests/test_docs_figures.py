@@ -432,3 +432,20 @@ def test_the_after_check_utilization_figures() -> None:
     before = [u for f in folders for u in readings(f, "before")]
     assert f"read up to {max(after):.0f}% in the {len(after)} after-checks" in WORKFLOWS_DOC
     assert set(before) == {0.0} and f"0% in all {len(before)} before-checks" in WORKFLOWS_DOC
+
+
+def test_data_readme_reproducer_figures() -> None:
+    """The reproducers' own output on the H200: fusions in the backward and the median."""
+    repro = DATA / "h200-repro"
+    for name, fusions in (("thunder_stock", 1), ("thunder_unfused", 0)):
+        out = (repro / f"{name}.out").read_text(encoding="utf-8")
+        assert f"nvFuser fusions in the backward: {fusions}" in out
+        (median,) = re.findall(r"backward: median ([\d.]+) us over 20 calls", out)
+        assert f"{'1 nvFuser fusion' if fusions else 'has 0'}" in DATA_README
+        assert f"{median} µs" in DATA_README
+    assert (repro / "nvfuser_repro.out").read_text(encoding="utf-8") == ""
+    # The unfused script is the bot's own reproducer for the regressed demo pair, verbatim.
+    from bot.fusion.repro import thunder_script
+
+    script = thunder_script("thunder-prims", "bfloat16", "16384x8192", "unfused-backward")
+    assert (repro / "thunder_unfused.py.txt").read_text(encoding="utf-8") == script

@@ -15,8 +15,10 @@ For each point it writes, under ``OUT/<state>/<dtype>_<shape>/<variant>/``:
 
 Run on the GPU machine (issue 9 builds the comparer on these files):
 ``python3 -m benchmarks.rmsnorm_bwd.capture --out DIR --state NAME [--thunder-variant ...]
-[--points bfloat16:2048x8192,...]``. ``NVFUSER_DUMP=scheduler_params,launch_param`` in the
-environment adds nvFuser's own dump to stdout, between ``=== capture`` marker lines.
+[--size-set pr | --points bfloat16:2048x8192,...]``; ``run_gpu.sh --capture`` writes them beside
+the run's results as ``results/<machine>/<commit>.captures/``, where the bot looks.
+``NVFUSER_DUMP=scheduler_params,launch_param`` in the environment adds nvFuser's own dump to
+stdout, between ``=== capture`` marker lines.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from . import model
-from .config import Shape
+from .config import Shape, load_size_set
 
 PUBLIC_SKIP = ("__",)
 
@@ -234,9 +236,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--state", required=True, help="folder name of this state, e.g. stock-0.2.6")
     p.add_argument("--thunder-variant", default="stock", choices=["stock", "unfused-backward"])
-    p.add_argument("--points", default="bfloat16:2048x8192")
+    p.add_argument("--points", default=None, help="dtype:MxN,... (default: the size set's)")
+    p.add_argument("--size-set", default="pr", help="the size set whose points to capture")
     args = p.parse_args(argv)
-    for dtype, shape in _points(args.points):
+    if args.points:
+        points = _points(args.points)
+    else:
+        shapes, dtypes = load_size_set(args.size_set)
+        points = [(dtype, shape) for dtype in dtypes for shape in shapes]
+    for dtype, shape in points:
         inputs = model.make_inputs(shape, dtype)
         for variant in ("nvfuser", "thunder-prims", "thunder-func"):
             folder = args.out / args.state / f"{dtype}_{shape.label}" / variant

@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import IO, TextIO, cast
 
 from bot.commands.calibrate import run_calibrate
+from bot.commands.captures import with_hints
 from bot.commands.demo import run_demo
 from bot.commands.inputs import Loaded, Selection
 from bot.commands.noise import run_noise
@@ -67,6 +68,8 @@ def load(sel: Selection, env: Mapping[str, str]) -> Loaded:
             verdict = decide(m.base_runs, m.head_runs, config.verdict, model)
             verdict = replace(verdict, notes=(*verdict.notes, *m.notes, *warnings))
             reports.append(MachineReport(m.machine, verdict, m.base_runs, m.head_runs))
+    with step("read fusion captures", ExitCode.BAD_INPUT):
+        reports = with_hints(reports, sel.captures)
     first = next(r for r in reports if r.verdict is not None)
     assert first.verdict is not None
     b, h = first.base_runs, first.head_runs
@@ -74,7 +77,10 @@ def load(sel: Selection, env: Mapping[str, str]) -> Loaded:
 
 
 def _selection(args: argparse.Namespace) -> Selection:
-    return Selection(tuple(args.results or ()), args.base, args.head, args.machine, args.config)
+    captures = (getattr(args, "captures_base", None), getattr(args, "captures_head", None))
+    return Selection(
+        tuple(args.results or ()), args.base, args.head, args.machine, args.config, captures
+    )
 
 
 def cmd_report(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
@@ -131,6 +137,7 @@ def cmd_demo(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> 
         head=args.head,
         machine=args.machine,
         config_path=args.config,
+        captures=(args.captures_base, args.captures_head),
     )
 
 

@@ -27,6 +27,11 @@ DEMO_RESULTS = (
     REPO_ROOT / "data" / "h200-smoke" / "results",
 )
 DEMO_REPO = "Lightning-AI/lightning-thunder"
+#: The demo pair's two states, captured (bot/fusion): stock Thunder 0.2.6 and unfused-backward.
+DEMO_CAPTURES: tuple[Path | None, Path | None] = (
+    REPO_ROOT / "data" / "h200-captures" / "stock-0.2.6",
+    REPO_ROOT / "data" / "h200-captures" / "unfused-backward-0.2.6",
+)
 
 
 def run_demo(
@@ -39,18 +44,24 @@ def run_demo(
     head: str | None,
     machine: str | None,
     config_path: Path | None,
+    captures: tuple[Path | None, Path | None] = (None, None),
 ) -> int:
     """The pr flow on real results, against bot/github/fake instead of GitHub."""
     from bot.github.fake import BOT_LOGIN, BOT_TOKEN, HUMAN_LOGIN, start_server
 
     with step("pick the demo commits", ExitCode.USAGE):
+        default = not results and base is None and head is None
         if not results:
             results = [next((d for d in DEMO_RESULTS if d.is_dir()), DEMO_RESULTS[0])]
         if (base is None) != (head is None):
             raise ConfigError("give both --base and --head, or neither")
         if base is None or head is None:
             base, head = demo_pair(results[0])
-    sel = Selection(tuple(results), base, head, machine, config_path)
+            if default and results[0] == DEMO_RESULTS[0] and captures == (None, None):
+                # The same two states (stock Thunder 0.2.6 and its unfused-backward state), same
+                # H200 and stack, captured in a later call: data/README.md, h200-captures/.
+                captures = DEMO_CAPTURES
+    sel = Selection(tuple(results), base, head, machine, config_path, captures)
     with start_server() as fake:
         with step("seed the local GitHub", ExitCode.GITHUB_FAILURE):
             fake.state.add_repo(DEMO_REPO)

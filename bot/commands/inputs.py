@@ -28,6 +28,8 @@ class Selection:
     head: str
     machine: str | None
     config: Path | None
+    #: Fusion captures of base and head (bot/fusion); None: look beside the results.
+    captures: tuple[Path | None, Path | None] = (None, None)
 
 
 @dataclass(frozen=True)

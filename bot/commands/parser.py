@@ -67,6 +67,18 @@ def _common(p: argparse.ArgumentParser, *, shas: bool = True) -> None:
     _config_option(p)
 
 
+def _captures_options(p: argparse.ArgumentParser) -> None:
+    for side in ("base", "head"):
+        p.add_argument(
+            f"--captures-{side}",
+            type=Path,
+            metavar="DIR",
+            help=f"the {side}'s fusion captures (benchmarks/rmsnorm_bwd/capture.py's folders "
+            "<dtype>_<shape>/<variant>/); default: <results>/<machine>/<commit>.captures when "
+            "present. With both sides, the comment and issues say what changed inside the fusion",
+        )
+
+
 def _config_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--config",
@@ -101,6 +113,7 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
         handlers["report"],
     )
     _common(p)
+    _captures_options(p)
     p.add_argument(
         "--json",
         type=Path,
@@ -114,6 +127,7 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
         handlers["pr"],
     )
     _common(p)
+    _captures_options(p)
     p.add_argument("--repo", type=_repo, required=True, help="OWNER/NAME of the pull request")
     p.add_argument("--pr", type=_pr, required=True, help="pull request number")
     p.add_argument("--pr-title", help="PR title to show (untrusted; escaped)")
@@ -215,6 +229,7 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
         handlers["demo"],
     )
     _common(p, shas=False)
+    _captures_options(p)
     p.set_defaults(results=None, base=None, head=None)
     p.description = (
         "the whole flow on the recorded H200 data against a local fake GitHub. Without "

@@ -119,7 +119,12 @@ def publish(got: Loaded, ctx: Context, out: IO[str], *, dry_run: bool = False) -
             for m in got.reports():  # a machine that does not gate: its issues are held
                 if m.verdict is not None:
                     issues += guard_issues(
-                        m.verdict, ctx, cfg.issue_repos, cfg.issue_label, held=m.held
+                        m.verdict,
+                        ctx,
+                        cfg.issue_repos,
+                        cfg.issue_label,
+                        held=m.held,
+                        hints=m.hints,
                     )
     if dry_run or cfg.comment_token is None:
         why = "--dry-run" if dry_run else "no GITHUB_TOKEN"

@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.decide.types import Verdict
+from bot.fusion.hints import Hints
 from bot.results.types import Provenance
+from bot.tell.hints import hints_section
 from bot.tell.markdown import Section, change_text, escape_md, fit, link
 from bot.tell.rows import (
     BROKEN_HEADER,
@@ -193,6 +195,7 @@ def comment_parts(
     *,
     warning: Sequence[str] = (),
     notes: Sequence[str] = (),
+    hints: Hints | None = None,
 ) -> tuple[list[str], list[Section]]:
     """One machine's comment as its open lines and its folded sections (for :func:`fit`);
     bot/tell/machines.py puts several machines' under one headline."""
@@ -220,6 +223,7 @@ def comment_parts(
             [main_row(p, v) for p in context],
             1,
         ),
+        *([hints_section(hints, 1)] if hints is not None else []),
         Section("Provenance", provenance_table(base, head, v), (), 2),
         Section("How this is decided", METHOD, (), 3),
         Section("Ratio by size (charts)", "", mermaid_charts(v), 4),

@@ -27,7 +27,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.decide.types import Guard, GuardKind, PointVerdict, Verdict
+from bot.fusion.hints import Hints
 from bot.tell.comment import METHOD, Context, header
+from bot.tell.hints import SUMMARY, hints_markdown
 from bot.tell.markdown import Section, escape_md, fit, link
 from bot.tell.rows import (
     BROKEN_HEADER,
@@ -82,11 +84,16 @@ def _owns(repo: str, word: str) -> bool:
     return word in repo.lower()
 
 
-def repos_for(g: Guard, repos: tuple[str, ...], v: Verdict | None = None) -> tuple[str, ...]:
+def repos_for(
+    g: Guard, repos: tuple[str, ...], v: Verdict | None = None, owner: str | None = None
+) -> tuple[str, ...]:
     """Primary first: nvFuser's repository for its fusion's slowdown (or a broken nvFuser
     point), Thunder's for Thunder's kernels or broken Thunder points; for the ratio, which
-    either side can move, the side whose own kernel time moved, else the configured order."""
+    either side can move, the owner the fusion hints name (bot/fusion/attribute.py), else the
+    side whose own kernel time moved, else the configured order."""
     word = None
+    if g.kind == "ratio" and owner in ("thunder", "fuser"):
+        return tuple(sorted(repos, key=lambda r: not _owns(r, owner)))
     thunder = v.guard("thunder") if v else None
     nvfuser = v.guard("nvfuser") if v else None
     if g.kind == "nvfuser" or (
@@ -143,11 +150,14 @@ def _evidence(v: Verdict, g: Guard) -> list[str]:
     return ["", KERNEL_HEADER, *(kernel_row(p, v) for p in (bad or list(g.points))[:MAX_MAIN_ROWS])]
 
 
-def issue_body(v: Verdict, g: Guard, ctx: Context) -> str:
-    """The evidence: the whole headline, then this guard's points; the key marker is added
-    later by the filer."""
+def issue_body(v: Verdict, g: Guard, ctx: Context, hints: Hints | None = None) -> str:
+    """The evidence: the whole headline, then this guard's points, then what changed inside
+    the fusion (open, not folded: it is the first clue); the key marker is added later by the
+    filer."""
     lines = header(v, ctx)[1:]  # no comment marker: this is not the sticky comment
     lines += ["", f"**This issue tracks: {escape_md(g.title)}** ({g.state})", *_evidence(v, g)]
+    if hints is not None:
+        lines += ["", f"### {SUMMARY}", "", hints_markdown(hints)]
     if ctx.site_url and g.kind == "ratio":
         bad = [p for p in g.points if p.state == "regressed"][:10]
         graphs = [link(point_name(p.key), graph_url(ctx.site_url, p.key, v.machine)) for p in bad]
@@ -170,7 +180,13 @@ def update_note(v: Verdict, g: Guard, ctx: Context) -> str:
 
 
 def guard_issues(
-    v: Verdict, ctx: Context, repos: tuple[str, ...], label: str, *, held: str | None = None
+    v: Verdict,
+    ctx: Context,
+    repos: tuple[str, ...],
+    label: str,
+    *,
+    held: str | None = None,
+    hints: Hints | None = None,
 ) -> tuple[GuardIssue, ...]:
     """What bot/github/issues.py files, updates, notes or closes for this PR's verdict; with
     ``held`` (why this machine does not gate), every issue is held and its note says why."""
@@ -181,8 +197,8 @@ def guard_issues(
         spec = IssueSpec(
             key=issue_key(v.machine, v.base, ctx.repo, ctx.pr, g.kind),
             title=issue_title(v, g, ctx),
-            body=issue_body(v, g, ctx),
-            repos=repos_for(g, repos, v),
+            body=issue_body(v, g, ctx, hints),
+            repos=repos_for(g, repos, v, hints.attribution.owner if hints else None),
             label=label,
         )
         state, note = sync_state(g, v), update_note(v, g, ctx)

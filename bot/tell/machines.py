@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from bot.decide.types import Verdict
+from bot.fusion.hints import Hints
 from bot.results.types import CommitResults, Provenance, RunCheck
 from bot.tell.comment import HEADLINE, MARKER, METHOD, TITLE, Context, comment_parts, headline_words
 from bot.tell.markdown import MAX_CHARS, Section, details, escape_md, fit
@@ -41,6 +42,7 @@ class MachineReport:
     base_runs: tuple[CommitResults, ...] = ()
     head_runs: tuple[CommitResults, ...] = ()
     missing: str | None = None
+    hints: Hints | None = None  # what changed inside the fusion, when both sides were captured
 
     @property
     def base(self) -> Provenance | None:
@@ -135,7 +137,7 @@ def _one(m: MachineReport, ctx: Context, links: Links) -> tuple[list[str], list[
     assert m.verdict is not None
     c = replace(ctx, issue_links=tuple(links.get(m.machine, ())))
     return comment_parts(
-        m.verdict, c, m.base, m.head, warning=check_warning(m), notes=check_notes(m)
+        m.verdict, c, m.base, m.head, warning=check_warning(m), notes=check_notes(m), hints=m.hints
     )
 
 

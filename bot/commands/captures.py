@@ -1,0 +1,57 @@
+"""Find and read both sides' fusion captures for a machine, and build its root-cause hints.
+
+The suite writes a run's captures beside its results, ``<results>/<machine>/<commit>.captures/``
+(benchmarks/rmsnorm_bwd/capture.py); ``--captures-base``/``--captures-head`` name them
+elsewhere (the committed data keeps them apart from the results). With one side only there
+is nothing to compare, so there are no hints, and nothing is said against the verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from bot.fusion.hints import build_hints
+from bot.fusion.read import read_side
+from bot.results.types import BadInput, CommitResults
+from bot.tell.machines import MachineReport
+
+
+def _beside(runs: tuple[CommitResults, ...]) -> Path | None:
+    for run in runs:
+        folder = run.path.parent / f"{run.commit}.captures"
+        if folder.is_dir():
+            return folder
+    return None
+
+
+def with_hints(
+    reports: list[MachineReport], given: tuple[Path | None, Path | None]
+) -> list[MachineReport]:
+    compared = [m for m in reports if m.verdict is not None]
+    if any(given) and not all(given):
+        raise BadInput("give both --captures-base and --captures-head, or neither")
+    if all(given) and len(compared) != 1:
+        raise BadInput(
+            f"--captures-base/--captures-head name one machine's captures; {len(compared)} "
+            "machines were compared: put each machine's beside its results instead"
+        )
+    out = []
+    for m in reports:
+        if m.verdict is None:
+            out.append(m)
+            continue
+        base_dir, head_dir = given if all(given) else (_beside(m.base_runs), _beside(m.head_runs))
+        if base_dir is None or head_dir is None:
+            out.append(m)
+            continue
+        for folder in (base_dir, head_dir):
+            if not folder.is_dir():
+                raise BadInput(f"{folder}: no such captures folder")
+        base_record = m.base.record if m.base else None
+        head_record = m.head.record if m.head else None
+        hints = build_hints(
+            m.verdict, read_side(base_dir), read_side(head_dir), base_record, head_record
+        )
+        out.append(replace(m, hints=hints))
+    return out
