@@ -8,28 +8,29 @@ one finding says so, which is itself the hint: the cause is in the stack, not in
 
 from __future__ import annotations
 
+import math
 from collections import Counter
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from bot.fusion import definition
 from bot.fusion.definition import BROADCASTS, BYTES, MATH, REDUCTIONS, Input, RoundTrip, Summary
 from bot.fusion.types import Finding, PointCapture, VariantCapture
 
 HANDWRITTEN = "nvfuser"
-#: Launch parameters of a kernel, as the profiler names them, and how a finding names them.
+#: A kernel's profile fields the findings compare: the finding's kind, and its words.
 KERNEL_FIELDS = {
+    "scheduler": ("scheduler", "scheduler"),
     "grid_str": ("launch", "launch grid"),
     "block_str": ("launch", "launch block"),
     "cluster_str": ("launch", "launch cluster"),
     "registers": ("kernels", "registers"),
     "shared_mem_str": ("kernels", "shared memory"),
 }
+UNCOMPARED = "not compared"  # in the words of every finding that says what could not be compared
 STACK = "the time change is not in the fusion (look at the stack: versions, clocks)"
 
 
-@dataclass(frozen=True)
-class _Words:
+class _Words(NamedTuple):
     """Who is compared with whom, as the findings say it."""
 
     new: str
@@ -47,19 +48,14 @@ def compare_points(base: PointCapture, head: PointCapture) -> list[Finding]:
     for variant in sorted(set(base.variants) | set(head.variants)):
         old, new = base.variants.get(variant), head.variants.get(variant)
         if old is None or new is None:
-            side = "head" if new is None else "base"
-            text = f"{side} has no capture of this variant: nothing compared"
-            found.append(Finding("fusions", point, variant, text, material=False))
+            text = f"{'head' if new is None else 'base'} has no capture of this variant"
+            found.append(Finding("fusions", point, variant, f"{text}: nothing compared", False))
             continue
-        diffs = _differences(old, new, HEAD, point, variant, saved=True)
-        if not any(finding.material for finding in diffs):
-            versions = _versions(old.versions, new.versions)
-            text = (
-                "the same compiled program at base and head (definitions, saved tensors, "
-                f"segments, schedulers, launches){versions}: {STACK}"
-            )
-            diffs.append(Finding("same-program", point, variant, text, material=False))
-        found += diffs
+        same = (
+            "the same compiled program at base and head (definitions, saved tensors, segments, "
+            f"schedulers, launches){_versions(old.versions, new.versions)}: {STACK}"
+        )
+        found += _pair(old, new, HEAD, point, variant, same)
     return found
 
 
@@ -75,11 +71,8 @@ def against_handwritten(point: PointCapture) -> list[Finding]:
             text = "no hand-written fusion captured at this point: nothing compared"
             found.append(Finding("fusions", where, variant, text, material=False))
             continue
-        diffs = _differences(handwritten, capture, THUNDER, where, variant, saved=False)
-        if not any(finding.material for finding in diffs):
-            text = "Thunder's fusion is the hand-written one in every respect compared"
-            diffs.append(Finding("same-program", where, variant, text, material=False))
-        found += diffs
+        same = "Thunder's fusion is the hand-written one in every respect compared"
+        found += _pair(handwritten, capture, THUNDER, where, variant, same)
     return found
 
 
@@ -102,29 +95,42 @@ def summarise(findings: list[Finding]) -> list[Finding]:
     return out
 
 
-def _differences(
-    old: VariantCapture, new: VariantCapture, words: _Words, point: str, variant: str, saved: bool
+def _pair(
+    old: VariantCapture, new: VariantCapture, words: _Words, point: str, variant: str, same: str
 ) -> list[Finding]:
+    """The differences of two captures, or the one `same` finding where there is none and
+    nothing was left uncompared (a missing profile, an unreadable definition)."""
     found: list[tuple[str, str, bool]] = []
     n_old, n_new = len(old.definitions), len(new.definitions)
     if n_old != n_new:
-        count = "no nvFuser fusion" if n_new == 0 else _plural(n_new, "nvFuser fusion")
+        count = f"{n_new or 'no'} nvFuser fusion{'s' if n_new > 1 else ''}"
         found.append(
             ("fusions", f"{words.new}'s backward has {count} ({words.old}: {n_old})", True)
         )
-    if saved:
+    if words == HEAD:  # the hand-written variant saves nothing: only head and base compare
         found += _saved(old.saved, new.saved, words)
-    if n_old and n_new:
-        before, after = (
-            definition.summarise(old.definitions),
-            definition.summarise(new.definitions),
-        )
+    before, after = _summary(old, words.old, found), _summary(new, words.new, found)
+    if before and after:
         found += _definitions(before, after, words, new.saved)
         if before == after and old.definitions != new.definitions:
-            text = "the definitions differ only in value names or order"
-            found.append(("ops", text, False))
+            found.append(("ops", "the definitions differ only in value names or order", False))
         found += _profiles(old.profile, new.profile, words)
+    material = any(is_material for _, _, is_material in found)
+    if not material and not any(UNCOMPARED in text for _, text, _ in found):
+        found.append(("same-program", same, False))
     return [Finding(kind, point, variant, text, material) for kind, text, material in found]
+
+
+def _summary(
+    capture: VariantCapture, who: str, found: list[tuple[str, str, bool]]
+) -> Summary | None:
+    """The summary of a side's definitions; None where it has none, or they cannot be read
+    (said as context: a hint the parser does not know must not stop the bot)."""
+    try:
+        return definition.summarise(capture.definitions) if capture.definitions else None
+    except definition.DefinitionError as exc:
+        found.append(("ops", f"{who}'s definitions {UNCOMPARED} ({capture.folder}): {exc}", False))
+        return None
 
 
 def _saved(
@@ -205,7 +211,7 @@ def _profiles(
 ) -> list[tuple[str, str, bool]]:
     if old is None or new is None:
         who = " and ".join(w for w, p in ((words.old, old), (words.new, new)) if p is None)
-        return [("kernels", f"no nvFuser profile of {who}: kernels not compared", False)]
+        return [("kernels", f"no nvFuser profile of {who}: kernels {UNCOMPARED}", False)]
     arrow = f"({words.old} -> {words.new})"
     found: list[tuple[str, str, bool]] = []
     if old["segments"] != new["segments"]:
@@ -217,9 +223,6 @@ def _profiles(
     one = len(kernels_old) == len(kernels_new) == 1
     for index, (a, b) in enumerate(zip(kernels_old, kernels_new, strict=False)):
         name = "kernel" if one else f"kernel {index}"
-        if a.get("scheduler") != b.get("scheduler"):
-            text = f"{name} scheduler {a.get('scheduler')} -> {b.get('scheduler')} {arrow}"
-            found.append(("scheduler", text, True))
         for key, (kind, label) in KERNEL_FIELDS.items():
             if a.get(key) != b.get(key):
                 text = f"{name} {label} {a.get(key)} -> {b.get(key)} {arrow}"
@@ -240,14 +243,11 @@ def _tensors(counts: Counter[tuple[str, tuple[str, ...]]]) -> str:
 
 
 def _size(counts: Counter[tuple[str, tuple[str, ...]]]) -> str:
-    total = 0
-    for (dtype, shape), n in counts.items():
-        if not all(extent.isdigit() for extent in shape) or dtype not in BYTES:
-            return "size unknown"
-        elements = 1
-        for extent in shape:
-            elements *= int(extent)
-        total += n * elements * BYTES[dtype]
+    if not all(dtype in BYTES and all(map(str.isdigit, shape)) for dtype, shape in counts):
+        return "size unknown"
+    total = sum(
+        n * BYTES[dtype] * math.prod(map(int, shape)) for (dtype, shape), n in counts.items()
+    )
     return f"{total / 2**20:.0f} MiB" if total >= 2**20 else f"{total / 2**10:.0f} KiB"
 
 
@@ -298,7 +298,3 @@ def _versions(old: dict[str, str], new: dict[str, str]) -> str:
     changed = [f"{k} {old.get(k, '?')} -> {new.get(k, '?')}" for k in sorted({*old, *new})
                if old.get(k) != new.get(k)]  # fmt: skip
     return f", with {', '.join(changed)}" if changed else ""
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'s' if n != 1 else ''}"

@@ -33,6 +33,8 @@ HEADER = re.compile(r"def \w+\(fd ?: ?FusionDefinition\) ?-> ?None ?:")
 ASSIGN = re.compile(r"(?P<targets>\w+(?:, *\w+)*) = fd\.(?P<call>define_tensor|define_scalar|"
                     r"ops\.\w+)\((?P<args>.*)\)")  # fmt: skip
 OUTPUT = re.compile(r"fd\.add_output\((?P<value>\w+)(?:, .*)?\)")
+#: A value's name, as opposed to a literal (2.00000, -inf, True, [c0, c1]).
+VALUE = re.compile(r"(?!(?:True|False|None|inf|nan)$)[A-Za-z_]\w*")
 NUMBER = re.compile(r"-?[0-9]+(?P<float>\.[0-9]*(?:e[-+]?[0-9]+)?)?|-?inf|nan")
 
 
@@ -103,9 +105,10 @@ def parse(text: str) -> Fusion:
             dtypes[targets[0]] = short_dtype(dtype)
             continue
         op = call.removeprefix("ops.")
-        read = tuple(_known(arg, dtypes, number) for arg in positional if not NUMBER.fullmatch(arg))
-        dtype = _result_dtype(op, read, positional, keywords, dtypes)
-        is_tensor = op not in SCALAR_OPS and any(name in tensors for name in read)
+        read = tuple(_known(arg, dtypes, number) for arg in positional if VALUE.fullmatch(arg))
+        held = [name for name in read if name in tensors]
+        dtype = _result_dtype(held or read, positional, keywords, dtypes)
+        is_tensor = op not in SCALAR_OPS and bool(held)
         for target in targets:
             dtypes[target] = dtype
             if is_tensor:
@@ -115,16 +118,17 @@ def parse(text: str) -> Fusion:
 
 
 def _known(name: str, dtypes: dict[str, str], number: int) -> str:
-    if name not in dtypes:
+    if name not in dtypes:  # a typo or a line the printer wrote that the parser skipped
         raise DefinitionError(f"line {number}: {name} is used before it is defined")
     return name
 
 
 def _result_dtype(
-    op: str, read: tuple[str, ...], positional: list[str], keywords: dict[str, str],
+    read: list[str] | tuple[str, ...], positional: list[str], keywords: dict[str, str],
     dtypes: dict[str, str],
 ) -> str:  # fmt: skip
-    """cast: its target; an explicit dtype=; else fp32 if any input is wide, else the first's."""
+    """An explicit dtype= (cast's target); else fp32 if any input is fp32/fp64, else the first
+    input's; the tensor inputs decide where there are any (a scalar does not promote them)."""
     if "dtype" in keywords:
         return short_dtype(keywords["dtype"])
     seen = [dtypes[name] for name in read]
@@ -207,10 +211,7 @@ class Summary:
 def summarise(definitions: tuple[str, ...]) -> Summary:
     """The summary of a variant's definitions (one text a fusion)."""
     fusions = [parse(text) for text in definitions]
-    ops: Counter[str] = Counter()
-    casts: Counter[str] = Counter()
-    reductions: Counter[str] = Counter()
-    math: Counter[str] = Counter()
+    ops, casts, reductions, math = Counter[str](), Counter[str](), Counter[str](), Counter[str]()
     trips: list[RoundTrip] = []
     for fusion in fusions:
         for op in fusion.ops:
@@ -262,25 +263,19 @@ def round_trips(fusion: Fusion) -> list[RoundTrip]:
                 break
             start = earlier.inputs[0]
             chain.insert(0, fusion.dtypes[start])
-        found.append(
-            RoundTrip(
-                tuple(chain),
-                inputs.get(start),
-                made.op if made else "input",
-                tuple(reversed(between)),
-            )
-        )
+        narrowed, between = made.op if made else "input", between[::-1]
+        found.append(RoundTrip(tuple(chain), inputs.get(start), narrowed, tuple(between)))
     return found
 
 
 def _walk(
     name: str, fusion: Fusion, producer: dict[str, Op], through: list[str], same_dtype: bool
 ) -> str:
-    """Back from `name` through ops of one tensor input (not casts, unless to the same dtype);
-    the value where the walk stops."""
+    """Back from `name` through ops of one tensor input (not casts, unless to the same dtype;
+    not reductions); the value where the walk stops."""
     while (op := producer.get(name)) is not None:
         tensor_inputs = [arg for arg in op.inputs if arg in fusion.tensors]
-        if len(tensor_inputs) != 1:
+        if len(tensor_inputs) != 1 or op.op in REDUCTIONS:  # a sum of x is not x
             break
         noop_cast = op.op == "cast" and fusion.dtypes[tensor_inputs[0]] == op.dtype
         if op.op == "cast" and not noop_cast:

@@ -37,8 +37,8 @@ class Finding:
     """One difference, in plain words. ``material`` findings can explain a time change;
     others (a renamed value, a timing within noise) are context."""
 
-    kind: str  # "casts", "ops", "reductions", "broadcasts", "saved", "extents", "fusions",
-    #            "segments", "kernels", "scheduler", "launch", "same-program"
+    kind: str  # "casts", "ops", "reductions", "broadcasts", "saved", "extents", "inputs",
+    #            "fusions", "segments", "kernels", "scheduler", "launch", "same-program"
     point: str  # "bfloat16 2048x8192"
     variant: str
     text: str  # "head casts the saved rms fp32 -> bf16 -> fp32: 2 extra casts"

@@ -156,7 +156,7 @@ def test_kernel_count_and_numbered_kernels() -> None:
 
 def test_missing_profile_is_said_and_not_material() -> None:
     found = diff(replace(capture(), profile=None))
-    assert [f.kind for f in found] == ["kernels", "same-program"]
+    assert [f.kind for f in found] == ["kernels"]  # no "same program": kernels unseen
     assert found[0].text == "no nvFuser profile of head: kernels not compared"
     assert not found[0].material
 
@@ -174,3 +174,25 @@ def test_summarise_groups_identical_texts() -> None:
     assert texts(grouped) == ["at 2 points (x, y): no fusion", "saves more"]
     assert grouped[0].point == "a, b"
     assert texts(summarise(found[:2])) == ["at a (x, y): no fusion"]
+
+
+def test_an_unreadable_definition_is_said_not_raised() -> None:
+    broken = capture(definitions=(fusion("tv0 = torch.zeros(3)"),))
+    (found,) = diff(broken)
+    assert found.text.startswith("head's definitions not compared (/x): line 2: not an nvFuser")
+    assert not found.material
+
+
+def test_a_variant_missing_at_one_side() -> None:
+    found = compare_points(point(capture()), point(capture("thunder-func")))
+    assert [(f.variant, f.text, f.material) for f in found] == [
+        ("thunder-func", "base has no capture of this variant: nothing compared", False),
+        ("thunder-prims", "head has no capture of this variant: nothing compared", False),
+    ]
+    (alone,) = against_handwritten(point(capture()))
+    assert alone.text == "no hand-written fusion captured at this point: nothing compared"
+
+
+def test_the_same_fusion_as_the_handwritten_one() -> None:
+    (found,) = against_handwritten(point(capture("nvfuser", saved=()), capture()))
+    assert found.kind == "same-program" and not found.material

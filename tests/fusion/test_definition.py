@@ -127,3 +127,33 @@ def test_short_dtype_names() -> None:
     assert short_dtype("DataType.BFloat16") == "bf16"
     assert short_dtype("thunder.dtypes.float32") == "fp32"
     assert short_dtype("DataType.Weird") == "Weird"
+
+
+def test_a_round_trip_through_a_no_op_cast_and_a_broadcast() -> None:
+    text = fusion(
+        f"tv0 = fd.define_tensor({BF16_2D})",
+        "tv1 = fd.ops.cast(tv0, dtype=DataType.Float)",
+        "tv2 = fd.ops.sum(tv1, dims=[1], dtype=DataType.Float)",
+        "tv3 = fd.ops.cast(tv2, dtype=DataType.BFloat16)",
+        "tv4 = fd.ops.broadcast(tv3, is_broadcast_dim=[False, True])",
+        "tv5 = fd.ops.cast(tv4, dtype=DataType.BFloat16)",
+        "tv6 = fd.ops.cast(tv5, dtype=DataType.Float)",
+    )
+    (trip,) = summarise((text,)).round_trips
+    assert (trip.words, trip.narrowed, trip.between) == ("fp32 -> bf16 -> fp32", "sum",
+                                                         ("broadcast", "cast"))  # fmt: skip
+    assert trip.origin is None  # a sum of the input, not the input itself
+
+
+def test_literals_are_not_values_and_scalars_do_not_promote() -> None:
+    parsed = parse(
+        fusion(
+            f"tv0 = fd.define_tensor({BF16_2D})",
+            "s0 = fd.define_scalar(0.5, dtype=DataType.Double)",
+            "tv1 = fd.ops.mul(tv0, s0)",
+            "tv2 = fd.ops.reshape(tv1, [2048, 8192])",
+            "tv3 = fd.ops.where(tv2, -inf, True)",
+        )
+    )
+    assert parsed.dtypes["tv1"] == "bf16"
+    assert [op.inputs for op in parsed.ops] == [("tv0", "s0"), ("tv1",), ("tv2",)]
