@@ -109,6 +109,8 @@ def alternate(
                 args += ["--machine", machine]
             if rep > 1:
                 args += ["--variants", DECIDING_VARIANTS]
+            else:
+                args += ["--capture"]  # what ran inside the fusions, for the bot's hints
             env = overlay_env(side.installed.overlay, dict(os.environ))
             env["RMSNORM_BENCH_UNDER_TEST"] = json.dumps(side.provenance(), sort_keys=True)
             what = f"{side.name} repeat {rep}"

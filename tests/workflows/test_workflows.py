@@ -772,7 +772,9 @@ fi
 """
 
 
-def _bench(tmp_path: Path, head_store_status: int = 0) -> tuple[int, list[str], str]:
+def _bench(
+    tmp_path: Path, head_store_status: int = 0, capture: bool = False
+) -> tuple[int, list[str], str]:
     """Run bench-pr's bench step with git shimmed: `git worktree add DIR SHA` makes DIR with a
     run_gpu.sh that logs which tree ran it and with what arguments."""
     calls = tmp_path / "run_gpu.calls"
@@ -780,7 +782,8 @@ def _bench(tmp_path: Path, head_store_status: int = 0) -> tuple[int, list[str], 
   dir=$5; mkdir -p "$dir/benchmarks"
   {{ echo 'ARGS="$*"'; cat {tmp_path}/fake_run_gpu.sh; }} > "$dir/benchmarks/run_gpu.sh"
 fi"""
-    (tmp_path / "fake_run_gpu.sh").write_text(FAKE_RUN_GPU, encoding="utf-8")
+    fake = FAKE_RUN_GPU + ("# --capture) is known here\n" if capture else "")
+    (tmp_path / "fake_run_gpu.sh").write_text(fake, encoding="utf-8")
     path = shim(tmp_path, "git", body)
     env = {
         "PATH": path,
@@ -819,6 +822,15 @@ def test_bench_alternates_base_and_head_with_context_once(tmp_path: Path) -> Non
     ]
     stores = [r.removesuffix(" --phase store") for r in runs if r.endswith("--phase store")]
     assert sorted(stores) == sorted(m.removesuffix(" --phase measure") for m in measures)
+
+
+def test_bench_captures_the_fusions_in_repeat_one_where_the_script_can(tmp_path: Path) -> None:
+    """A side whose run_gpu.sh knows --capture gets it in repeat 1 only; an older one (above)
+    never does, so an old base still runs."""
+    code, runs, out = _bench(tmp_path, capture=True)
+    assert code == 0, out
+    measures = [r for r in runs if r.endswith("--phase measure")]
+    assert [("--capture" in r) for r in measures] == [True, True, False, False]
 
 
 def test_bench_goes_on_when_points_fail_so_the_bot_can_call_it_broken(tmp_path: Path) -> None:
