@@ -449,3 +449,23 @@ def test_data_readme_reproducer_figures() -> None:
 
     script = thunder_script("thunder-prims", "bfloat16", "16384x8192", "unfused-backward")
     assert (repro / "thunder_unfused.py.txt").read_text(encoding="utf-8") == script
+
+
+def test_data_readme_capture_figures() -> None:
+    """ "Seen at a glance" in data/README.md, counted from the committed captures."""
+    caps = DATA / "h200-captures"
+    point = caps / "stock-0.2.6" / "bfloat16_2048x8192" / "thunder-prims"
+    text = (point / "definition.py.txt").read_text(encoding="utf-8")
+    tensor_reciprocals = len(re.findall(r"fd\.ops\.reciprocal\(tv\d+\)", text))
+    scalar_reciprocals = len(re.findall(r"fd\.ops\.reciprocal\(8192\.00\)", text))
+    sqrts, pows = text.count("fd.ops.sqrt("), len(re.findall(r"fd\.ops\.pow\(tv\d+, 1\.0+\)", text))
+    assert (tensor_reciprocals, scalar_reciprocals, sqrts, pows) == (4, 1, 2, 1)
+    assert f"{sqrts} sqrts, {tensor_reciprocals} reciprocals of tensors" in DATA_README
+    saved = json.loads((point / "saved.json").read_text(encoding="utf-8"))
+    assert {"name": "t66", "shape": ["2048", "1"], "dtype": "thunder.dtypes.bfloat16"} in saved
+    unfused = caps / "unfused-backward-0.2.6" / "bfloat16_2048x8192" / "thunder-prims"
+    saved = json.loads((unfused / "saved.json").read_text(encoding="utf-8"))
+    big = [s for s in saved if s["shape"] == ["2048", "8192"] and s["dtype"].endswith("float32")]
+    assert len(big) == 4 and "saves four fp32 `[2048, 8192]` tensors" in DATA_README
+    definition = (unfused / "definition.py.txt").read_text(encoding="utf-8")
+    assert definition.strip() == "# no nvFuser fusion in the trace"
