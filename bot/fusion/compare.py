@@ -27,7 +27,7 @@ KERNEL_FIELDS = {
     "shared_mem_str": ("kernels", "shared memory"),
 }
 UNCOMPARED = "not compared"  # in the words of every finding that says what could not be compared
-STACK = "the time change is not in the fusion (look at the stack: versions, clocks)"
+STACK = "a time change there is not in the fusion (look at the stack: versions, clocks)"
 
 
 class _Words(NamedTuple):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from bot.fusion.hints import Hints
+from bot.fusion.types import Finding
 from bot.tell.markdown import Section, escape_md
 
 SUMMARY = "What changed inside the fusion"
@@ -22,15 +23,25 @@ def _fence(code: str) -> str:
     return f"{tick}python\n{code.rstrip()}\n{tick}"
 
 
-def _bullets(findings: tuple[object, ...]) -> list[str]:
+def _bullets(findings: tuple[Finding, ...]) -> list[str]:
+    """Material findings first; one line per variant and kind, the other points counted (the
+    same change at nine sizes is one clue, not nine)."""
+    groups: dict[tuple[str, str], list[Finding]] = {}
+    for f in sorted(findings, key=lambda f: not f.material):
+        groups.setdefault((f.variant, f.kind), []).append(f)
     out = []
-    for f in findings[:MAX_FINDINGS]:
-        text = getattr(f, "text", "")
-        variant = getattr(f, "variant", "")
-        mark = "" if getattr(f, "material", True) else " (context)"
-        out.append(f"- {escape_md(variant, 40)}: {escape_md(text, 400)}{mark}")
-    if len(findings) > MAX_FINDINGS:
-        out.append(f"- and {len(findings) - MAX_FINDINGS} more")
+    for (variant, _), group in list(groups.items())[:MAX_FINDINGS]:
+        first = group[0]
+        who = (
+            ""
+            if first.text.startswith("at ")
+            else f"{escape_md(variant, 60)}, {escape_md(first.point, 40)}: "
+        )
+        more = f" (and {len(group) - 1} more point(s) like it)" if len(group) > 1 else ""
+        mark = "" if first.material else " _(context)_"
+        out.append(f"- {who}{escape_md(first.text, 400)}{more}{mark}")
+    if len(groups) > MAX_FINDINGS:
+        out.append(f"- and {len(groups) - MAX_FINDINGS} more kind(s) of change")
     return out
 
 

@@ -61,7 +61,7 @@ def test_same_program_is_one_finding_and_not_material() -> None:
     timed = capture(kernels=[kernel(time_ms=9.0)])  # a time is never a finding
     (only,) = diff(timed)
     assert only.kind == "same-program" and not only.material
-    assert "the time change is not in the fusion" in only.text
+    assert "a time change there is not in the fusion" in only.text
 
 
 def test_versions_are_named_in_the_same_program() -> None:
