@@ -115,3 +115,22 @@ def test_the_demo_files_the_ratio_issue_first_in_thunder_with_the_hints() -> Non
     assert "Likely owner: Lightning-AI/lightning-thunder" in out
     first_ratio = next(line for line in out.splitlines() if line.startswith("issue (ratio)"))
     assert "in Lightning-AI/lightning-thunder" in first_ratio
+
+
+def test_the_bot_finds_captures_where_run_gpu_sh_wrote_them() -> None:
+    """data/h200-smoke-capture: `run_gpu.sh --capture` on the H200, results and captures as
+    written; the bot's lookup beside the results finds and reads them."""
+    from bot.commands.captures import _beside
+    from bot.fusion.read import read_side
+    from bot.results.locate import list_commits, load_commit
+
+    results = DATA / "h200-smoke-capture" / "results"
+    (commit,) = list_commits(results)
+    run = load_commit(results, commit.commit)
+    folder = _beside((run,))
+    assert folder is not None and folder.name == f"{run.commit}.captures"
+    (point,) = read_side(folder).values()
+    assert sorted(point.variants) == ["nvfuser", "thunder-func", "thunder-prims"]
+    assert all(not v.errors for v in point.variants.values())
+    log = (DATA / "h200-smoke-capture" / "run.log").read_text(encoding="utf-8")
+    assert "runner check before: ok" in log and "(asv status 0)" in log
