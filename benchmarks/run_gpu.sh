@@ -16,7 +16,7 @@
 # on the H200); without a GPU the measurement still stops with exit 3.
 # --capture, after the measurement, writes what ran inside the fusions (definitions, traces,
 # saved tensors, nvFuser's profile: benchmarks/rmsnorm_bwd/capture.py) to
-# results/<machine>/<commit>.captures/, where the bot finds them (~50 s for the pr set).
+# results/<machine>/<commit>.captures/, where the bot finds them.
 # --asv-repo DIR is the git repository asv looks the commit up in (default: this one); the
 # package-under-test command (benchmarks/under_test) passes its repository of keys.
 # Before and after the measurement, benchmarks/runner_check.py appends the GPU's fitness (clocks,
@@ -87,9 +87,11 @@ if [ "$phase" != store ]; then
   python3 -m benchmarks.rmsnorm_bwd.measure
   python3 -m benchmarks.runner_check --when after --commit "$commit" --out "$hygiene"
   if [ "$capture" -eq 1 ]; then
+    # A diagnostic: its failure is a warning, never a lost measurement.
     rm -rf -- "$results/$machine/$commit.captures"
     python3 -m benchmarks.rmsnorm_bwd.capture --out "$results/$machine" --state "$commit.captures" \
-      --size-set "$size_set" --thunder-variant "$thunder_variant"
+      --size-set "$size_set" --thunder-variant "$thunder_variant" \
+      || echo "run_gpu.sh: warning: the fusion capture failed (exit $?); the measurement stands" >&2
   fi
   echo "== measurement took $(( $(date +%s) - start )) s"
   [ "$phase" = all ] || exit 0

@@ -3,11 +3,15 @@
 The suite writes a run's captures beside its results, ``<results>/<machine>/<commit>.captures/``
 (benchmarks/rmsnorm_bwd/capture.py); ``--captures-base``/``--captures-head`` name them
 elsewhere (the committed data keeps them apart from the results). With one side only there
-is nothing to compare, so there are no hints, and nothing is said against the verdict.
+is nothing to compare, so there are no hints. A capture that cannot be read is a note on the
+verdict and a warning, never a lost comment: the captures come from the machine the PR's code
+ran on, and are a diagnostic, not the measurement. Wrong options (one side only, a folder that
+does not exist) are bad input.
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -50,8 +54,15 @@ def with_hints(
                 raise BadInput(f"{folder}: no such captures folder")
         base_record = m.base.record if m.base else None
         head_record = m.head.record if m.head else None
-        hints = build_hints(
-            m.verdict, read_side(base_dir), read_side(head_dir), base_record, head_record
-        )
+        try:
+            sides = read_side(base_dir), read_side(head_dir)
+        except BadInput as exc:
+            # The captures are a diagnostic: a bad one is said, and never costs the verdict.
+            note = f"fusion captures not read: {exc}"
+            print(f"fusion-perfbot: warning: {note}", file=sys.stderr)
+            verdict = replace(m.verdict, notes=(*m.verdict.notes, note))
+            out.append(replace(m, verdict=verdict))
+            continue
+        hints = build_hints(m.verdict, *sides, base_record, head_record)
         out.append(replace(m, hints=hints))
     return out

@@ -101,6 +101,13 @@ def _pair(
     """The differences of two captures, or the one `same` finding where there is none and
     nothing was left uncompared (a missing profile, an unreadable definition)."""
     found: list[tuple[str, str, bool]] = []
+    failed = [(who, c) for who, c in ((words.old, old), (words.new, new)) if c.errors]
+    if failed:
+        # A capture step failed (or was never made): what it would have said is unknown.
+        who, capture = failed[0]
+        step = sorted(capture.errors)[0]
+        text = f"{who}'s capture {UNCOMPARED}: its step {step!r} failed"
+        return [Finding("ops", point, variant, text, False)]
     n_old, n_new = len(old.definitions), len(new.definitions)
     if n_old != n_new:
         count = f"{n_new or 'no'} nvFuser fusion{'s' if n_new > 1 else ''}"

@@ -73,6 +73,17 @@ class Fusion:
     tensors: frozenset[str]  # which values are tensors (the rest are scalars)
 
 
+#: Longer definitions are not read (a hint, never worth a stuck bot).
+MAX_LINES = 5000
+
+
+def _shape(text: str, number: int) -> tuple[int, ...]:
+    try:
+        return tuple(int(extent) for extent in _list(text))
+    except ValueError:
+        raise DefinitionError(f"line {number}: a shape that is not whole numbers") from None
+
+
 def parse(text: str) -> Fusion:
     """One fusion's definition text, as ``FusionDefinition``'s printer writes it."""
     inputs: list[Input] = []
@@ -80,7 +91,11 @@ def parse(text: str) -> Fusion:
     outputs: list[str] = []
     dtypes: dict[str, str] = {}
     tensors: set[str] = set()
-    for number, raw in enumerate(text.splitlines(), 1):
+    lines = text.splitlines()
+    if len(lines) > MAX_LINES:
+        # The real definitions are tens of lines; the round-trip walk is quadratic in length.
+        raise DefinitionError(f"{len(lines)} lines: more than {MAX_LINES}, not read")
+    for number, raw in enumerate(lines, 1):
         line = raw.strip()
         if not line or line.startswith("#") or HEADER.fullmatch(line):
             continue
@@ -91,11 +106,15 @@ def parse(text: str) -> Fusion:
         if match is None:
             raise DefinitionError(f"line {number}: not an nvFuser definition line: {line[:100]}")
         targets = [name.strip() for name in match["targets"].split(",")]
+        again = [name for name in targets if name in dtypes]
+        if again:
+            # nvFuser's printer names each value once; a reassignment could make a cast cycle.
+            raise DefinitionError(f"line {number}: {again[0][:40]} is assigned twice")
         positional, keywords = _arguments(match["args"], number)
         call = match["call"]
         if call == "define_tensor":
             dtype = short_dtype(keywords.get("dtype", "Float"))
-            shape = tuple(int(extent) for extent in _list(keywords.get("shape", "[]")))
+            shape = _shape(keywords.get("shape", "[]"), number)
             inputs.append(Input(targets[0], dtype, shape))
             dtypes[targets[0]] = dtype
             tensors.add(targets[0])

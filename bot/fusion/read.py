@@ -68,8 +68,11 @@ def _entries(folder: Path) -> list[Path]:
 def _read_variant(folder: Path) -> VariantCapture:
     saved = _json(folder / "saved.json")
     profile = _json(folder / "profile.json")
-    errors = _json(folder / "errors.json")
+    errors = _strings(_json(folder / "errors.json"), folder / "errors.json")
     versions = _json(folder / "versions.json")
+    if not (folder / "definition.py.txt").is_file():
+        # Not captured is not "no fusion": a failed capture step must not read as a change.
+        errors = {**errors, "definition": "not captured (no definition.py.txt)"}
     return VariantCapture(
         folder=folder,
         variant=folder.name,
@@ -79,7 +82,7 @@ def _read_variant(folder: Path) -> VariantCapture:
         saved=_saved(saved, folder / "saved.json"),
         profile=_profile(profile, folder / "profile.json"),
         repro=_text(folder / "repro.py.txt"),
-        errors=_strings(errors, folder / "errors.json"),
+        errors=errors,
         versions=_strings(versions, folder / "versions.json"),
     )
 

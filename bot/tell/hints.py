@@ -15,20 +15,28 @@ from bot.tell.markdown import Section, escape_md
 
 SUMMARY = "What changed inside the fusion"
 MAX_FINDINGS = 12
+#: A reproducer longer than this is not posted (the real ones are 1-3 KB): an issue body
+#: over GitHub's limit would stop every issue from being filed.
+MAX_SCRIPT_CHARS = 20_000
 
 
 def _fence(code: str) -> str:
+    # The bot finds its issues and their links section by HTML-comment markers anywhere in the
+    # body: a captured script must not carry one (a zero-width space breaks the "<!--").
+    code = code.replace("<!--", "<\u200b!--")
     longest = max((len(m) for m in re.findall(r"`+", code)), default=0)
     tick = "`" * max(3, longest + 1)
     return f"{tick}python\n{code.rstrip()}\n{tick}"
 
 
 def _bullets(findings: tuple[Finding, ...]) -> list[str]:
-    """Material findings first; one line per variant and kind, the other points counted (the
-    same change at nine sizes is one clue, not nine)."""
+    """Material findings first; identical texts were grouped over points already (summarise);
+    saved-tensor changes, one line a variant with the other sizes counted."""
     groups: dict[tuple[str, str], list[Finding]] = {}
     for f in sorted(findings, key=lambda f: not f.material):
-        groups.setdefault((f.variant, f.kind), []).append(f)
+        # Saved tensors differ by shape at every size: one line a variant. Other findings keep
+        # their own text (a round trip and an op count are different clues).
+        groups.setdefault((f.variant, "saved" if f.kind == "saved" else f.text), []).append(f)
     out = []
     for (variant, _), group in list(groups.items())[:MAX_FINDINGS]:
         first = group[0]
@@ -57,7 +65,10 @@ def hints_markdown(h: Hints) -> str:
     if h.reproducer is not None:
         r = h.reproducer
         lines += ["", f"**Reproducer** for {escape_md(r.point, 80)}: {escape_md(r.what, 200)}", ""]
-        lines.append(_fence(r.script))
+        if len(r.script) > MAX_SCRIPT_CHARS:
+            lines.append(f"_The script is too long to post ({len(r.script)} characters)._")
+        else:
+            lines.append(_fence(r.script))
     elif h.no_reproducer:
         lines += ["", f"No reproducer: {escape_md(h.no_reproducer, 200)}."]
     return "\n".join(lines)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from paths import DATA, REPO_ROOT
@@ -134,3 +135,86 @@ def test_the_bot_finds_captures_where_run_gpu_sh_wrote_them() -> None:
     assert all(not v.errors for v in point.variants.values())
     log = (DATA / "h200-smoke-capture" / "run.log").read_text(encoding="utf-8")
     assert "runner check before: ok" in log and "(asv status 0)" in log
+
+
+def test_a_failed_capture_step_is_not_a_change(tmp_path: Path) -> None:
+    """Head's thunder-prims definitions missing, with a failed step: not "no fusion"."""
+    import shutil
+
+    from bot.fusion.compare import compare_points
+    from bot.fusion.read import read_side
+
+    head = tmp_path / "head"
+    shutil.copytree(STOCK, head)
+    folder = head / "bfloat16_2048x8192" / "thunder-prims"
+    (folder / "definition.py.txt").unlink()
+    (folder / "errors.json").write_text('{"definitions": "RuntimeError: boom"}')
+    base_side, head_side = read_side(STOCK), read_side(head)
+    found = compare_points(base_side["bfloat16 2048x8192"], head_side["bfloat16 2048x8192"])
+    prims = [f for f in found if f.variant == "thunder-prims"]
+    assert len(prims) == 1 and not prims[0].material and "not compared" in prims[0].text
+
+
+def test_definitions_that_could_hang_or_crash_are_refused() -> None:
+    from bot.fusion import definition
+
+    head = "def nvfuser_fusion(fd : FusionDefinition) -> None :\n"
+    t0 = "    tv0 = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.BFloat16)\n"
+    cycle = head + t0 + "    tv1 = fd.ops.cast(tv0, dtype=DataType.Float)\n"
+    cycle += "    tv0 = fd.ops.cast(tv1, dtype=DataType.BFloat16)\n"
+    long = (
+        head
+        + t0
+        + "".join(
+            f"    tv{i + 1} = fd.ops.cast(tv{i}, dtype=DataType.Float)\n" for i in range(6000)
+        )
+    )
+    for text in (cycle, long, (head + t0).replace("[-1]", "[s0]")):
+        with pytest.raises(definition.DefinitionError):
+            definition.summarise((text,))
+
+
+def test_a_captured_script_is_labelled_untrusted_kept_short_and_markerless() -> None:
+    from bot.fusion.attribute import Attribution
+    from bot.fusion.hints import Hints, Reproducer
+    from bot.tell.hints import MAX_SCRIPT_CHARS, hints_markdown
+
+    marker = "<!-- fusion-perfbot-key: rmsnorm-bwd|nvidia-h200|x..o/r#1 -->"
+    script = f"# {marker}\n" + "x = 1\n" * 10_000
+    h = Hints((), (), Attribution(None, ()), Reproducer("nvfuser bf16 1x1", "captured", script))
+    text = hints_markdown(h)
+    assert "<!--" not in text
+    assert len(text) < MAX_SCRIPT_CHARS + 2_000 and "too long" in text
+
+
+def test_a_capture_that_cannot_be_read_is_a_note_not_a_lost_verdict(tmp_path: Path) -> None:
+    import shutil
+
+    head = tmp_path / "head"
+    shutil.copytree(UNFUSED, head)
+    (head / "bfloat16_2048x8192" / "thunder-prims" / "saved.json").write_text('[{"name": ')
+    done = _report("--captures-base", str(STOCK), "--captures-head", str(head))
+    assert done.returncode == 1, done.stderr  # still the regression it was
+    assert "fusion captures not read" in done.stdout and "not valid JSON" in done.stderr
+    assert "What changed inside the fusion" not in done.stdout
+
+
+def test_the_comment_shows_the_round_trip_of_the_originating_report() -> None:
+    """Stock at both sides (an A/A pair): nothing changed, and against the hand-written fusion
+    the saved value's bf16 round trip and the extra math are there, each on its own line."""
+    args = ["--results", str(RESULTS), "--base", "06f650c8", "--head", "da17d548"]
+    args += ["--captures-base", str(STOCK), "--captures-head", str(STOCK)]
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", "report", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    section = done.stdout[done.stdout.index("What changed inside the fusion") :]
+    assert "bf16 -&gt; fp32 -&gt; bf16 -&gt; fp32: a round trip" in section or (
+        "bf16 -> fp32 -> bf16 -> fp32: a round trip" in section
+    )
+    assert "2 sqrts and 4 reciprocals" in section
+    assert "likely owner" not in section.split("\n")[0]

@@ -35,13 +35,18 @@ def test_a_point_reads_every_file(tmp_path: Path) -> None:
     assert point.variants["nvfuser"].repro is not None and prims.repro is None
 
 
-def test_missing_files_are_none_or_empty(tmp_path: Path) -> None:
+def test_missing_files_are_none_or_empty_and_a_missing_definition_not_captured(
+    tmp_path: Path,
+) -> None:
+    """A missing definition is "not captured", never "no fusion": a failed capture step must
+    not read as Thunder dropping its fusion."""
     side = copy(tmp_path)
     folder = side / POINT / "thunder-func"
     for name in ("definition.py.txt", "saved.json", "profile.json", "errors.json"):
         (folder / name).unlink()
     func = read_side(side)["bfloat16 2048x8192"].variants["thunder-func"]
-    assert (func.definitions, func.saved, func.profile, func.errors) == ((), (), None, {})
+    assert (func.definitions, func.saved, func.profile) == ((), (), None)
+    assert func.errors == {"definition": "not captured (no definition.py.txt)"}
 
 
 def test_several_fusions_and_none(tmp_path: Path) -> None:
