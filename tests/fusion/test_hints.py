@@ -70,8 +70,8 @@ def test_a_captured_script_cannot_close_the_fence() -> None:
     assert fence not in code
 
 
-def _report(*extra: str) -> subprocess.CompletedProcess[str]:
-    args = ["--results", str(RESULTS), "--base", "06f650c8", "--head", "9dc51696", *extra]
+def _report(*extra: str, head: str = "9dc51696") -> subprocess.CompletedProcess[str]:
+    args = ["--results", str(RESULTS), "--base", "06f650c8", "--head", head, *extra]
     return subprocess.run(
         [sys.executable, "-m", "bot", "report", *args],
         capture_output=True,
@@ -202,15 +202,7 @@ def test_a_capture_that_cannot_be_read_is_a_note_not_a_lost_verdict(tmp_path: Pa
 def test_the_comment_shows_the_round_trip_of_the_originating_report() -> None:
     """Stock at both sides (an A/A pair): nothing changed, and against the hand-written fusion
     the saved value's bf16 round trip and the extra math are there, each on its own line."""
-    args = ["--results", str(RESULTS), "--base", "06f650c8", "--head", "da17d548"]
-    args += ["--captures-base", str(STOCK), "--captures-head", str(STOCK)]
-    done = subprocess.run(
-        [sys.executable, "-m", "bot", "report", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        check=False,
-    )
+    done = _report("--captures-base", str(STOCK), "--captures-head", str(STOCK), head="da17d548")
     assert done.returncode == 0, done.stderr
     section = done.stdout[done.stdout.index("What changed inside the fusion") :]
     assert "bf16 -&gt; fp32 -&gt; bf16 -&gt; fp32: a round trip" in section or (
