@@ -8,13 +8,26 @@ one finding says so, which is itself the hint: the cause is in the stack, not in
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from typing import Any, NamedTuple
 
-from bot.fusion import definition
-from bot.fusion.definition import BROADCASTS, BYTES, MATH, REDUCTIONS, Input, RoundTrip, Summary
+from bot.fusion import definition, summary
+from bot.fusion.definition import BROADCASTS, MATH, REDUCTIONS, Input
+from bot.fusion.summary import RoundTrip, Summary
 from bot.fusion.types import Finding, PointCapture, VariantCapture
+from bot.fusion.words import (
+    counts_text,
+    extents_text,
+    input_key,
+    list_text,
+    math_text,
+    size_text,
+    tensor_key,
+    tensors_text,
+    trip_key,
+    value_text,
+    versions_text,
+)
 
 HANDWRITTEN = "nvfuser"
 #: A kernel's profile fields the findings compare: the finding's kind, and its words.
@@ -53,7 +66,7 @@ def compare_points(base: PointCapture, head: PointCapture) -> list[Finding]:
             continue
         same = (
             "the same compiled program at base and head (definitions, saved tensors, segments, "
-            f"schedulers, launches){_versions(old.versions, new.versions)}: {STACK}"
+            f"schedulers, launches){versions_text(old.versions, new.versions)}: {STACK}"
         )
         found += _pair(old, new, HEAD, point, variant, same)
     return found
@@ -134,7 +147,7 @@ def _summary(
     """The summary of a side's definitions; None where it has none, or they cannot be read
     (said as context: a hint the parser does not know must not stop the bot)."""
     try:
-        return definition.summarise(capture.definitions) if capture.definitions else None
+        return summary.summarise(capture.definitions) if capture.definitions else None
     except definition.DefinitionError as exc:
         found.append(("ops", f"{who}'s definitions {UNCOMPARED} ({capture.folder}): {exc}", False))
         return None
@@ -143,13 +156,13 @@ def _summary(
 def _saved(
     old: tuple[dict[str, Any], ...], new: tuple[dict[str, Any], ...], words: _Words
 ) -> list[tuple[str, str, bool]]:
-    before, after = Counter(map(_tensor, old)), Counter(map(_tensor, new))
+    before, after = Counter(map(tensor_key, old)), Counter(map(tensor_key, new))
     if before == after:
         return []
     text = (
-        f"{words.new} saves {_tensors(after - before)} for the backward "
-        f"({words.old}: {_tensors(before - after)}); {_size(after)} in all "
-        f"({words.old}: {_size(before)})"
+        f"{words.new} saves {tensors_text(after - before)} for the backward "
+        f"({words.old}: {tensors_text(before - after)}); {size_text(after)} in all "
+        f"({words.old}: {size_text(before)})"
     )
     return [("saved", text, True)]
 
@@ -165,16 +178,16 @@ def _definitions(
         ("broadcasts", "broadcasts", old.broadcasts, new.broadcasts),
         ("ops", "op counts", _without(old.ops, rest), _without(new.ops, rest)),
     ]
-    found = [(kind, f"{label} {arrow}: {_counts(a, b)}", True) for kind, label, a, b in counted
+    found = [(kind, f"{label} {arrow}: {counts_text(a, b)}", True) for kind, label, a, b in counted
              if a != b]  # fmt: skip
-    named = {_tensor(item): item["name"] for item in saved}
+    named = {tensor_key(item): item["name"] for item in saved}
     found += _round_trips(new.round_trips, old.round_trips, words.new, words.old, named)
     found += _round_trips(old.round_trips, new.round_trips, words.old, words.new, {})
-    before, after = Counter(map(_input, old.inputs)), Counter(map(_input, new.inputs))
+    before, after = Counter(map(input_key, old.inputs)), Counter(map(input_key, new.inputs))
     described = [
-        ("ops", "takes", _math(old.math), _math(new.math)),
-        ("reductions", "reduces", _list(old.reductions), _list(new.reductions)),
-        ("extents", "has", _extents(old), _extents(new)),
+        ("ops", "takes", math_text(old.math), math_text(new.math)),
+        ("reductions", "reduces", list_text(old.reductions), list_text(new.reductions)),
+        ("extents", "has", extents_text(old), extents_text(new)),
         ("inputs", "takes inputs", _inputs(old.inputs, before - after),
          _inputs(new.inputs, after - before)),
     ]  # fmt: skip
@@ -190,7 +203,7 @@ def _without(counts: Counter[str], names: set[str]) -> Counter[str]:
 
 def _inputs(inputs: tuple[Input, ...], only: Counter[tuple[str, tuple[bool, ...]]]) -> str:
     """The inputs of the kinds in `only` (the ones the other side lacks), else "the same"."""
-    picked = [f"{i.dtype} {list(i.shape)}" for i in inputs if only[_input(i)]]
+    picked = [f"{i.dtype} {list(i.shape)}" for i in inputs if only[input_key(i)]]
     return ", ".join(picked) if only else "the same"
 
 
@@ -202,12 +215,12 @@ def _round_trips(
     named: dict[tuple[str, tuple[str, ...]], str],
 ) -> list[tuple[str, str, bool]]:
     """The round trips `who` makes and `other` does not (as many as it makes more of)."""
-    extra = Counter(map(_trip, mine)) - Counter(map(_trip, theirs))
+    extra = Counter(map(trip_key, mine)) - Counter(map(trip_key, theirs))
     found = []
     for trip in mine:
-        if extra[_trip(trip)] > 0:
-            extra[_trip(trip)] -= 1
-            value = f"{who} casts {_value(trip, named)} {trip.words}"
+        if extra[trip_key(trip)] > 0:
+            extra[trip_key(trip)] -= 1
+            value = f"{who} casts {value_text(trip, named)} {trip.words}"
             text = f"{value}: a round trip {other} does not make"
             found.append(("casts", text, True))
     return found
@@ -235,73 +248,3 @@ def _profiles(
                 text = f"{name} {label} {a.get(key)} -> {b.get(key)} {arrow}"
                 found.append((kind, text, True))
     return found
-
-
-def _tensor(item: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
-    return definition.short_dtype(item["dtype"]), tuple(item["shape"])
-
-
-def _tensors(counts: Counter[tuple[str, tuple[str, ...]]]) -> str:
-    parts = []
-    for (dtype, shape), n in counts.items():
-        described = f"{dtype} [{', '.join(shape)}]"
-        parts.append(f"{n} {described} tensors" if n > 1 else described)
-    return ", ".join(parts) or "nothing else"
-
-
-def _size(counts: Counter[tuple[str, tuple[str, ...]]]) -> str:
-    if not all(dtype in BYTES and all(map(str.isdigit, shape)) for dtype, shape in counts):
-        return "size unknown"
-    total = sum(
-        n * BYTES[dtype] * math.prod(map(int, shape)) for (dtype, shape), n in counts.items()
-    )
-    return f"{total / 2**20:.0f} MiB" if total >= 2**20 else f"{total / 2**10:.0f} KiB"
-
-
-def _trip(trip: RoundTrip) -> tuple[object, ...]:
-    origin = None if trip.origin is None else (trip.origin.dtype, trip.origin.shape)
-    return trip.chain, origin, trip.narrowed
-
-
-def _value(trip: RoundTrip, named: dict[tuple[str, tuple[str, ...]], str]) -> str:
-    """The value a round trip starts at: a saved tensor by name where its shape says which."""
-    if trip.origin is None:
-        return f"a {trip.narrowed} result"
-    key = (trip.origin.dtype, tuple(str(n) for n in trip.origin.shape))
-    name = f" {named[key]}" if key in named else ""
-    return f"the saved value{name} ({trip.origin.dtype} {list(trip.origin.shape)})"
-
-
-def _input(item: Input) -> tuple[str, tuple[bool, ...]]:
-    """An input by dtype and which dims are broadcast (1), not by extent (extents say that)."""
-    return item.dtype, tuple(n == 1 for n in item.shape)
-
-
-def _counts(old: Counter[str], new: Counter[str]) -> str:
-    keys = [k for k in dict.fromkeys([*old, *new]) if old[k] != new[k]]
-    return ", ".join(f"{k} {old[k]} -> {new[k]}" for k in keys)
-
-
-def _math(counts: Counter[str]) -> str:
-    parts = [
-        f"{counts[name]} {name}{'s' if counts[name] > 1 else ''}" for name in MATH if counts[name]
-    ]
-    if not parts:
-        return "none of " + ", ".join(MATH)
-    return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
-
-
-def _list(counts: Counter[str]) -> str:
-    return ", ".join(f"{n} x {k}" if n > 1 else k for k, n in sorted(counts.items())) or "nothing"
-
-
-def _extents(summary: Summary) -> str:
-    fixed = f"fixed extents {list(summary.fixed_extents)}" if summary.fixed_extents else ""
-    symbolic = "symbolic extents" if summary.symbolic_extents else ""
-    return " and ".join(part for part in (fixed, symbolic) if part) or "no extents"
-
-
-def _versions(old: dict[str, str], new: dict[str, str]) -> str:
-    changed = [f"{k} {old.get(k, '?')} -> {new.get(k, '?')}" for k in sorted({*old, *new})
-               if old.get(k) != new.get(k)]  # fmt: skip
-    return f", with {', '.join(changed)}" if changed else ""

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.fusion.definition import DefinitionError, parse, short_dtype, summarise
+from bot.fusion.definition import DefinitionError, parse, short_dtype
+from bot.fusion.summary import summarise
 
 HEAD = "def nvfuser_fusion(fd : FusionDefinition) -> None :\n"
 BF16_2D = "shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16, is_cpu=False"

@@ -156,7 +156,7 @@ def test_a_failed_capture_step_is_not_a_change(tmp_path: Path) -> None:
 
 
 def test_definitions_that_could_hang_or_crash_are_refused() -> None:
-    from bot.fusion import definition
+    from bot.fusion import summary as definition
 
     head = "def nvfuser_fusion(fd : FusionDefinition) -> None :\n"
     t0 = "    tv0 = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.BFloat16)\n"
