@@ -108,9 +108,8 @@ def assess(gpu: dict[str, Any], apps: list[dict[str, Any]], when: str) -> list[s
     used = gpu.get("memory.used")
     if isinstance(used, float) and used > MAX_USED_MIB:
         problems.append(f"{used:.0f} MiB of GPU memory in use by others (at most {MAX_USED_MIB})")
-    busy = gpu.get("utilization.gpu")
-    if when == "before" and isinstance(busy, float) and busy > MAX_IDLE_UTILIZATION_PCT:
-        problems.append(f"GPU {busy:.0f}% busy with nothing of ours running")
+    if when == "before" and _busy(gpu):
+        problems.append(f"GPU {gpu['utilization.gpu']:.0f}% busy with nothing of ours running")
     temp = gpu.get("temperature.gpu")
     if isinstance(temp, float) and temp > MAX_TEMPERATURE_C:
         problems.append(f"GPU at {temp:.0f} C (at most {MAX_TEMPERATURE_C})")

@@ -36,9 +36,16 @@ _GIT = [
 _NIGHTLY = re.compile(r"dev(20\d{2})(\d{2})(\d{2})")
 
 
-def _git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
+def _git(
+    repo: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = None
+) -> str:
     done = subprocess.run(
-        [*_GIT, "-C", str(repo), *args], capture_output=True, text=True, env=env, check=False
+        [*_GIT, "-C", str(repo), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
     )
     if done.returncode != 0:
         raise KeysError(f"git {args[0]} in {repo} failed: {done.stderr.strip()[-400:]}")
@@ -52,7 +59,7 @@ def init_keys(repo: Path) -> None:
     if (repo / ".git").exists():
         return
     _git(repo, "init", "-q")
-    empty = _git_input(repo, ["mktree"], "")
+    empty = _git(repo, "mktree", stdin="")
     root = _commit(
         repo, empty, "perfbot keys of the packages under test\n", "2000-01-01T00:00:00+00:00"
     )
@@ -68,7 +75,7 @@ def _commit(repo: Path, tree: str, message: str, date: str) -> str:
         "GIT_CONFIG_NOSYSTEM": "1",
         "HOME": str(repo),
     }
-    return _git_input(repo, ["commit-tree", tree], message, env=env)
+    return _git(repo, "commit-tree", tree, stdin=message, env=env)
 
 
 def build_date(version: str) -> str:
@@ -98,29 +105,15 @@ def key_for(repo: Path, installed: Installed) -> str:
         "version": installed.version,
         "sha256": installed.sha256,
     }
-    blob = _git_input(
-        repo, ["hash-object", "-w", "--stdin"], json.dumps(content, sort_keys=True) + "\n"
+    blob = _git(
+        repo, "hash-object", "-w", "--stdin", stdin=json.dumps(content, sort_keys=True) + "\n"
     )
-    tree = _git_input(repo, ["mktree"], f"100644 blob {blob}\tunder-test.json\n")
+    tree = _git(repo, "mktree", stdin=f"100644 blob {blob}\tunder-test.json\n")
     message = f"{installed.distribution} {installed.version}\n\nsha256 {installed.sha256}\n"
     commit = _commit(repo, tree, message, build_date(installed.version))
     # A ref keeps the key from being garbage-collected, and lets `asv publish` list it.
     _git(repo, "update-ref", f"refs/keys/{commit}", commit)
     return commit
-
-
-def _git_input(repo: Path, args: list[str], text: str, env: dict[str, str] | None = None) -> str:
-    done = subprocess.run(
-        [*_GIT, "-C", str(repo), *args],
-        input=text,
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise KeysError(f"git {args[0]} in {repo} failed: {done.stderr.strip()[-400:]}")
-    return done.stdout.strip()
 
 
 def commit_date(repo: Path, commit: str) -> str:
