@@ -52,8 +52,6 @@ def with_hints(
         for folder in (base_dir, head_dir):
             if not folder.is_dir():
                 raise BadInput(f"{folder}: no such captures folder")
-        base_record = m.base.record if m.base else None
-        head_record = m.head.record if m.head else None
         try:
             sides = read_side(base_dir), read_side(head_dir)
         except BadInput as exc:
@@ -63,6 +61,6 @@ def with_hints(
             verdict = replace(m.verdict, notes=(*m.verdict.notes, note))
             out.append(replace(m, verdict=verdict))
             continue
-        hints = build_hints(m.verdict, *sides, base_record, head_record)
+        hints = build_hints(m.verdict, *sides, m.base, m.head)
         out.append(replace(m, hints=hints))
     return out

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from bot.decide.types import GuardKind, Verdict
 from bot.fusion.attribute import Attribution, attribute
 from bot.fusion.compare import against_handwritten, compare_points, summarise
 from bot.fusion.repro import reproducer
 from bot.fusion.types import Finding, PointCapture
+from bot.results.types import Provenance
 
 #: The guard whose worst point gets the reproducer, first alarming in this order.
 REPRO_ORDER: tuple[GuardKind, ...] = ("broken", "ratio", "thunder", "nvfuser")
@@ -40,15 +40,9 @@ class Hints:
     points_compared: int = 0
 
 
-def _versions(record: Mapping[str, Any] | None) -> dict[str, str]:
-    versions = (record or {}).get("versions")
-    return {str(k): str(v) for k, v in versions.items()} if isinstance(versions, dict) else {}
-
-
-def _under_test(record: Mapping[str, Any] | None) -> str | None:
-    entry = (record or {}).get("under_test")
-    package = entry.get("package") if isinstance(entry, dict) else None
-    return package if package in ("thunder", "nvfuser") else None
+def _versions(prov: Provenance | None) -> dict[str, str]:
+    versions = prov.record.get("versions") if prov else None
+    return {str(k): str(v) for k, v in versions.items()} if isinstance(versions, Mapping) else {}
 
 
 def _worst_point(v: Verdict) -> tuple[str, str, str] | None:
@@ -68,16 +62,20 @@ def build_hints(
     v: Verdict,
     base: Mapping[str, PointCapture],
     head: Mapping[str, PointCapture],
-    base_record: Mapping[str, Any] | None,
-    head_record: Mapping[str, Any] | None,
+    base_prov: Provenance | None,
+    head_prov: Provenance | None,
 ) -> Hints:
-    """``*_record``: each side's provenance record (versions, thunder_variant, under_test)."""
+    """``*_prov``: each side's provenance (versions, thunder_variant, under_test)."""
     both = sorted(set(base) & set(head))
     changed = [f for k in both for f in compare_points(base[k], head[k])]
     handwritten = [f for k in sorted(head) for f in against_handwritten(head[k])]
     moved = [g.kind for g in v.guards if g.alarming]
     owner = attribute(
-        moved, _versions(base_record), _versions(head_record), _under_test(head_record), changed
+        moved,
+        _versions(base_prov),
+        _versions(head_prov),
+        head_prov.text("under_test", "package") if head_prov else None,
+        changed,
     )
     repro, why = None, None
     worst = _worst_point(v)
@@ -85,7 +83,7 @@ def build_hints(
         why = "no guard alarms"
     else:
         variant, dtype, shape = worst
-        thunder_variant = str((head_record or {}).get("thunder_variant") or "stock")
+        thunder_variant = (head_prov.text("thunder_variant") if head_prov else None) or "stock"
         try:
             what, script = reproducer(
                 variant, dtype, shape, head.get(f"{dtype} {shape}"), thunder_variant
