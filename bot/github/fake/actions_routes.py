@@ -110,10 +110,7 @@ def event_json(state: State, urls: Urls, event: IssueEvent) -> Json:
 
 
 def _run(call: Call) -> WorkflowRun:
-    run = call.state.actions.runs.get(int(call.params[2]))
-    if run is None or run.repo.lower() != call.repo().full_name.lower():
-        raise ApiError(404, "Not Found")
-    return run
+    return call.owned(call.state.actions.runs)
 
 
 def get_run(call: Call) -> Reply:
@@ -132,9 +129,7 @@ def list_run_artifacts(call: Call) -> Reply:
 
 
 def download_artifact(call: Call) -> Reply:
-    artifact = call.state.actions.artifacts.get(int(call.params[2]))
-    if artifact is None or artifact.repo.lower() != call.repo().full_name.lower():
-        raise ApiError(404, "Not Found")
+    artifact = call.owned(call.state.actions.artifacts)
     if artifact.expired:
         raise ApiError(410, "Artifact has expired")
     blob = f"{call.urls.web}/_blobs/artifacts/{artifact.id}/{artifact.blob_key}.zip"

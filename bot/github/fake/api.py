@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 from urllib.parse import urlencode
 
 from bot.github.fake.state import Issue, Repo, State, Token
@@ -13,6 +13,14 @@ from bot.github.fake.views import Json, Urls
 
 MAX_BODY = 65536
 T = TypeVar("T")
+
+
+class _InRepo(Protocol):
+    @property
+    def repo(self) -> str: ...
+
+
+Owned = TypeVar("Owned", bound=_InRepo)
 
 
 class ApiError(Exception):
@@ -50,6 +58,14 @@ class Call:
         if repo is None:
             raise ApiError(404, "Not Found")
         return repo
+
+    def owned(self, table: Mapping[int, Owned]) -> Owned:
+        """The object the path's id names in a state-wide table (comments, runs, artifacts),
+        only if it belongs to this repository: GitHub answers 404 for another's, as here."""
+        item = table.get(int(self.params[2]))
+        if item is None or item.repo.lower() != self.repo().full_name.lower():
+            raise ApiError(404, "Not Found")
+        return item
 
     def issue(self) -> Issue:
         issue = self.repo().issues.get(int(self.params[2]))

@@ -128,10 +128,7 @@ def create_comment(call: Call) -> Reply:
 
 
 def find_comment(call: Call) -> Any:
-    comment = call.state.comments.get(int(call.params[2]))
-    if comment is None or comment.repo.lower() != call.repo().full_name.lower():
-        raise ApiError(404, "Not Found")
-    return comment
+    return call.owned(call.state.comments)
 
 
 def get_comment(call: Call) -> Reply:
