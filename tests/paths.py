@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -16,3 +18,16 @@ STOCK_RUNS = {
     "324c493b": DATA / "h200-states" / "results",
     "016e16b1": DATA / "h200-states" / "results",
 }
+
+
+def run_bot(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """``python -m bot ARGS`` in its own process, from the repository root: for what only a
+    real process shows (exit status, stdout and stderr apart, the installed entry module)."""
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        check=False,
+        timeout=timeout,
+    )

@@ -18,7 +18,7 @@ import sys
 from typing import Any
 
 import pytest
-from paths import DATA, REPO_ROOT
+from paths import DATA, REPO_ROOT, run_bot
 
 from bot.commands.noise_file import read_noise_model
 from bot.config import Config, VerdictSettings
@@ -392,13 +392,7 @@ def test_data_readme_under_test_table_is_the_lab_logs() -> None:
                 (line,) = path.read_text(encoding="utf-8").splitlines()
                 assert json.loads(line)["under_test"]["version"] == sides[side]["version"]
         args = [f"--results={results / rep}" for rep in ("rep-1", "rep-2")]
-        done = subprocess.run(
-            [sys.executable, "-m", "bot", "report", *args, "--base", base_k, "--head", head_k],
-            capture_output=True,
-            text=True,
-            cwd=REPO_ROOT,
-            check=False,
-        )
+        done = run_bot("report", *args, "--base", base_k, "--head", head_k)
         headline = done.stdout.splitlines()[3]
         expected = {"no change, exit 0": (0, "No change"), "broken, exit 5": (5, "Broken")}
         code, word = expected.get(says.strip(), (0, "No change"))

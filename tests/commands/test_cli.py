@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from data_helpers import SyntheticResults, damaged_copy, synthetic
-from paths import REPO_ROOT
+from paths import REPO_ROOT, run_bot
 
 from bot.commands import cli
 from bot.exitcodes import ExitCode
@@ -47,13 +45,7 @@ def test_help_lists_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_python_dash_m_bot_runs() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "bot", "--help"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
-    )
+    done = run_bot("--help")
     assert done.returncode == 0 and "GITHUB_FAILURE" in done.stdout
 
 

@@ -4,11 +4,10 @@ the issues say on the real regressed pair (data/h200 with its captures, data/h20
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from paths import DATA, REPO_ROOT
+from paths import DATA, run_bot
 
 from bot.fusion.attribute import FUSER, THUNDER, attribute
 from bot.fusion.repro import reproducer, thunder_script
@@ -71,13 +70,8 @@ def test_a_captured_script_cannot_close_the_fence() -> None:
 
 
 def _report(*extra: str, head: str = "9dc51696") -> subprocess.CompletedProcess[str]:
-    args = ["--results", str(RESULTS), "--base", "06f650c8", "--head", head, *extra]
-    return subprocess.run(
-        [sys.executable, "-m", "bot", "report", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        check=False,
+    return run_bot(
+        "report", "--results", str(RESULTS), "--base", "06f650c8", "--head", head, *extra
     )
 
 
@@ -102,14 +96,7 @@ def test_one_side_of_captures_or_a_missing_folder_is_bad_input() -> None:
 
 
 def test_the_demo_files_the_ratio_issue_first_in_thunder_with_the_hints() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "bot", "demo"],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        check=False,
-        timeout=120,
-    )
+    done = run_bot("demo", timeout=120)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "### What changed inside the fusion" in out  # open, in the issue bodies
