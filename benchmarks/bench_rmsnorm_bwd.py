@@ -58,7 +58,10 @@ def _variant_entry(cache: dict[str, Any], variant: str, dtype: str, shape: str) 
         raise NotImplementedError(reason)
     point = cache["points"].get(f"{dtype}/{shape}")
     if point is None:
-        raise NotImplementedError(f"{dtype}/{shape} is not in size set {cache.get('size_set')!r}")
+        raise NotImplementedError(
+            f"{dtype}/{shape} was not measured in this run of size set {cache.get('size_set')!r}"
+            " (RMSNORM_BENCH_POINTS)"
+        )
     if "error" in point:
         raise RuntimeError(f"{dtype}/{shape} failed: {point['error']}")
     if variant not in point["variants"]:

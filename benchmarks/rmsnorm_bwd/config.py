@@ -79,6 +79,19 @@ class SuiteConfig:
     calls_per_sample: int = DEFAULT_CALLS_PER_SAMPLE
     slowdown: Slowdown | None = None  # a known slowdown injected on one side (slowdown.py)
     context_calls_per_sample: int = DEFAULT_CONTEXT_CALLS_PER_SAMPLE
+    #: ``dtype/MxN`` keys to measure (empty: every point of the set). The asv parameters stay
+    #: the whole set, so a partial run lines up with a full one point by point.
+    points: tuple[str, ...] = ()
+
+    def points_to_measure(self) -> list[tuple[str, Shape]]:
+        """The (dtype, shape) points this run measures, in the set's order."""
+        wanted = set(self.points)
+        return [
+            (dtype, shape)
+            for dtype in self.dtypes
+            for shape in self.shapes
+            if not wanted or point_key(dtype, shape) in wanted
+        ]
 
     def calls_for(self, variant: str) -> int:
         """Calls averaged into one sample of ``variant`` (the context baselines get fewer)."""
@@ -115,7 +128,32 @@ class SuiteConfig:
             calls_per_sample=calls,
             slowdown=Slowdown.parse(env.get("RMSNORM_BENCH_SLOWDOWN", "")),
             context_calls_per_sample=context,
+            points=parse_points(env.get("RMSNORM_BENCH_POINTS", ""), shapes, dtypes, size_set),
         )
+
+
+def point_key(dtype: str, shape: Shape) -> str:
+    """A point's name everywhere: records, shard files, ``RMSNORM_BENCH_POINTS``."""
+    return f"{dtype}/{shape.label}"
+
+
+def parse_points(
+    text: str, shapes: tuple[Shape, ...], dtypes: tuple[str, ...], size_set: str
+) -> tuple[str, ...]:
+    """A comma list of ``dtype/MxN`` keys of the chosen set (empty: all of it).
+
+    Why: a shard of the nightly sweep, or a bisect that re-measures only the regressed
+    points, runs a part of a set; a key outside the set is a typo that would measure nothing.
+    """
+    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    known = {point_key(d, s) for d in dtypes for s in shapes}
+    unknown = sorted(set(names) - known)
+    if unknown:
+        raise ValueError(
+            f"RMSNORM_BENCH_POINTS: {', '.join(unknown)} not in size set {size_set!r} "
+            "(keys look like bfloat16/2048x8192)"
+        )
+    return names
 
 
 def parse_variants(text: str) -> tuple[str, ...]:

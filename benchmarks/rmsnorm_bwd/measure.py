@@ -16,33 +16,18 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from . import model, provenance, timing, variants
+from . import model, timing, variants
 from . import slowdown as slow
-from .config import BASELINE, REL_TOLERANCE, Shape, SuiteConfig, bytes_moved
+from .config import BASELINE, REL_TOLERANCE, Shape, SuiteConfig, bytes_moved, point_key
+from .session import SCHEMA, Run, open_run, run_header
+from .session import missing_stack as missing_stack  # re-exported: the GPU tests ask here
 
-SCHEMA = "rmsnorm-bwd-provenance/1"
 HOST_ROUNDS = 10
 
 
 def _progress(message: str) -> None:
     """Progress for a person watching a long GPU run (run_gpu.sh measures in the foreground)."""
     print(message, file=sys.stderr, flush=True)
-
-
-def missing_stack() -> str | None:
-    """Why this machine cannot run the suite, or None when it can."""
-    try:
-        import torch
-    except ImportError as exc:
-        return f"torch is not installed ({exc})"
-    if not torch.cuda.is_available():
-        return "no CUDA device is visible (torch.cuda.is_available() is False)"
-    for module in ("nvfuser_direct", "thunder"):
-        try:
-            __import__(module)
-        except Exception as exc:
-            return f"{module} does not import ({exc.__class__.__name__}: {exc})"
-    return None
 
 
 def _rel_error(got: Any, want: Any) -> tuple[float, float]:
@@ -203,70 +188,37 @@ def measure_point(
     }
 
 
-def measure_suite(cfg: SuiteConfig) -> dict[str, Any]:
-    """The whole sweep as one JSON-able record (docs/DATA.md); ``skip`` set when it cannot run."""
-    reason = missing_stack()
-    if reason is not None:
-        return {"schema": SCHEMA, "skip": reason}
+def measure_key(run: Run, cfg: SuiteConfig, dtype: str, shape: Shape) -> dict[str, Any]:
+    """One point, or its error: one broken point must not sink the sweep."""
     import torch
 
-    started = provenance.utc_now()
-    gpu = provenance.gpu()
-    gpu["clocks_start"] = provenance.clocks()
-    flush = timing.L2Flusher(int(gpu.get("l2_bytes") or 0))
-    injected: dict[str, Any] | None = None
-    sleep_fit = None
-    if cfg.slowdown is not None:
-        sleep_fit, fit_points = slow.fit_on_device()
-        injected = {
-            "side": cfg.slowdown.side,
-            "fraction": cfg.slowdown.fraction,
-            "sleep_floor_us": sleep_fit.floor_us,
-            "sleep_us_per_cycle": sleep_fit.us_per_cycle,
-            "sleep_fit_points": fit_points,
-        }
-        _progress(f"slowdown {cfg.slowdown.label}: sleep kernel {sleep_fit}")
+    try:
+        return measure_point(shape, dtype, cfg, run.flush, run.sleep_fit)
+    except Exception as exc:
+        _progress(traceback.format_exc())
+        torch.cuda.empty_cache()
+        return {"dtype": dtype, "shape": shape.label, "error": f"{exc.__class__.__name__}: {exc}"}
+
+
+def progress_line(done: int, total: int, key: str, point: dict[str, Any]) -> str:
+    phases = point.get("phases_s", {})
+    timing_txt = ", ".join(f"{k} {v:.1f}" for k, v in phases.items())
+    return f"[{done}/{total}] {key} {_point_line(point)} ({timing_txt})"
+
+
+def measure_suite(cfg: SuiteConfig) -> dict[str, Any]:
+    """The whole sweep as one JSON-able record (docs/DATA.md); ``skip`` set when it cannot run."""
+    run = open_run(cfg)
+    if isinstance(run, str):
+        return {"schema": SCHEMA, "skip": run}
     points: dict[str, Any] = {}
-    total = len(cfg.dtypes) * len(cfg.shapes)
-    for dtype in cfg.dtypes:
-        for shape in cfg.shapes:
-            key = f"{dtype}/{shape.label}"
-            _progress(f"[{len(points) + 1}/{total}] {key} ...")
-            try:
-                points[key] = measure_point(shape, dtype, cfg, flush, sleep_fit)
-            except Exception as exc:  # one broken point must not sink the sweep
-                _progress(traceback.format_exc())
-                points[key] = {
-                    "dtype": dtype,
-                    "shape": shape.label,
-                    "error": f"{exc.__class__.__name__}: {exc}",
-                }
-                torch.cuda.empty_cache()
-            phases = points[key].get("phases_s", {})
-            timing_txt = ", ".join(f"{k} {v:.1f}" for k, v in phases.items())
-            _progress(f"[{len(points)}/{total}] {key} {_point_line(points[key])} ({timing_txt})")
-    gpu["clocks_end"] = provenance.clocks()
-    record = {
-        "schema": SCHEMA,
-        # asv does not pass ASV_COMMIT to setup_cache in an existing environment; the run
-        # script passes the commit it gave asv.
-        "commit": os.environ.get("RMSNORM_BENCH_COMMIT") or os.environ.get("ASV_COMMIT"),
-        "machine": os.environ.get("RMSNORM_BENCH_MACHINE"),
-        "size_set": cfg.size_set,
-        "rounds": cfg.rounds,
-        "calls_per_sample": cfg.calls_per_sample,
-        "context_calls_per_sample": cfg.context_calls_per_sample,
-        "thunder_variant": cfg.thunder_variant,
-        "slowdown": injected,
-        "variants": list(cfg.variants),
-        "started_at": started,
-        "finished_at": provenance.utc_now(),
-        "gpu": gpu,
-        "versions": provenance.versions(),
-        # Which build of the package under test this side ran (benchmarks/under_test).
-        "under_test": provenance.under_test(os.environ.get("RMSNORM_BENCH_UNDER_TEST")),
-        "points": points,
-    }
+    keys = cfg.points_to_measure()
+    for dtype, shape in keys:
+        key = point_key(dtype, shape)
+        _progress(f"[{len(points) + 1}/{len(keys)}] {key} ...")
+        points[key] = measure_key(run, cfg, dtype, shape)
+        _progress(progress_line(len(points), len(keys), key, points[key]))
+    record = {**run_header(cfg, run), "points": points}
     target = os.environ.get("RMSNORM_BENCH_RECORD")
     if target:
         Path(target).parent.mkdir(parents=True, exist_ok=True)

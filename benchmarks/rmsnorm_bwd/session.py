@@ -1,0 +1,102 @@
+"""One measuring process's shared state and the header of its record.
+
+Apart from the point loop (measure.py) because two loops use it: the whole sweep
+(``measure_suite``) and a shard of the nightly sweep (benchmarks/shards), which writes every
+point as it finishes and the header last.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from . import provenance, timing
+from . import slowdown as slow
+from .config import SuiteConfig
+
+SCHEMA = "rmsnorm-bwd-provenance/1"
+
+
+def _progress(message: str) -> None:
+    import sys
+
+    print(message, file=sys.stderr, flush=True)
+
+
+def missing_stack() -> str | None:
+    """Why this machine cannot run the suite, or None when it can."""
+    try:
+        import torch
+    except ImportError as exc:
+        return f"torch is not installed ({exc})"
+    if not torch.cuda.is_available():
+        return "no CUDA device is visible (torch.cuda.is_available() is False)"
+    for module in ("nvfuser_direct", "thunder"):
+        try:
+            __import__(module)
+        except Exception as exc:
+            return f"{module} does not import ({exc.__class__.__name__}: {exc})"
+    return None
+
+
+@dataclass
+class Run:
+    """What every point of one process's measurement shares: the device facts, the L2
+    flusher and the fitted sleep kernel. Opened once: the bandwidth probe and the sleep fit
+    cost seconds, and a shard of the nightly sweep measures many points under one of these."""
+
+    gpu: dict[str, Any]
+    flush: timing.L2Flusher
+    sleep_fit: slow.SleepFit | None
+    injected: dict[str, Any] | None
+    started_at: str
+
+
+def open_run(cfg: SuiteConfig) -> Run | str:
+    """A run ready to measure points, or the reason this machine cannot run the suite."""
+    reason = missing_stack()
+    if reason is not None:
+        return reason
+    started = provenance.utc_now()
+    gpu = provenance.gpu()
+    gpu["clocks_start"] = provenance.clocks()
+    flush = timing.L2Flusher(int(gpu.get("l2_bytes") or 0))
+    injected: dict[str, Any] | None = None
+    sleep_fit = None
+    if cfg.slowdown is not None:
+        sleep_fit, fit_points = slow.fit_on_device()
+        injected = {
+            "side": cfg.slowdown.side,
+            "fraction": cfg.slowdown.fraction,
+            "sleep_floor_us": sleep_fit.floor_us,
+            "sleep_us_per_cycle": sleep_fit.us_per_cycle,
+            "sleep_fit_points": fit_points,
+        }
+        _progress(f"slowdown {cfg.slowdown.label}: sleep kernel {sleep_fit}")
+    return Run(gpu, flush, sleep_fit, injected, started)
+
+
+def run_header(cfg: SuiteConfig, run: Run) -> dict[str, Any]:
+    """Everything of a record but its points: what was measured, where, with what."""
+    gpu = dict(run.gpu, clocks_end=provenance.clocks())
+    return {
+        "schema": SCHEMA,
+        # asv does not pass ASV_COMMIT to setup_cache in an existing environment; the run
+        # script passes the commit it gave asv.
+        "commit": os.environ.get("RMSNORM_BENCH_COMMIT") or os.environ.get("ASV_COMMIT"),
+        "machine": os.environ.get("RMSNORM_BENCH_MACHINE"),
+        "size_set": cfg.size_set,
+        "rounds": cfg.rounds,
+        "calls_per_sample": cfg.calls_per_sample,
+        "context_calls_per_sample": cfg.context_calls_per_sample,
+        "thunder_variant": cfg.thunder_variant,
+        "slowdown": run.injected,
+        "variants": list(cfg.variants),
+        "started_at": run.started_at,
+        "finished_at": provenance.utc_now(),
+        "gpu": gpu,
+        "versions": provenance.versions(),
+        # Which build of the package under test this side ran (benchmarks/under_test).
+        "under_test": provenance.under_test(os.environ.get("RMSNORM_BENCH_UNDER_TEST")),
+    }

@@ -1,0 +1,1 @@
+"""The nightly sweep in resumable shards (python3 -m benchmarks.shards)."""

@@ -1,0 +1,117 @@
+"""Split a size set into shards that each fit one GPU job, from a cost model fitted on records.
+
+Pure: the same size set, settings and costs give the same shards on every runner, so a
+workflow's matrix (one job a shard) and each shard job agree on which points are whose
+without passing lists around. Points are packed largest first onto the least-loaded shard
+(LPT), with as few shards as keep every one under the budget.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.rmsnorm_bwd.config import Shape, SuiteConfig, bytes_moved, point_key
+
+COSTS_FILE = Path(__file__).resolve().parent / "costs.json"
+ITEMSIZE = {"bfloat16": 2, "float16": 2, "float32": 4}
+#: Host-timed calls a variant makes after the rounds (measure.HOST_ROUNDS), one each.
+HOST_CALLS = 10
+
+
+@dataclass(frozen=True)
+class Costs:
+    """Seconds a measurement costs, fitted by ``fit.py`` on recorded provenance records.
+
+    A point costs ``build_s_per_variant`` for each variant built and checked, then every timed
+    call costs its kernel (``kernel_floor_us`` + bytes moved / ``kernel_gbps``) plus
+    ``call_overhead_us`` (flush, profiler, launch); a shard process costs ``process_s`` once.
+    """
+
+    process_s: float
+    build_s_per_variant: float
+    call_overhead_us: float
+    kernel_floor_us: float
+    kernel_gbps: float
+    sources: tuple[str, ...] = ()
+
+    @classmethod
+    def load(cls, path: Path = COSTS_FILE) -> Costs:
+        doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        doc["sources"] = tuple(doc.get("sources", ()))
+        return cls(**doc)
+
+    def to_json(self) -> str:
+        doc = asdict(self)
+        doc["sources"] = list(self.sources)
+        return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
+@dataclass(frozen=True)
+class Shard:
+    index: int  # 1-based
+    count: int
+    points: tuple[str, ...]
+    estimate_s: float
+
+    @property
+    def label(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+def kernel_us(costs: Costs, moved: int) -> float:
+    return costs.kernel_floor_us + moved / (costs.kernel_gbps * 1e3)
+
+
+def point_seconds(costs: Costs, cfg: SuiteConfig, dtype: str, shape: Shape) -> float:
+    """Estimated wall time of one point under ``cfg`` (every variant of it)."""
+    moved = bytes_moved(shape, ITEMSIZE[dtype])
+    per_call_s = (kernel_us(costs, moved) + costs.call_overhead_us) * 1e-6
+    calls = sum(cfg.rounds * cfg.calls_for(v) + cfg.warmup + HOST_CALLS for v in cfg.variants)
+    return costs.build_s_per_variant * len(cfg.variants) + calls * per_call_s
+
+
+def plan(cfg: SuiteConfig, costs: Costs, budget_s: float) -> list[Shard]:
+    """The fewest shards, each estimated at most ``budget_s`` (process start included)."""
+    room = budget_s - costs.process_s
+    estimates = {
+        point_key(d, s): point_seconds(costs, cfg, d, s) for d, s in cfg.points_to_measure()
+    }
+    too_big = [k for k, est in estimates.items() if est > room]
+    if too_big:
+        raise ValueError(
+            f"points estimated over the {budget_s:.0f} s budget on their own: {', '.join(too_big)}"
+        )
+    order = list(estimates)  # the set's order: ties below break by it, deterministically
+    ranked = sorted(order, key=lambda k: (-estimates[k], order.index(k)))
+    count = max(1, math.ceil(sum(estimates.values()) / room))
+    while True:
+        loads = [0.0] * count
+        members: list[list[str]] = [[] for _ in range(count)]
+        for key in ranked:
+            i = min(range(count), key=lambda j: (loads[j], j))
+            loads[i] += estimates[key]
+            members[i].append(key)
+        if max(loads) <= room:
+            break
+        count += 1
+    return [
+        Shard(
+            index=i + 1,
+            count=count,
+            points=tuple(sorted(members[i], key=order.index)),
+            estimate_s=round(loads[i] + costs.process_s, 1),
+        )
+        for i in range(count)
+    ]
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``K/N`` -> (K, N), 1 <= K <= N."""
+    k, sep, n = text.partition("/")
+    if not sep or not k.isdigit() or not n.isdigit() or not 1 <= int(k) <= int(n):
+        raise ValueError(f"--shard {text!r}: expected K/N with 1 <= K <= N, e.g. 2/3")
+    return int(k), int(n)

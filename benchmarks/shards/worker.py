@@ -1,0 +1,61 @@
+"""The measuring process of one shard: ``python3 -m benchmarks.shards.worker`` (run by ``run``).
+
+Its own process because the runner checks around it (benchmarks/runner_check.py) must see the
+GPU with no CUDA context of ours on it. The points to measure, the shard's id and where to
+write come in the environment (``SHARD_POINTS``, ``SHARD_RUN_ID``, ``SHARD_DIR``, ``SHARD_LABEL``,
+``SHARD_PROCESS_START``); the suite's settings in the usual ``RMSNORM_BENCH_*`` variables. Every
+point is written the moment it is measured; the run header last, so a header means the process
+finished and its settings are known.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+
+from benchmarks.rmsnorm_bwd.config import Shape, SuiteConfig, point_key
+from benchmarks.shards.store import RUN_SCHEMA, write_json_atomic, write_point
+
+
+def main() -> int:
+    from benchmarks.rmsnorm_bwd.measure import measure_key, progress_line
+    from benchmarks.rmsnorm_bwd.session import open_run, run_header
+
+    cfg = SuiteConfig.from_env()
+    folder = Path(os.environ["SHARD_DIR"])
+    run_id = os.environ["SHARD_RUN_ID"]
+    wanted = [k for k in os.environ.get("SHARD_POINTS", "").split(",") if k]
+    keys = {point_key(d, s): (d, s) for d, s in cfg.points_to_measure()}
+    todo: list[tuple[str, Shape]] = [keys[k] for k in wanted]
+    run = open_run(cfg)
+    if isinstance(run, str):
+        print(f"shards: {run}", file=sys.stderr)
+        return 3
+    failed = 0
+    for i, (dtype, shape) in enumerate(todo, 1):
+        key = point_key(dtype, shape)
+        point = measure_key(run, cfg, dtype, shape)
+        failed += "error" in point
+        write_point(folder, key, point, run_id)
+        print(progress_line(i, len(todo), key, point), file=sys.stderr, flush=True)
+    header = run_header(cfg, run)
+    header["suite_digest"] = os.environ.get("SHARD_SUITE_DIGEST")
+    start = float(os.environ.get("SHARD_PROCESS_START", time.time()))
+    write_json_atomic(folder / f"run-{run_id}.json", {
+        "schema": RUN_SCHEMA,
+        "id": run_id,
+        "shard": os.environ.get("SHARD_LABEL"),
+        "host": socket.gethostname(),
+        "points": [point_key(d, s) for d, s in todo],
+        # From before the imports: what the planner must budget for a shard, not only points.
+        "process_wall_s": round(time.time() - start, 1),
+        "header": header,
+    })
+    return 4 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
