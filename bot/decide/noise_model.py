@@ -127,6 +127,11 @@ def fit(
     nvFuser; the context baselines are sampled with fewer calls and decide nothing)."""
     if len(runs) < 2:
         raise BadInput(f"a noise model needs at least 2 runs of the same code, got {len(runs)}")
+    tiled = [r.commit[:12] for r in runs if r.tiled is not None]
+    if tiled:
+        raise BadInput(
+            f"{', '.join(tiled)}: tiled test input, not measurements: no noise model from it"
+        )
     machines = {r.machine for r in runs}
     if len(machines) != 1:
         raise BadInput(f"runs on several machines: {', '.join(sorted(machines))}")

@@ -42,6 +42,7 @@ from bot.decide.rules import (
 )
 from bot.decide.types import Guard, GuardKind, PointVerdict, State, VariantSummary, Verdict
 from bot.decide.wording import guard_summary
+from bot.results.tiled import tiled_words
 from bot.results.types import REFERENCE, CommitResults, PointKey
 
 Aggs = tuple[VariantSummary, ...]
@@ -150,12 +151,25 @@ def decide(
         summaries=ratio.aggregates,
         worst=worst,
         settings=s,
-        notes=_notes(b_runs[0], h_runs[0], rows, model_note, used),
+        notes=(
+            *_tiled_notes(b_runs, h_runs),
+            *_notes(b_runs[0], h_runs[0], rows, model_note, used),
+        ),
         guards=guards,
         kernels=tuple(kernel_rows),
         runs=(len(b_runs), len(h_runs)),
         model=model_note,
     )
+
+
+def _tiled_notes(base: Runs, head: Runs) -> list[str]:
+    """First of all: a side made of tiled test input is no measurement (bot/results/tiled.py)."""
+    notes = []
+    for name, runs in (("base", base), ("head", head)):
+        marker = next((r.tiled for r in runs if r.tiled is not None), None)
+        if marker is not None:
+            notes.append(f"{name} is {tiled_words(marker)}")
+    return notes
 
 
 def _broken_summary(rows: Sequence[PointVerdict]) -> str:

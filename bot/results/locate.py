@@ -19,6 +19,7 @@ from bot.results.folders import commit_files, machine_dirs, results_files
 from bot.results.hygiene import hygiene_path, load_checks
 from bot.results.limits import full_sha
 from bot.results.provenance import load_provenance
+from bot.results.tiled import TILED_LABEL, tiled_marker
 from bot.results.types import BadInput, CommitInfo, CommitResults
 
 __all__ = [
@@ -93,14 +94,16 @@ def _load(path: Path, machine: str, full: str, min_samples: int) -> CommitResult
     if full_sha(data.get("commit_hash"), str(path)) != full:
         raise BadInput(f"{path}: holds commit {data.get('commit_hash')!r}, expected {full}")
     date = data.get("date")
+    prov = load_provenance(path.parent / f"{full}.provenance.jsonl", full)
     return CommitResults(
         machine=machine,
         commit=full,
         path=path,
         points=parse_points(path, data, min_samples),
-        provenance=load_provenance(path.parent / f"{full}.provenance.jsonl", full),
+        provenance=prov,
         date=date if isinstance(date, int) else None,
         checks=load_checks(hygiene_path(path, full), full),
+        tiled=tiled_marker(data) or (tiled_marker(prov.record) if prov else None),
     )
 
 
@@ -151,6 +154,8 @@ def list_commits(results_dir: Path) -> list[CommitInfo]:
             if variant is not None and side is not None:  # benchmarks/rmsnorm_bwd/slowdown.py
                 fraction = prov.text("slowdown", "fraction") if prov else None
                 variant = f"{variant}+slower-{side}:{fraction}"
+            if tiled_marker(data) or (prov and tiled_marker(prov.record)):
+                variant = f"{variant or 'unknown'} ({TILED_LABEL})"
             out.append(CommitInfo(mdir.name, full, date if isinstance(date, int) else 0, variant))
     return sorted(out, key=lambda c: (c.date, c.machine, c.commit))
 

@@ -140,6 +140,8 @@ class CommitResults:
     date: int | None = field(default=None, compare=False)
     #: The runner's hygiene checks of this run; None where the runner wrote none (not checked).
     checks: RunChecks | None = field(default=None, compare=False)
+    #: Test input tiled from a recorded run (bot/results/tiled.py), never a measurement.
+    tiled: Mapping[str, Any] | None = field(default=None, compare=False)
 
     @property
     def folder(self) -> str:
