@@ -179,6 +179,12 @@ def cmd_fetch_artifact(args: argparse.Namespace, env: Mapping[str, str], out: IO
     )
 
 
+def cmd_bisect(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
+    from bot.commands.bisect import run_bisect_command  # its modules load only when it runs
+
+    return run_bisect_command(args, env, out)
+
+
 HANDLERS = {
     "report": cmd_report,
     "pr": cmd_pr,
@@ -188,6 +194,7 @@ HANDLERS = {
     "site": cmd_site,
     "verify-run": cmd_verify_run,
     "fetch-artifact": cmd_fetch_artifact,
+    "bisect": cmd_bisect,
 }
 
 

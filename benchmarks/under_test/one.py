@@ -1,0 +1,143 @@
+"""``python3 -m benchmarks.under_test.one``: measure ONE build of the package under test.
+
+A bisect (``python -m bot bisect``) measures builds one at a time, each at a few points, and
+decides each against a reference measured earlier in the same session; a base/head pair
+(``python3 -m benchmarks.under_test``) is the wrong shape for that. The build is installed,
+checked and keyed exactly as a side of a pair is (install.py, keys.py), then
+benchmarks/run_gpu.sh measures it (``RMSNORM_BENCH_POINTS``, ``--variants``) and asv stores
+the run; a manifest says what was measured, under which key, with which stack.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from benchmarks.under_test import install, keys
+from benchmarks.under_test.__main__ import Exit
+from benchmarks.under_test.pair import Side, stderr, suite_commit
+from benchmarks.under_test.spec import PACKAGES, SpecError, parse_spec
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = "perfbot-under-test-one/1"
+#: asv's exit 2: some points failed. For a bisect that is data (a broken build), not a failure.
+SOME_POINTS_FAILED = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    codes = "\n".join(f"  {c.value}  {c.name}" for c in Exit if c != Exit.NOT_COMPARABLE)
+    p = argparse.ArgumentParser(
+        prog="python3 -m benchmarks.under_test.one",
+        description=(
+            "Install one build of the package under test (Thunder or nvFuser) into its own "
+            "overlay, key it, and measure it once at the given points and variants into an asv "
+            "results folder, with a manifest (key, machine, stack) beside it. A bisect's step."
+        ),
+        epilog=f"exit codes:\n{codes}\n  (points that fail are data: a broken build, exit 0)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--package", required=True, choices=sorted(PACKAGES))
+    p.add_argument("--build", required=True, metavar="SPEC")
+    p.add_argument("--results", required=True, type=Path, metavar="DIR", help="a new folder")
+    p.add_argument(
+        "--work", required=True, type=Path, metavar="DIR", help="overlays and the keys repository"
+    )
+    p.add_argument("--manifest", type=Path, metavar="FILE", help="default: DIR.build.json")
+    p.add_argument("--size-set", default="pr", choices=["smoke", "pr", "nightly"])
+    p.add_argument("--points", default="", help="dtype/MxN keys (default: the whole size set)")
+    p.add_argument("--variants", default="", help="comma list (default: all five)")
+    p.add_argument("--machine", default=None, help="asv machine name (default: from the GPU)")
+    p.add_argument("--pip-arg", action="append", default=[], metavar="ARG")
+    p.add_argument("--install-only", action="store_true", help="install and key; measure nothing")
+    return p
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:80] or "build"
+
+
+def _machine(results: Path) -> str | None:
+    found = sorted(p.name for p in results.iterdir() if p.is_dir()) if results.is_dir() else []
+    return found[0] if len(found) == 1 else None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        spec = parse_spec(args.build, args.package)
+    except SpecError as exc:
+        stderr(f"under_test.one: {exc}")
+        return Exit.USAGE
+    results = args.results.resolve()
+    if results.exists() and any(results.iterdir()):
+        stderr(f"under_test.one: {results} is not empty: each measurement gets a new folder")
+        return Exit.USAGE
+    work = args.work.resolve()
+    side_dir = work / "overlays" / _slug(f"{spec.shown()}-{results.name}")
+    shutil.rmtree(side_dir, ignore_errors=True)
+    try:
+        installed = install.install(spec, side_dir, args.pip_arg)
+        stack = install.stack(installed.overlay, args.package)
+        keys.init_keys(work / "keys")
+        key = keys.key_for(work / "keys", installed)
+        side = Side("bisect", installed, key, keys.commit_date(work / "keys", key))
+    except (install.InstallError, keys.KeysError) as exc:
+        stderr(f"under_test.one: {exc}")
+        return Exit.INSTALL_FAILED
+    stderr(f"== {installed.distribution} {installed.version} from {spec.shown()} -> key {key}")
+    manifest = {
+        "schema": SCHEMA,
+        "package": args.package,
+        "build": side.provenance(),
+        "key": key,
+        "key_date": side.key_date,
+        "suite_commit": suite_commit(ROOT),
+        "size_set": args.size_set,
+        "points": [p for p in args.points.split(",") if p],
+        "variants": [v for v in args.variants.split(",") if v],
+        "stack": stack,
+        "machine": args.machine,
+        "run_status": None,
+        "wall_s": None,
+    }
+    code = Exit.OK
+    if not args.install_only:
+        start = time.monotonic()
+        status = _run(side, args, results, work / "keys")
+        manifest.update(run_status=status, wall_s=round(time.monotonic() - start, 1))
+        manifest["machine"] = args.machine or _machine(results)
+        if status == Exit.NO_GPU:
+            code = Exit.NO_GPU
+        elif status not in (0, SOME_POINTS_FAILED) or manifest["machine"] is None:
+            code = Exit.MEASURE_FAILED
+    target = args.manifest or results.parent / f"{results.name}.build.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return code
+
+
+def _run(side: Side, args: argparse.Namespace, results: Path, keys_repo: Path) -> int:
+    """One process of the suite, measure and store (``--phase all``); its exit status."""
+    cmd = ["bash", str(ROOT / "benchmarks" / "run_gpu.sh"), "--size-set", args.size_set]
+    cmd += ["--commit", side.key, "--asv-repo", str(keys_repo), "--results", str(results)]
+    if args.machine:
+        cmd += ["--machine", args.machine]
+    if args.variants:
+        cmd += ["--variants", args.variants]
+    env = install.overlay_env(side.installed.overlay, dict(os.environ))
+    env["RMSNORM_BENCH_UNDER_TEST"] = json.dumps(side.provenance(), sort_keys=True)
+    if args.points:
+        env["RMSNORM_BENCH_POINTS"] = args.points
+    return subprocess.run(cmd, env=env, check=False).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

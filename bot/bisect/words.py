@@ -1,0 +1,118 @@
+"""A bisect's outcome in words: the command's text, and the issue's "bisect" section (pure).
+
+The section is one comment on the linked issue, found again by its hidden marker (one a
+package) and rewritten in place on every run, so a resumed or repeated bisect leaves one
+section saying the latest answer. Build names come from the command line or an index: they
+are escaped like any text from outside.
+"""
+
+from __future__ import annotations
+
+from bot.bisect.classify import Figure
+from bot.bisect.driver import Outcome, Plan, Row
+from bot.bisect.render import bracket, gpu_seconds, reason, what_changed
+from bot.bisect.search import most_measurements
+from bot.tell.markdown import escape_md, link, pct
+
+MARKER = "<!-- fusion-perfbot-bisect:{} -->"
+PACKAGE_NAMES = {"thunder": "Thunder", "nvfuser": "nvFuser"}
+GUARD_WORDS = {"ratio": "ratio", "thunder": "Thunder kernels", "nvfuser": "nvFuser kernel"}
+HEADLINES = {
+    "found": "first bad build found",
+    "stuck": "stopped without an answer",
+    "unfinished": "unfinished (resumes from its state file)",
+}
+
+
+def marker(package: str) -> str:
+    return MARKER.format(package)
+
+
+def _figures(figs: tuple[Figure, ...]) -> str:
+    parts: dict[str, list[str]] = {}
+    for f in figs:
+        shown = f"{f.variant} {pct(f.estimate)} [{pct(f.low)}, {pct(f.high)}]"
+        parts.setdefault(GUARD_WORDS.get(f.guard, f.guard), []).append(shown)
+    return "; ".join(f"{g}: {', '.join(v)}" for g, v in parts.items())
+
+
+def _class(row: Row) -> str:
+    if row.index == 0 and row.runs:
+        return "reference"
+    return row.cls or "-"
+
+
+def _counts(outcome: Outcome) -> str:
+    n = len(outcome.rows)
+    return (
+        f"{outcome.measurements} measurement(s) for {n} builds (one step needs at most "
+        f"{most_measurements(n)}, unsure re-runs aside); {outcome.measured_now} in this call, "
+        f"{gpu_seconds(outcome):.0f} s of measuring in all"
+    )
+
+
+def to_text(outcome: Outcome, plan: Plan) -> str:
+    b, why, change = bracket(outcome), reason(outcome), what_changed(outcome, plan)
+    lines = [
+        f"bisect {plan.timeline.package}: {HEADLINES[outcome.status]}",
+        f"first bad build: {b.first_bad or 'not known yet'}",
+        f"last good build: {b.last_good or 'not known yet'}",
+    ]
+    if why:
+        lines.append(f"why: {why}")
+    if change:
+        lines.append(f"what changed: {change.url or change.text}")
+    lines += [
+        _counts(outcome),
+        f"machine {outcome.machine or '-'}; points ({len(plan.points)}): "
+        f"{', '.join(plan.points)}; variants: {', '.join(plan.variants)}",
+        "",
+    ]
+    width = max(len(r.name) for r in outcome.rows)
+    for row in outcome.rows:
+        figs = _figures(row.judged.figures) if row.judged else ""
+        lines.append(
+            f"{row.index:>3}  {row.name:<{width}}  {_class(row):<9} {len(row.runs)} run(s)"
+            + (f"  {figs}" if figs else "")
+        )
+    return "\n".join(lines) + "\n"
+
+
+def section(outcome: Outcome, plan: Plan) -> str:
+    """The issue's bisect comment: the answer first, then every build measured."""
+    t, b = plan.timeline, bracket(outcome)
+    name = PACKAGE_NAMES.get(t.package, t.package)
+    change, why = what_changed(outcome, plan), reason(outcome)
+    lines = [
+        marker(t.package),
+        f"### Bisect of {name} builds: {HEADLINES[outcome.status]}",
+        "",
+        f"- **First bad build:** {_build(b.first_bad)}",
+        f"- **Last good build:** {_build(b.last_good)}",
+    ]
+    if change:
+        shown = escape_md(change.text, 300)
+        lines.append(f"- **What changed:** {link(shown, change.url) if change.url else shown}")
+    if why:
+        lines.append(f"- **Why it stopped:** {escape_md(why, 500)}")
+    lines += [
+        f"- {_counts(outcome)}, on {escape_md(outcome.machine or '-')}; each build decided "
+        "against the known-good one by the bot's verdict at "
+        f"{', '.join(escape_md(p) for p in plan.points)} "
+        f"({', '.join(escape_md(v) for v in plan.variants)})",
+        "",
+        "| # | build | class | runs | geometric-mean change against the known-good build |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for row in outcome.rows:
+        if not row.runs:
+            continue
+        figs = escape_md(_figures(row.judged.figures), 1000) if row.judged else ""
+        lines.append(
+            f"| {row.index} | {escape_md(row.name)} | {_class(row)} | {len(row.runs)} | {figs} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _build(name: str | None) -> str:
+    return escape_md(name) if name else "not known yet"
