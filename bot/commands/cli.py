@@ -179,6 +179,12 @@ def cmd_fetch_artifact(args: argparse.Namespace, env: Mapping[str, str], out: IO
     )
 
 
+def cmd_history(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
+    from bot.commands.history import cmd_history as run  # docs/HISTORY.md
+
+    return run(args, env, out)
+
+
 def cmd_bisect(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
     from bot.commands.bisect import run_bisect_command  # its modules load only when it runs
 
@@ -194,6 +200,7 @@ HANDLERS = {
     "site": cmd_site,
     "verify-run": cmd_verify_run,
     "fetch-artifact": cmd_fetch_artifact,
+    "history": cmd_history,
     "bisect": cmd_bisect,
 }
 

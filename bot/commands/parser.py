@@ -140,6 +140,10 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
 
     add_trust_commands(add, handlers)
 
+    from bot.commands.history_parser import add_history_commands  # docs/HISTORY.md
+
+    add_history_commands(add, handlers)
+
     from bot.commands.bisect_parser import add_bisect_command  # docs/BISECT.md
 
     add_bisect_command(add, handlers)

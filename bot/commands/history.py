@@ -1,0 +1,168 @@
+"""The ``history`` command: the main-branch watch. Reads every commit's results in commit
+order, finds where the four guards changed (bot/history), prints the report (or JSON), and
+opens, updates or closes the linked issues of confirmed regressions and breaks with the PR
+mode's code (bot/github/issues.py); without an issues token, or with ``--dry-run``, it says
+what it would file and touches nothing.
+
+Exit code: BROKEN when a confirmed break still fails at the newest commit, REGRESSION when a
+confirmed regression still stands there, OK otherwise (a regression that was fixed later is in
+the report, not in the exit code: a nightly watch must not fail forever on history).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO
+
+from bot.commands.noise_file import read_noise_model
+from bot.commands.steps import StepFailed, emit_json, step
+from bot.config import Config
+from bot.decide.config_check import check_gating, unused_thresholds
+from bot.exitcodes import ExitCode
+from bot.history.changepoint import Method
+from bot.history.issues import watch_issues
+from bot.history.load import load_histories
+from bot.history.render import report_text, to_json, worst
+from bot.history.watch import Watch, analyse
+from bot.tell.issue import GuardIssue
+
+
+def _tag(gi: GuardIssue, several: bool) -> str:
+    return f"{gi.machine} {gi.guard}" if several else gi.guard
+
+
+def _dry(issues: Sequence[GuardIssue], several: bool, why: str) -> list[str]:
+    lines = [f"DRY RUN ({why}): no issue was touched."]
+    if not issues:
+        lines.append("No confirmed regression or break: no linked issue to open, note or close.")
+    for gi in issues:
+        spec, tag = gi.spec, _tag(gi, several)
+        what = {
+            "regressed": "open or update linked issues",
+            "recovered": "comment on and close any open linked issue",
+            "hold": "comment on an open linked issue, if any, opening and closing nothing",
+        }[gi.state]
+        lines += [f"[{tag}] Would {what} in {', '.join(spec.repos)}", f"  key: {spec.key}"]
+        if gi.state == "regressed":
+            lines.append(f"  title: {spec.title}")
+        lines.append(f"  note: {gi.note}")
+    return lines
+
+
+def _sync(cfg: Config, issues: Sequence[GuardIssue], several: bool) -> tuple[list[str], list[str]]:
+    """What each issue sync did, and what failed (every change gets its turn first)."""
+    from bot.github.client import make_github
+    from bot.github.issues import sync_regression_issues
+
+    assert cfg.issues_token is not None
+    gh = make_github(
+        cfg.api_url,
+        cfg.issues_token.reveal(),
+        timeout=cfg.timeout_s,
+        max_retry_wait=cfg.max_retry_wait_s,
+    )
+    lines: list[str] = []
+    failures: list[str] = []
+    for gi in issues:
+        tag = _tag(gi, several)
+        try:
+            with step(f"sync linked issues ({tag})", ExitCode.GITHUB_FAILURE):
+                outcomes = sync_regression_issues(
+                    lambda _repo: gh, gi.spec, gi.state, gi.note, bot_login=cfg.issues_login
+                )
+        except StepFailed as failure:  # the other changes' issues still get their turn
+            failures.append(str(failure))
+            continue
+        for o in outcomes:
+            if o.action == "failed":
+                failures.append(f"{tag} in {o.repo}: {o.error}")
+            elif o.action != "absent":
+                folded = (
+                    f" (closed duplicate(s) {', '.join(f'#{n}' for n in o.folded)})"
+                    if o.folded
+                    else ""
+                )
+                lines.append(
+                    f"issue ({tag}) in {o.repo}: {o.action} {o.url or ''}".rstrip() + folded
+                )
+    return lines, failures
+
+
+def cmd_history(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
+    """``python -m bot history`` (bot/commands/history_parser.py is its grammar)."""
+    return run_history(
+        args.results,
+        env,
+        out,
+        machine=args.machine,
+        order=args.order,
+        config_path=args.config,
+        json_path=args.json,
+        repo=args.repo,
+        dry_run=args.dry_run,
+        method=Method(window=args.window, min_after=args.min_after),
+    )
+
+
+def run_history(
+    dirs: Sequence[Path],
+    env: Mapping[str, str],
+    out: IO[str],
+    *,
+    machine: str | None,
+    order: Path | None,
+    config_path: Path | None,
+    json_path: Path | None,
+    repo: str | None,
+    dry_run: bool,
+    method: Method,
+) -> int:
+    with step("check arguments", ExitCode.USAGE):
+        if method.min_after < 1 or method.window < max(method.min_after, method.min_before):
+            raise ValueError(
+                f"--window ({method.window}) must be at least --min-after ({method.min_after}) "
+                f"and {method.min_before}, and --min-after at least 1"
+            )
+    with step("load configuration", ExitCode.USAGE):
+        cfg = Config.from_env(env, config_path)
+    s = cfg.verdict
+    model = None
+    if s.noise_model is not None:
+        with step(f"read noise model {s.noise_model}", ExitCode.BAD_INPUT):
+            model = read_noise_model(s.noise_model)
+    with step("read results", ExitCode.BAD_INPUT):
+        histories = load_histories(dirs, machine or cfg.machine, order, s.min_samples)
+    every_run = [r for h in histories for r in h.runs]
+    with step("check configuration against the results", ExitCode.USAGE):
+        check_gating(s, every_run)
+        for warning in unused_thresholds(s, every_run):
+            print(f"fusion-perfbot: warning: {warning}", file=sys.stderr)
+    with step("find changes", ExitCode.BAD_INPUT):
+        watches: list[Watch] = [analyse(h, s, model, method) for h in histories]
+    with step("build issues", ExitCode.BAD_INPUT):
+        issues = (
+            watch_issues(watches, repo, cfg.issue_repos, cfg.issue_label) if cfg.file_issues else ()
+        )
+    several = len(watches) > 1
+    failures: list[str] = []
+    if not cfg.file_issues:
+        said = ["Linked issues are disabled (perfbot.toml [issues] enabled = false)."]
+    elif dry_run or cfg.issues_token is None:
+        why = "--dry-run" if dry_run else "no GITHUB_TOKEN or PERFBOT_ISSUES_TOKEN"
+        said = _dry(issues, several, why)
+    else:
+        said, failures = _sync(cfg, issues, several)
+    code = worst(watches)
+    to_stdout = False
+    if json_path is not None:
+        with step(f"write {json_path}", ExitCode.USAGE):
+            to_stdout = emit_json(json_path, {**to_json(watches), "issues": said}, out)
+    if not to_stdout:
+        text = "\n\n".join(report_text(w) for w in watches)
+        out.write(text + "\n\n" + "\n".join(said) + "\n")
+    if failures:  # after the report: what was found is printed whatever GitHub did
+        raise StepFailed("sync linked issues", ExitCode.GITHUB_FAILURE, "; ".join(failures))
+    return code

@@ -1,0 +1,93 @@
+"""The grammar of ``history`` (the main-branch watch) and ``history-calibrate`` (its false
+alarms and power on the recorded runs); docs/HISTORY.md.
+
+Beside bot/commands/parser.py (which calls it) so that each file stays readable whole.
+"""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from bot.commands.parser import Handler, _config_option, _repo
+from bot.history.changepoint import Method
+
+DEFAULTS = Method()
+DESCRIPTION = textwrap.fill(
+    "The main-branch watch: read every commit's results in commit order (the commit date asv "
+    "stores, ties by hash; --order FILE for another), find where the four guards changed "
+    "(broken, the Thunder/nvFuser ratio, nvFuser's kernel time, Thunder's kernel time), and "
+    "open, update or close the linked issues of confirmed regressions and breaks (dry without "
+    "GITHUB_TOKEN or PERFBOT_ISSUES_TOKEN). At each split, at most --window commits a side are "
+    "compared with the PR mode's rules at alpha over the number of splits; a change is "
+    f"confirmed once --min-after commits follow it (default {DEFAULTS.min_after}), pending "
+    "before, and never filed while pending. Method and its measured false alarms: "
+    "docs/HISTORY.md.",
+    width=92,
+)
+
+
+def _count(text: str) -> int:
+    if not text.isdigit() or not 0 < int(text) <= 1000:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 1 to 1000")
+    return int(text)
+
+
+def add_history_commands(
+    add: Callable[[str, str, Callable[..., int]], argparse.ArgumentParser],
+    handlers: Mapping[str, Handler],
+) -> None:
+    p = add(
+        "history",
+        "the main-branch watch: change points along a history of results; linked issues",
+        handlers["history"],
+    )
+    p.description = DESCRIPTION
+    p.add_argument(
+        "--results",
+        type=Path,
+        action="append",
+        required=True,
+        metavar="DIR",
+        help="asv results directory (a history store, a job's repeats, ...); repeat to read "
+        "several as one history; the same run in two folders counts once",
+    )
+    p.add_argument("--machine", help="asv machine name (default: every machine, each on its own)")
+    p.add_argument(
+        "--order",
+        type=Path,
+        metavar="FILE",
+        help="commit order, oldest first, one hash a line (`git rev-list --reverse main`); "
+        "commits with results that it does not list are left out",
+    )
+    _config_option(p)
+    p.add_argument(
+        "--repo",
+        type=_repo,
+        help="OWNER/NAME whose main branch this is: the issues link its commits",
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="print what would be filed; touch nothing"
+    )
+    p.add_argument(
+        "--window",
+        type=_count,
+        default=DEFAULTS.window,
+        metavar="N",
+        help=f"commits a side at most at each split (default {DEFAULTS.window})",
+    )
+    p.add_argument(
+        "--min-after",
+        type=_count,
+        default=DEFAULTS.min_after,
+        metavar="N",
+        help=f"commits after a change before it is confirmed (default {DEFAULTS.min_after})",
+    )
+    p.add_argument(
+        "--json",
+        type=Path,
+        metavar="FILE",
+        help="write the history as JSON to FILE; '-': to stdout, instead of the text",
+    )

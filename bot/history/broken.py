@@ -1,0 +1,145 @@
+"""The broken guard along a history (pure): points that ran and then stopped running.
+
+As in the PR mode (bot/decide/families.py), a gating Thunder point is read from its ratio and
+nvFuser's from its kernel time; a point fails at a commit when every run of that commit that
+measured it failed (compile or executor error, a wrong result, a crash), and a point not
+measured by choice (asv's "skipped", or absent) is no evidence either way.
+
+A break is a commit where a point fails after a commit where it ran. It is confirmed when the
+point failed at ``min_after`` measured commits in a row from there (the persistence the timing
+guards ask for: one failed run can be a crash of that process), pending when the history ends
+first, and a transient (said, not filed) when the point ran again before that. Breaks at the
+same pair of commits are one change. A break is recovered when every point of it ran at
+``min_after`` measured commits in a row after its failures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.config import VerdictSettings
+from bot.decide.noise_model import Kind, samples_of
+from bot.decide.types import PointVerdict
+from bot.history.series import Commit, History
+from bot.history.table import family_keys
+from bot.results.types import REFERENCE, PointKey
+
+Status = Literal["ok", "failed", "absent"]
+Follow = Literal["regressed", "recovered", "hold"]
+
+
+@dataclass(frozen=True)
+class Break:
+    """Points that stopped running between two commits, and where each ran again."""
+
+    split: int  # index of the last commit where they ran
+    last_good: str
+    first_bad: str
+    confirmed: bool
+    points: tuple[PointVerdict, ...]  # state "broken", the error at the first failure
+    back_at: tuple[str | None, ...]  # per point: the commit from which it runs again
+    follow: Follow  # what the linked issue should do
+
+
+def status(commit: Commit, key: PointKey) -> tuple[Status, str | None]:
+    """ok when a run of the commit has data; failed when a run failed and none has data."""
+    kind: Kind = "kernel" if key.variant == REFERENCE else "ratio"
+    error = None
+    failed = False
+    for run in commit.runs:
+        if samples_of(kind, run, key):
+            return "ok", None
+        point = run.points.get(key)
+        if point is not None and (point.no_data or "failed") == "failed":
+            failed = True
+            if error is None and run.provenance:
+                error = run.provenance.point_error(key)
+    return ("failed", error) if failed else ("absent", None)
+
+
+def _runs_again(measured: Sequence[tuple[int, Status]], start: int, min_after: int) -> int | None:
+    """The index (into ``measured``) of the first of ``min_after`` oks in a row from ``start``."""
+    streak = 0
+    for j in range(start, len(measured)):
+        streak = streak + 1 if measured[j][1] == "ok" else 0
+        if streak == min_after:
+            return j - min_after + 1
+    return None
+
+
+def _one_point(
+    h: History, key: PointKey, min_after: int
+) -> tuple[list[tuple[int, int, bool, str | None, int | None, bool]], list[tuple[int, int]]]:
+    """(last ok, first failed, confirmed, error, back at, failing at the newest) per break,
+    and (first failed, failed commits) per transient."""
+    seen = [(i, *status(c, key)) for i, c in enumerate(h.commits)]
+    measured = [(i, s) for i, s, _ in seen if s != "absent"]
+    errors = {i: e for i, s, e in seen if s == "failed"}
+    out, notes = [], []
+    j = 1
+    while j < len(measured):
+        (prev, ps), (here, hs) = measured[j - 1], measured[j]
+        if not (ps == "ok" and hs == "failed"):
+            j += 1
+            continue
+        run = 0
+        while j + run < len(measured) and measured[j + run][1] == "failed":
+            run += 1
+        if run < min_after and j + run < len(measured):
+            notes.append((here, run))
+            j += run
+            continue
+        back = _runs_again(measured, j + run, min_after)
+        back_at = measured[back][0] if back is not None else None
+        newest_failed = measured[-1][1] == "failed"
+        out.append((prev, here, run >= min_after, errors.get(here), back_at, newest_failed))
+        j = back + min_after if back is not None else len(measured)
+    return out, notes
+
+
+def find_breaks(
+    h: History, s: VerdictSettings, min_after: int
+) -> tuple[tuple[Break, ...], tuple[str, ...]]:
+    """Every break of the history (confirmed and pending), and notes on transients."""
+    runs = h.runs
+    keys = [*family_keys("ratio", runs, s), *family_keys("nvfuser", runs, s)]
+    groups: dict[tuple[int, int, bool], list[tuple[PointKey, str | None, int | None, bool]]] = {}
+    transients: dict[tuple[int, int], int] = {}
+    for key in keys:
+        found, said = _one_point(h, key, min_after)
+        for t in said:
+            transients[t] = transients.get(t, 0) + 1
+        for prev, here, confirmed, error, back, failing in found:
+            groups.setdefault((prev, here, confirmed), []).append((key, error, back, failing))
+    breaks = []
+    for (prev, here, confirmed), members in sorted(groups.items()):
+        rows = tuple(
+            PointVerdict(
+                key,
+                True,
+                s.threshold_for(key.label),
+                "broken",
+                no_data=f"failed at {h.commits[here].sha[:12]}",
+                kind="kernel" if key.variant == REFERENCE else "ratio",
+                error=error,
+            )
+            for key, error, _, _ in members
+        )
+        back_at = tuple(h.commits[b].sha if b is not None else None for _, _, b, _ in members)
+        if all(b is not None for b in back_at):
+            follow: Follow = "recovered"
+        elif any(failing for *_, failing in members):
+            follow = "regressed"
+        else:
+            follow = "hold"  # running again, not yet for min_after commits in a row
+        breaks.append(
+            Break(prev, h.commits[prev].sha, h.commits[here].sha, confirmed, rows, back_at, follow)
+        )
+    notes = tuple(
+        f"{count} point(s) failed at {h.commits[here].sha[:8]} and ran again after {run} "
+        "commit(s): a transient, not a break"
+        for (here, run), count in sorted(transients.items())
+    )
+    return tuple(breaks), notes

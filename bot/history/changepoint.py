@@ -1,0 +1,211 @@
+"""The method (pure): where along a history the four guards changed, confirmed or pending.
+
+At every split between two commits (the last good commit and the first bad one), the commits
+before it (at most ``window``) are compared with the commits after it (at most ``window``,
+and also only the first ``min_after`` of them, so that a change that lasted only a few commits
+is not diluted by the commits after its end) by bot/history/window.py: the PR mode's guards and
+rules on the two windows, at alpha over the number of splits tested (Bonferroni over
+positions; Holm within each guard's points, as in the PR mode). Only splits the screen
+(bot/history/scan.py) lets through are decided in full.
+
+Change points are then taken one at a time, strongest first (the largest |t| of a guard's
+evidence), and every window stops at the change points found so far, as binary segmentation
+does (E-Divisive means in MongoDB's and Apache Otava's hands): a step does not show up again at
+the splits next to it, and a second change is tested against its own level. After the last,
+each change point is decided once more with its final windows and dropped if it no longer
+holds.
+
+A change is **confirmed** when at least ``min_after`` commits follow it (with the persistence
+rule of window.py), **pending** when fewer do (only at the newest commits): it is reported,
+with how many more commits would let it speak, and never files an issue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from bot.decide.types import GuardKind, Verdict
+from bot.history.scan import Windows, screen
+from bot.history.table import Table
+from bot.history.window import Span, decide_span, strength
+
+Direction = Literal["regressed", "improved"]
+DIRECTIONS: tuple[Direction, ...] = ("regressed", "improved")
+
+
+@dataclass(frozen=True)
+class Method:
+    """The knobs, defaults stated in docs/HISTORY.md."""
+
+    window: int = 8  # commits a side, at most
+    min_before: int = 2  # commits before a split, at least
+    min_after: int = 2  # commits after a split before a change is confirmed
+
+
+@dataclass(frozen=True)
+class Change:
+    """One guard's change at one split, with the decision that found it."""
+
+    guard: GuardKind
+    direction: Direction
+    confirmed: bool
+    span: Span
+    verdict: Verdict
+    strength: float
+
+    @property
+    def last_good(self) -> str:
+        return self.verdict.base
+
+    @property
+    def first_bad(self) -> str:
+        return self.verdict.head
+
+
+@dataclass(frozen=True)
+class Scan:
+    changes: tuple[Change, ...]  # confirmed, in commit order
+    pending: tuple[Change, ...]
+    tested: int  # splits tested
+    alpha: float  # per split
+    splits: tuple[int, ...]  # the change points, in commit order
+    decided: int  # splits decided in full (the rest the screen let go)
+
+
+def flagged(v: Verdict) -> list[tuple[GuardKind, Direction, float]]:
+    out = []
+    for g in v.guards:
+        for d in DIRECTIONS:
+            if g.state == d:
+                out.append((g.kind, d, strength(g, d)))
+    return out
+
+
+class _Decider:
+    """Decides spans once each (the same span comes back as change points are added)."""
+
+    def __init__(self, table: Table, m: Method, alpha: float, model_note: str) -> None:
+        self.table, self.m, self.alpha, self.note = table, m, alpha, model_note
+        self.cache: dict[Span, Verdict] = {}
+
+    def __call__(self, span: Span) -> Verdict:
+        if span not in self.cache:
+            m = self.m
+            self.cache[span] = decide_span(
+                self.table, span, self.alpha, m.min_before, m.min_after, self.note
+            )
+        return self.cache[span]
+
+
+def spans(i: int, splits: Iterable[int], m: Method, size: int) -> list[Span]:
+    """The windows of split ``i`` given the change points found: the full one and the short
+    one (``min_after`` commits after), each stopping at the change points either side."""
+    cut = sorted(splits)
+    before = max((k for k in cut if k < i), default=-1)
+    after = min((k for k in cut if k > i), default=size - 1)
+    first, last = max(i - m.window + 1, before + 1), min(i + m.window, after)
+    out = [Span(i, first, last)]
+    if last > i + m.min_after:
+        out.append(Span(i, first, i + m.min_after))
+    return out
+
+
+def _best(v: Verdict) -> float:
+    return max((s for _, _, s in flagged(v)), default=0.0)
+
+
+def usable(i: int, splits: Iterable[int], m: Method, size: int) -> list[Span]:
+    """The spans of split ``i`` that may confirm a change: enough commits either side."""
+    return [
+        s for s in spans(i, splits, m, size) if s.before >= m.min_before and s.after >= m.min_after
+    ]
+
+
+def _strongest(decide: _Decider, options: list[Span]) -> tuple[float, Span, Verdict] | None:
+    found = []
+    for span in options:
+        v = decide(span)
+        if flagged(v):
+            found.append((_best(v), span, v))
+    return max(found, key=lambda x: x[0], default=None)
+
+
+def find_changes(table: Table, m: Method, model_note: str = "") -> Scan:
+    size = table.size
+    positions = list(range(m.min_before - 1, size - 1))
+    confirmable = [i for i in positions if size - 1 - i >= m.min_after]
+    if not positions:
+        return Scan((), (), 0, table.settings.alpha, (), 0)
+    alpha = table.settings.alpha / len(positions)
+    decide = _Decider(table, m, alpha, model_note)
+    splits: list[int] = []
+    for _ in range(len(confirmable)):
+        best: tuple[float, int] | None = None
+        options = {i: usable(i, splits, m, size) for i in confirmable if i not in splits}
+        for i in _screened(table, options, alpha, m):
+            hit = _strongest(decide, options[i])
+            if hit is not None and (best is None or hit[0] > best[0]):
+                best = (hit[0], i)
+        if best is None:
+            break
+        splits.append(best[1])
+    splits = _settle(decide, splits, m, size)
+    changes = []
+    for i in sorted(splits):
+        hit = _strongest(decide, usable(i, splits, m, size))
+        assert hit is not None  # _settle kept only those that hold
+        changes += [Change(g, d, True, hit[1], hit[2], s) for g, d, s in flagged(hit[2])]
+    ends = [i for i in positions if i not in confirmable]
+    pending = _pending(decide, ends, splits, m, size)
+    return Scan(
+        tuple(changes),
+        tuple(pending),
+        len(positions),
+        alpha,
+        tuple(sorted(splits)),
+        len(decide.cache),
+    )
+
+
+def _screened(table: Table, options: dict[int, list[Span]], alpha: float, m: Method) -> list[int]:
+    """The splits whose spans could flag a guard (bot/history/scan.py)."""
+    flat = [(i, s) for i, ss in options.items() for s in ss]
+    if not flat:
+        return []
+    windows = Windows(
+        np.asarray([s.split for _, s in flat], dtype=np.int64),
+        np.asarray([s.first for _, s in flat], dtype=np.int64),
+        np.asarray([s.last for _, s in flat], dtype=np.int64),
+    )
+    passed = screen(table, windows, alpha, m.min_before)
+    return sorted({i for (i, _), ok in zip(flat, passed, strict=True) if ok})
+
+
+def _settle(decide: _Decider, splits: list[int], m: Method, size: int) -> list[int]:
+    """Drop, one at a time, change points that no longer hold with their final windows."""
+    kept = list(splits)
+    while True:
+        weak = [i for i in kept if _strongest(decide, usable(i, kept, m, size)) is None]
+        if not weak:
+            return kept
+        kept.remove(weak[0])
+
+
+def _pending(
+    decide: _Decider, ends: list[int], splits: list[int], m: Method, size: int
+) -> list[Change]:
+    """Changes at the newest commits, with fewer than ``min_after`` commits after them."""
+    best: dict[tuple[GuardKind, Direction], Change] = {}
+    for i in ends:
+        span = spans(i, splits, m, size)[0]
+        if span.before < m.min_before:
+            continue
+        v = decide(span)
+        for g, d, s in flagged(v):
+            if (g, d) not in best or s > best[g, d].strength:
+                best[g, d] = Change(g, d, False, span, v, s)
+    return sorted(best.values(), key=lambda c: (c.span.split, c.guard))

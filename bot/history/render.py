@@ -1,0 +1,220 @@
+"""What ``history`` prints (pure): a readable report per machine, and the same as JSON.
+
+Every change says its guard, the last good and the first bad commit, its size with its 95%
+interval (the strongest evidence: a variant's geometric mean or a point) and what its linked
+issue does; a pending change says how many more commits would let it speak.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from bot.decide.stats import Interval
+from bot.decide.types import GUARD_TITLES, Guard
+from bot.decide.wording import interval_words
+from bot.exitcodes import ExitCode
+from bot.history.changepoint import Change
+from bot.history.follow import FollowUp
+from bot.history.series import Commit
+from bot.history.watch import Watch
+
+SCHEMA = "perfbot-history/1"
+#: Commits listed in the text (the first and last half of it); --json lists every one.
+LISTED = 20
+ISSUE_WORDS = {
+    "regressed": "still regressed at the newest commits: its linked issues open or stay open",
+    "recovered": "back: its linked issues close",
+    "hold": "neither clearly regressed nor back at the newest commits: open issues get a note",
+}
+
+
+def day(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).date().isoformat()
+
+
+def commit_label(c: Commit) -> str:
+    """What ran: Thunder's version, a deliberately slower variant, a package under test."""
+    prov = c.runs[0].provenance if c.runs else None
+    if prov is None:
+        return "no provenance record"
+    parts = [f"thunder {prov.text('versions', 'thunder') or '?'}"]
+    variant = prov.text("thunder_variant")
+    if variant and variant != "stock":
+        parts.append(variant)
+    side = prov.text("slowdown", "side")
+    if side:
+        parts.append(f"{side} slower by {prov.text('slowdown', 'fraction')}")
+    package = prov.text("under_test", "package")
+    if package:
+        parts.append(f"{package} under test {prov.text('under_test', 'version')}")
+    runs = f", {len(c.runs)} runs" if len(c.runs) > 1 else ""
+    return ", ".join(parts) + runs
+
+
+def evidence(g: Guard, direction: str) -> tuple[str, Interval, float] | None:
+    """The strongest evidence of a guard's change: (what, change interval, |t|)."""
+    found = [
+        (f"{a.variant} geometric mean over {a.points} point(s)", a.cmp)
+        for a in g.aggregates
+        if a.state == direction and a.cmp
+    ]
+    found += [
+        (p.key.label, p.cmp) for p in g.points if p.state == direction and p.corroborated and p.cmp
+    ]
+    if not found:
+        return None
+    what, c = max(found, key=lambda x: abs(x[1].log_change) / x[1].se if x[1].se else math.inf)
+    return what, c.change, abs(c.log_change) / c.se if c.se else math.inf
+
+
+def _change_lines(c: Change, follow: FollowUp | None) -> list[str]:
+    g = c.verdict.guard(c.guard)
+    assert g is not None
+    ev = evidence(g, c.direction)
+    size = f"{ev[0]} {interval_words(ev[1])}" if ev else "no single figure"
+    lines = [
+        f"  [{c.direction}] {GUARD_TITLES[c.guard]}: last good {c.last_good[:8]}, first bad "
+        f"{c.first_bad[:8]} ({c.span.split - c.span.first + 1} commit(s) before, "
+        f"{c.span.after} after)",
+        f"      size: {size}",
+        f"      {g.summary}",
+    ]
+    if follow is not None:
+        lines.append(f"      issue: {follow.reason or ISSUE_WORDS[follow.state]}")
+    return lines
+
+
+def report_text(w: Watch) -> str:
+    h, sc, m = w.history, w.scan, w.method
+    commits = h.commits
+    lines = [
+        f"Main-branch history on {h.machine}: {len(commits)} commit(s)"
+        + (f", {day(commits[0].date)} to {day(commits[-1].date)}" if commits else ""),
+        f"Method: windows of at most {m.window} commits a side; a change is confirmed with "
+        f"{m.min_after} commits after it; {sc.tested} split(s) tested at alpha "
+        f"{w.scan.alpha:.3g} each, {sc.decided} decided in full (docs/HISTORY.md)",
+        f"Noise: {w.model}",
+        "",
+        "Commits, oldest first:",
+    ]
+    shown = list(enumerate(commits))
+    if len(shown) > LISTED:
+        shown = [*shown[: LISTED // 2], (-1, commits[0]), *shown[-LISTED // 2 :]]
+    for i, commit in shown:
+        if i < 0:
+            lines.append(f"  ... {len(commits) - LISTED} more (--json lists every commit)")
+            continue
+        lines.append(f"  {i + 1:>4}  {commit.sha[:8]}  {day(commit.date)}  {commit_label(commit)}")
+    follow = {id(f.change): f for f in w.follow}
+    lines += ["", f"Confirmed changes: {len(sc.changes)}"]
+    for c in sc.changes:
+        lines += _change_lines(c, follow.get(id(c)))
+    if sc.pending:
+        lines += ["", f"Pending (fewer than {m.min_after} commits after them; never filed):"]
+        for c in sc.pending:
+            lines += _change_lines(c, None)
+            more = m.min_after - c.span.after
+            lines.append(f"      needs {more} more commit(s) to be confirmed or dropped")
+    if w.breaks:
+        lines += ["", "Points that stopped running:"]
+        for b in w.breaks:
+            back = sum(x is not None for x in b.back_at)
+            status = "confirmed" if b.confirmed else "pending"
+            lines.append(
+                f"  [{status}] {len(b.points)} point(s): last ran {b.last_good[:8]}, failing "
+                f"from {b.first_bad[:8]}; {back} run again; issue: {ISSUE_WORDS[b.follow]}"
+            )
+            first = b.points[0]
+            lines.append(f"      {first.key.label}: {first.error or 'no error text recorded'}")
+    if w.notes:
+        lines += ["", "Notes:", *(f"  - {n}" for n in w.notes)]
+    code = w.code
+    said = {
+        ExitCode.BROKEN: f"{len(w.broken)} confirmed break(s) still failing",
+        ExitCode.REGRESSION: f"{len(w.standing)} confirmed regression(s) still standing",
+        ExitCode.OK_NO_REGRESSION: "no confirmed regression stands at the newest commits",
+    }[code]
+    lines += ["", f"Result: {code.name} (exit {int(code)}): {said}"]
+    return "\n".join(lines)
+
+
+def _interval(i: Interval) -> dict[str, float]:
+    return {"estimate": i.estimate, "low": i.low, "high": i.high}
+
+
+def _change_json(c: Change, follow: FollowUp | None, min_after: int) -> dict[str, Any]:
+    g = c.verdict.guard(c.guard)
+    assert g is not None
+    ev = evidence(g, c.direction)
+    return {
+        "guard": c.guard,
+        "direction": c.direction,
+        "status": "confirmed" if c.confirmed else "pending",
+        "needs_more_commits": 0 if c.confirmed else min_after - c.span.after,
+        "last_good": c.last_good,
+        "first_bad": c.first_bad,
+        "commits_before": c.span.split - c.span.first + 1,
+        "commits_after": c.span.after,
+        "runs": list(c.verdict.runs),
+        "strength_t": c.strength if math.isfinite(c.strength) else None,
+        "size": None
+        if ev is None
+        else {"what": ev[0], **_interval(ev[1]), "t": ev[2] if math.isfinite(ev[2]) else None},
+        "summary": g.summary,
+        "issue": None if follow is None else follow.state,
+        "back_at": None if follow is None else follow.back_at,
+        "reason": None if follow is None else follow.reason,
+    }
+
+
+def to_json(watches: Sequence[Watch]) -> dict[str, Any]:
+    machines = []
+    for w in watches:
+        follow = {id(f.change): f for f in w.follow}
+        machines.append(
+            {
+                "machine": w.history.machine,
+                "commits": [
+                    {"sha": c.sha, "date": c.date, "runs": len(c.runs), "what": commit_label(c)}
+                    for c in w.history.commits
+                ],
+                "method": {
+                    "window": w.method.window,
+                    "min_before": w.method.min_before,
+                    "min_after": w.method.min_after,
+                },
+                "splits_tested": w.scan.tested,
+                "alpha_per_split": w.scan.alpha,
+                "decided_in_full": w.scan.decided,
+                "noise": w.model,
+                "changes": [
+                    _change_json(c, follow.get(id(c)), w.method.min_after)
+                    for c in (*w.scan.changes, *w.scan.pending)
+                ],
+                "breaks": [
+                    {
+                        "last_good": b.last_good,
+                        "first_bad": b.first_bad,
+                        "status": "confirmed" if b.confirmed else "pending",
+                        "issue": b.follow if b.confirmed else None,
+                        "points": [
+                            {"point": p.key.label, "error": p.error, "back_at": back}
+                            for p, back in zip(b.points, b.back_at, strict=True)
+                        ],
+                    }
+                    for b in w.breaks
+                ],
+                "notes": list(w.notes),
+                "exit_code": int(w.code),
+            }
+        )
+    return {"schema": SCHEMA, "exit_code": int(worst(watches)), "machines": machines}
+
+
+def worst(watches: Sequence[Watch]) -> ExitCode:
+    order = (ExitCode.BROKEN, ExitCode.REGRESSION, ExitCode.OK_NO_REGRESSION)
+    codes = {w.code for w in watches}
+    return next((c for c in order if c in codes), ExitCode.OK_NO_REGRESSION)

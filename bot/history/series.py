@@ -1,0 +1,158 @@
+"""A history: each commit's runs, in commit order (pure; bot/history/load.py reads them).
+
+Why an order must be chosen and not assumed: asv stores the commit's date in every results
+file (``date``, milliseconds), which is the order of a main branch; the keys the
+package-under-test command makes (benchmarks/under_test/keys.py) are dated by the build's
+``devYYYYMMDD`` for the same reason. Where dates tie (two commits made in one second) the hash
+decides, so the order never depends on the file system. ``--order FILE`` overrides it with the
+branch's own order (``git rev-list --reverse main``).
+
+Which runs are comparable: on the H200 the 15-us kernels ran 5-7% slower in processes that did
+not interleave the context baselines (data/README.md, h200-repeats), so runs of another
+sampling (calls per sample) or another set of measured variants would read as a change. Only
+the runs of the most common such signature are kept; the others are named in the notes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.results.types import BadInput, CommitResults
+
+_HASH = re.compile(r"[0-9a-f]{7,40}")
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One commit of the history and every comparable run of it (replicates)."""
+
+    sha: str
+    date: int
+    runs: tuple[CommitResults, ...]
+
+
+@dataclass(frozen=True)
+class History:
+    """One machine's commits, oldest first, and what was left out of them, in words."""
+
+    machine: str
+    commits: tuple[Commit, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def runs(self) -> tuple[CommitResults, ...]:
+        return tuple(r for c in self.commits for r in c.runs)
+
+
+def signature(run: CommitResults) -> tuple[str, str]:
+    """What must agree for runs to be compared: calls per sample, and the variants measured."""
+    prov = run.provenance
+    calls = (prov.text("calls_per_sample") if prov else None) or "unknown"
+    measured = prov.record.get("variants") if prov else None
+    variants = ",".join(map(str, measured)) if isinstance(measured, list) else "unknown"
+    return calls, variants
+
+
+def comparable(runs: Sequence[CommitResults]) -> tuple[list[CommitResults], list[str]]:
+    """The runs of the most common signature (a tie: the newest run's), and a note on the rest."""
+    if not runs:
+        return [], []
+    counts = Counter(signature(r) for r in runs)
+    newest = max(runs, key=lambda r: (r.date or 0, r.commit))
+    top = max(counts.items(), key=lambda kv: (kv[1], kv[0] == signature(newest)))[0]
+    kept = [r for r in runs if signature(r) == top]
+    left = [r for r in runs if signature(r) != top]
+    notes = []
+    if left:
+        names = ", ".join(sorted({f"{r.commit[:8]} ({r.folder})" for r in left}))
+        notes.append(
+            f"{len(left)} run(s) of another sampling or set of variants left out (kept: "
+            f"{top[0]} call(s) a sample, variants {top[1]}): {names}"
+        )
+    return kept, notes
+
+
+def by_commit(runs: Sequence[CommitResults], dated: bool = True) -> list[Commit]:
+    """Runs grouped by commit, in asv's date order, ties by hash; ``dated``: a run without a
+    date is bad input (no order given instead)."""
+    grouped: dict[str, list[CommitResults]] = {}
+    for r in runs:
+        grouped.setdefault(r.commit, []).append(r)
+    commits = []
+    for sha, mine in grouped.items():
+        dates = {r.date for r in mine}
+        if None in dates and dated:
+            raise BadInput(
+                f"{mine[0].path}: no commit date in the results file; give the order with --order"
+            )
+        commits.append(
+            Commit(sha, min((d for d in dates if d is not None), default=0), tuple(mine))
+        )
+    return sorted(commits, key=lambda c: (c.date, c.sha))
+
+
+def parse_order(text: str, where: str) -> list[str]:
+    """An order file: one commit hash a line (7-40 hex digits), oldest first; blank lines and
+    ``#`` comments are skipped. A hash listed twice is bad input: the order would be two."""
+    out: list[str] = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip().lower()
+        if not line:
+            continue
+        if not _HASH.fullmatch(line):
+            raise BadInput(f"{where} line {number}: {raw.strip()!r:.60} is not a commit hash")
+        if line in out:
+            raise BadInput(f"{where} line {number}: commit {line} is listed twice")
+        out.append(line)
+    if not out:
+        raise BadInput(f"{where}: lists no commit")
+    return out
+
+
+def in_order(commits: Sequence[Commit], order: Sequence[str]) -> tuple[list[Commit], list[str]]:
+    """The commits in the order a list gives (abbreviated hashes allowed, each naming one
+    commit), and notes on the commits it leaves out and the hashes that have no results."""
+    picked: list[Commit] = []
+    absent = 0
+    for prefix in order:
+        hits = [c for c in commits if c.sha.startswith(prefix)]
+        if len(hits) > 1:
+            names = ", ".join(c.sha[:12] for c in hits)
+            raise BadInput(f"order: commit prefix {prefix} is ambiguous: {names}")
+        if not hits:
+            absent += 1
+            continue
+        if hits[0] in picked:
+            raise BadInput(f"order: {prefix} and another line name the same commit {hits[0].sha}")
+        picked.append(hits[0])
+    notes = []
+    unlisted = [c for c in commits if c not in picked]
+    if unlisted:
+        names = ", ".join(c.sha[:8] for c in unlisted)
+        notes.append(
+            f"{len(unlisted)} commit(s) with results are not in the order, left out: {names}"
+        )
+    if absent:
+        notes.append(f"{absent} commit(s) of the order have no results here (not measured)")
+    return picked, notes
+
+
+def history(
+    machine: str, runs: Sequence[CommitResults], order: Sequence[str] | None = None
+) -> History:
+    """One machine's history from its runs: the commits of the order (when given), their
+    comparable runs only, in commit order."""
+    notes: list[str] = []
+    rank: dict[str, int] = {}
+    if order is not None:
+        picked, notes = in_order(by_commit(runs, dated=False), order)
+        rank = {c.sha: i for i, c in enumerate(picked)}
+        runs = [r for c in picked for r in c.runs]
+    kept, more = comparable(runs)
+    commits = by_commit(kept, dated=order is None)
+    if order is not None:
+        commits.sort(key=lambda c: rank[c.sha])
+    return History(machine, tuple(commits), (*notes, *more))

@@ -1,0 +1,185 @@
+"""Every series of a history as arrays: one row a series, one column a run, runs in commit
+order (pure).
+
+A series is what bot/decide/stats.py calls one (a contender's per-round ratio, or a variant's
+kernel time, at one point), reduced per run to the same ``y`` (log median) and ``w``
+(within-run variance of it) as :func:`bot.decide.stats.run_stat`, but computed for all series
+of a run at once: a nightly history has ~900 series x 100 runs, and the scan and the
+decisions at each split read these arrays instead of recomputing them.
+
+Three families, one per timing guard, as the PR mode groups them (bot/decide/verdict.py): the
+gating contenders' ratios (ratio guard), nvFuser's hand-written fusion's kernel times (nvFuser
+guard), the gating contenders' kernel times (Thunder guard). A variant's geometric mean over
+its points is kept per run too, over the points that have data in EVERY run of the history
+(so one set of points along the whole history; a point that stops running is the broken
+guard's business).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from bot.config import VerdictSettings
+from bot.decide.noise_model import Kind, NoiseModel, samples_of
+from bot.decide.stats import MAD_SCALE, MEDIAN_EFFICIENCY, Between, RunStat
+from bot.history.series import History
+from bot.results.types import REFERENCE, CommitResults, PointKey
+
+Family = Literal["ratio", "nvfuser", "thunder"]
+FAMILIES: tuple[Family, ...] = ("ratio", "nvfuser", "thunder")
+KIND: dict[Family, Kind] = {"ratio": "ratio", "nvfuser": "kernel", "thunder": "kernel"}
+Floats = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """A variant's geometric mean over its members, per run, and its between-run noise."""
+
+    variant: str
+    members: tuple[int, ...]  # rows of the family
+    y: Floats
+    w: Floats
+    n: NDArray[np.int64]
+    between: Between
+
+
+@dataclass(frozen=True)
+class FamilyTable:
+    family: Family
+    kind: Kind
+    keys: tuple[PointKey, ...]
+    y: Floats  # series x runs; NaN where a run has no data
+    w: Floats
+    n: NDArray[np.int64]  # rounds; 0 where a run has no data
+    thresholds: tuple[float, ...]  # per series, as a fraction
+    between: tuple[Between, ...]  # per series: the noise model's (none: no model)
+    aggregates: tuple[Aggregate, ...]
+
+    def stats(self, row: int, lo: int, hi: int) -> list[RunStat]:
+        """The series' runs with data among runs ``lo..hi-1``."""
+        return [
+            RunStat(float(self.y[row, r]), float(self.w[row, r]), int(self.n[row, r]))
+            for r in range(lo, hi)
+            if self.n[row, r] > 0
+        ]
+
+
+@dataclass(frozen=True)
+class Table:
+    history: History
+    starts: tuple[int, ...]  # run index where commit i starts; len = commits + 1
+    families: dict[Family, FamilyTable]
+    settings: VerdictSettings
+    model: NoiseModel | None
+
+    @property
+    def size(self) -> int:
+        return len(self.history.commits)
+
+    def runs(self, first: int, last: int) -> tuple[int, int]:
+        """The run columns of commits ``first..last`` (inclusive)."""
+        return self.starts[first], self.starts[last + 1]
+
+
+def run_stats(
+    samples: Sequence[tuple[float, ...] | None],
+) -> tuple[Floats, Floats, NDArray[np.int64]]:
+    """``run_stat`` of many series of one run at once (rows of equal length together)."""
+    y = np.full(len(samples), np.nan)
+    w = np.full(len(samples), np.nan)
+    n = np.zeros(len(samples), dtype=np.int64)
+    by_len: dict[int, list[int]] = {}
+    for i, xs in enumerate(samples):
+        if xs:
+            by_len.setdefault(len(xs), []).append(i)
+    for size, rows in by_len.items():
+        logs = np.log(np.asarray([samples[i] for i in rows], dtype=np.float64))
+        med = np.median(logs, axis=1)
+        mad = np.median(np.abs(logs - med[:, None]), axis=1)
+        y[rows] = med
+        w[rows] = MEDIAN_EFFICIENCY * (MAD_SCALE * mad) ** 2 / size
+        n[rows] = size
+    return y, w, n
+
+
+def family_keys(
+    family: Family, runs: Sequence[CommitResults], s: VerdictSettings
+) -> list[PointKey]:
+    keys = {k for r in runs for k in r.points}
+    if family == "nvfuser":
+        return sorted(k for k in keys if k.variant == REFERENCE)
+    return sorted(k for k in keys if k.variant != REFERENCE and s.is_gating(k.variant))
+
+
+def _aggregates(
+    kind: Kind,
+    keys: Sequence[PointKey],
+    y: Floats,
+    w: Floats,
+    n: NDArray[np.int64],
+    model: NoiseModel | None,
+) -> tuple[Aggregate, ...]:
+    out = []
+    for variant in sorted({k.variant for k in keys}):
+        rows = tuple(i for i, k in enumerate(keys) if k.variant == variant and (n[i] > 0).all())
+        if not rows:
+            continue
+        members = [keys[i] for i in rows]
+        between = model.between_aggregate(kind, variant, members) if model else Between()
+        m = len(rows)
+        out.append(
+            Aggregate(
+                variant,
+                rows,
+                y[list(rows)].sum(axis=0) / m,
+                w[list(rows)].sum(axis=0) / (m * m),
+                n[list(rows)].min(axis=0),
+                between,
+            )
+        )
+    return tuple(out)
+
+
+def build(history: History, s: VerdictSettings, model: NoiseModel | None) -> Table:
+    """The arrays of every family over the history's runs (the model: None when it does not
+    fit this machine or sampling; then the windows' own spread is the only between-run part)."""
+    runs = history.runs
+    starts = [0]
+    for c in history.commits:
+        starts.append(starts[-1] + len(c.runs))
+    families = {}
+    for family in FAMILIES:
+        kind = KIND[family]
+        keys = family_keys(family, runs, s)
+        columns = [run_stats([samples_of(kind, r, k) for k in keys]) for r in runs]
+        shape = (len(keys), len(runs))
+        y = np.column_stack([c[0] for c in columns]) if columns and keys else np.full(shape, np.nan)
+        w = np.column_stack([c[1] for c in columns]) if columns and keys else np.full(shape, np.nan)
+        n = (
+            np.column_stack([c[2] for c in columns])
+            if columns and keys
+            else np.zeros(shape, dtype=np.int64)
+        )
+        pick = s.threshold_for if kind == "ratio" else s.kernel_threshold_for
+        families[family] = FamilyTable(
+            family,
+            kind,
+            tuple(keys),
+            y,
+            w,
+            n,
+            tuple(pick(k.label) for k in keys),
+            tuple(model.between(kind, k) if model else Between() for k in keys),
+            _aggregates(kind, keys, y, w, n, model),
+        )
+    return Table(history, tuple(starts), families, s, model)
+
+
+def log_threshold(fraction: float) -> float:
+    return math.log1p(fraction)

@@ -1,0 +1,257 @@
+"""The decision at one split (pure): the commits before it against the commits after it, with
+the PR mode's four guards and rules (bot/decide/rules.py), as a real
+:class:`~bot.decide.types.Verdict` whose base is the last commit before the split and whose
+head is the first after it.
+
+What differs from ``pr`` (bot/decide/families.py) and why:
+
+* the runs of a window are several commits, never paired with the other window's by index
+  (a job's repeats are; commits k of two windows are not): always the unpaired comparison;
+* alpha is the per-split alpha the caller passes (the configured alpha over the number of
+  splits tested: Bonferroni over positions, Holm over the points within each guard);
+* the persistence rule: a series or geometric mean flagged at a split counts only when each of
+  the first ``min_after`` commits after it, on its own, moved at least half the window's change
+  the same way (two consecutive commits past the midpoint, as PyTorch's HUD asks for two
+  consecutive violations); otherwise it is a transient and reads "no change";
+* a geometric mean is over the points with data in every run of the history (table.py);
+* the broken guard is decided along the commits, not on windows (bot/history/broken.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from bot.config import VerdictSettings
+from bot.decide.rules import (
+    aggregate_state,
+    corroborate_kernels,
+    guard_state,
+    is_corroborated,
+    overall_state,
+    point_state,
+    ratio_owner,
+    side_moved,
+)
+from bot.decide.stats import Between, Comparison, RunStat, compare, holm
+from bot.decide.types import Guard, GuardKind, PointVerdict, State, VariantSummary, Verdict
+from bot.decide.wording import guard_summary
+from bot.history.table import Aggregate, FamilyTable, Floats, Table
+from bot.results.types import REFERENCE, PointKey
+
+BROKEN_ALONG = "decided along the commits, not on a window"
+
+
+@dataclass(frozen=True)
+class Span:
+    """A split and its windows: commits ``first..split`` before, ``split+1..last`` after."""
+
+    split: int
+    first: int
+    last: int
+
+    @property
+    def before(self) -> int:
+        return self.split - self.first + 1
+
+    @property
+    def after(self) -> int:
+        return self.last - self.split
+
+
+@dataclass(frozen=True)
+class Rows:
+    rows: tuple[PointVerdict, ...]
+    aggregates: tuple[VariantSummary, ...]
+
+
+def _persistent(
+    table: Table, y: Floats, n: np.ndarray, span: Span, c: Comparison, min_after: int
+) -> bool:
+    """Each of the first ``min_after`` commits after the split (with data) moved at least
+    half the change, the same way, measured from the before window's mean."""
+    before_mean = math.log(c.base.estimate)
+    seen = 0
+    for commit in range(span.split + 1, span.last + 1):
+        lo, hi = table.runs(commit, commit)
+        vals = [float(y[r]) for r in range(lo, hi) if n[r] > 0]
+        if not vals:
+            continue
+        moved = sum(vals) / len(vals) - before_mean
+        if moved * math.copysign(1.0, c.log_change) < abs(c.log_change) / 2:
+            return False
+        seen += 1
+        if seen == min_after:
+            break
+    return True
+
+
+def columns(table: Table, span: Span) -> tuple[int, int, int]:
+    """The run columns: before = ``lo..mid-1``, after = ``mid..hi-1``."""
+    s = table.starts
+    return s[span.first], s[span.split + 1], s[span.last + 1]
+
+
+def _agg_stats(a: Aggregate, lo: int, hi: int) -> list[RunStat]:
+    return [RunStat(float(a.y[r]), float(a.w[r]), int(a.n[r])) for r in range(lo, hi)]
+
+
+def _others(
+    table: Table, ft: FamilyTable, a: Aggregate, row: int, cols: tuple[int, int, int]
+) -> Comparison | None:
+    """The geometric mean of the variant's OTHER points (for corroboration), leave-one-out."""
+    if row not in a.members or len(a.members) < 2:
+        return None
+    rest = [m for m in a.members if m != row]
+    k = len(rest)
+    lo, mid, hi = cols
+
+    def side(x: int, z: int) -> list[RunStat]:
+        return [
+            RunStat(
+                float(ft.y[rest, r].sum() / k),
+                float(ft.w[rest, r].sum() / (k * k)),
+                int(ft.n[rest, r].min()),
+            )
+            for r in range(x, z)
+        ]
+
+    model = table.model
+    keys = [ft.keys[m] for m in rest]
+    prior = model.between_aggregate(ft.kind, a.variant, keys) if model else Between()
+    return compare(side(lo, mid), side(mid, hi), prior)
+
+
+def _summaries(
+    table: Table, ft: FamilyTable, span: Span, alpha: float, min_after: int
+) -> tuple[VariantSummary, ...]:
+    """Each variant's geometric mean, Holm-adjusted over the family's variants."""
+    s = table.settings
+    lo, mid, hi = columns(table, span)
+    effect = s.effect if ft.kind == "ratio" else s.kernel_effect
+    cmps = [
+        compare(_agg_stats(g, lo, mid), _agg_stats(g, mid, hi), g.between) for g in ft.aggregates
+    ]
+    ups, downs = holm([c.p_up for c in cmps]), holm([c.p_down for c in cmps])
+    out = []
+    for g, c, pu, pd in zip(ft.aggregates, cmps, ups, downs, strict=True):
+        state = aggregate_state(c, len(g.members), pu, pd, s.broad_effect, effect, alpha)
+        if state in ("regressed", "improved") and not _persistent(
+            table, g.y, g.n, span, c, min_after
+        ):
+            state = "no change"
+        out.append(VariantSummary(g.variant, len(g.members), c.change, ft.kind, c, pu, state))
+    return tuple(out)
+
+
+def family_rows(
+    table: Table, ft: FamilyTable, span: Span, alpha: float, min_before: int, min_after: int
+) -> Rows:
+    """Every series of one family at one split, and the family's geometric means."""
+    lo, mid, hi = columns(table, span)
+    cmps: dict[int, Comparison] = {}
+    for j in range(len(ft.keys)):
+        before, after = ft.stats(j, lo, mid), ft.stats(j, mid, hi)
+        if len(before) >= min_before and after:
+            cmps[j] = compare(before, after, ft.between[j])
+    order = list(cmps)
+    ups = dict(zip(order, holm([cmps[j].p_up for j in order]), strict=True))
+    downs = dict(zip(order, holm([cmps[j].p_down for j in order]), strict=True))
+    rows = []
+    for j, key in enumerate(ft.keys):
+        t = ft.thresholds[j]
+        if j not in cmps:
+            why = "too few runs with data"
+            rows.append(PointVerdict(key, True, t, "no data", no_data=why, kind=ft.kind))
+            continue
+        c, pu, pd = cmps[j], ups[j], downs[j]
+        state: State = point_state(c, pu, pd, t, alpha)
+        if state in ("regressed", "improved") and not _persistent(
+            table, ft.y[j], ft.n[j], span, c, min_after
+        ):
+            state = "no change"
+        others = None
+        if state in ("regressed", "improved"):
+            agg = next((g for g in ft.aggregates if g.variant == key.variant), None)
+            others = _others(table, ft, agg, j, (lo, mid, hi)) if agg else None
+        corroborated = is_corroborated(state, c, t, others, alone=ft.kind == "ratio")
+        rows.append(PointVerdict(key, True, t, state, c, pu, pd, corroborated, kind=ft.kind))
+    return Rows(tuple(rows), _summaries(table, ft, span, alpha, min_after))
+
+
+def _explain(ratio: Sequence[PointVerdict], kernels: Sequence[PointVerdict]) -> list[PointVerdict]:
+    """Which side moved, for each ratio row (bot/decide/verdict.py does the same)."""
+    by_key = {p.key: p.cmp for p in kernels}
+    out = []
+    for p in ratio:
+        mine, nv = by_key.get(p.key), by_key.get(PointKey(REFERENCE, p.key.dtype, p.key.shape))
+        moved = side_moved(mine, nv, p.cmp, p.threshold) if p.cmp else "unknown"
+        out.append(replace(p, moved=moved, contender_kernel=mine, nvfuser_kernel=nv))
+    return out
+
+
+def decide_span(
+    table: Table, span: Span, alpha: float, min_before: int, min_after: int, model_note: str
+) -> Verdict:
+    """The four guards at one split, as a verdict of the first commit after it against the
+    last commit before it (runs: the windows' runs)."""
+    s: VerdictSettings = table.settings
+    fams = {
+        f: family_rows(table, ft, span, alpha, min_before, min_after)
+        for f, ft in table.families.items()
+    }
+    ratio = _explain(fams["ratio"].rows, (*fams["nvfuser"].rows, *fams["thunder"].rows))
+    nv_rows = corroborate_kernels(fams["nvfuser"].rows, ratio)
+    th_rows = corroborate_kernels(fams["thunder"].rows, ratio)
+    nv_state = guard_state(nv_rows, fams["nvfuser"].aggregates)
+    th_state = guard_state(th_rows, fams["thunder"].aggregates)
+    ratio_state = ratio_owner(guard_state(ratio, fams["ratio"].aggregates), nv_state, th_state)
+    nv_slower = nv_state in ("regressed", "unsure")
+
+    def guard(
+        kind: GuardKind,
+        state: State,
+        rows: Sequence[PointVerdict],
+        aggs: tuple[VariantSummary, ...],
+    ) -> Guard:
+        g = Guard(kind, state, "", tuple(rows), aggs)
+        return replace(g, summary=guard_summary(g, s, nv_slower))
+
+    guards = (
+        Guard("broken", "no change", BROKEN_ALONG, ()),
+        guard("nvfuser", nv_state, nv_rows, fams["nvfuser"].aggregates),
+        guard("thunder", th_state, th_rows, fams["thunder"].aggregates),
+        guard("ratio", ratio_state, ratio, fams["ratio"].aggregates),
+    )
+    commits = table.history.commits
+    lo, mid, hi = columns(table, span)
+    with_data = [p for p in ratio if p.cmp is not None]
+    worst = max(with_data, key=lambda p: p.cmp.change.estimate if p.cmp else 0.0, default=None)
+    overall = overall_state(guards)
+    return Verdict(
+        overall=overall,
+        reason="; ".join(f"{g.title}: {g.summary}" for g in guards[1:] if g.state != "no change")
+        or "no guard moved by its threshold",
+        machine=table.history.machine,
+        base=commits[span.split].sha,
+        head=commits[span.split + 1].sha,
+        points=tuple(ratio),
+        summaries=fams["ratio"].aggregates,
+        worst=worst,
+        settings=s,
+        guards=guards,
+        kernels=(*nv_rows, *th_rows),
+        runs=(mid - lo, hi - mid),
+        model=model_note,
+    )
+
+
+def strength(g: Guard, direction: State) -> float:
+    """How strongly a guard's evidence says ``direction``: the largest |t| among its
+    corroborated points and geometric means in that state (0: none)."""
+    cmps = [p.cmp for p in g.points if p.state == direction and p.corroborated and p.cmp]
+    cmps += [a.cmp for a in g.aggregates if a.state == direction and a.cmp]
+    return max((abs(c.log_change) / c.se if c.se > 0 else math.inf for c in cmps), default=0.0)
