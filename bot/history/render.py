@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from bot.decide.stats import Interval
+from bot.decide.stats import Comparison, Interval
 from bot.decide.types import GUARD_TITLES, Guard
 from bot.decide.wording import interval_words
 from bot.exitcodes import ExitCode
@@ -55,19 +55,25 @@ def commit_label(c: Commit) -> str:
 
 
 def evidence(g: Guard, direction: str) -> tuple[str, Interval, float] | None:
-    """The strongest evidence of a guard's change: (what, change interval, |t|)."""
-    found = [
+    """The headline figure of a guard's change: (what, change interval, |t|), a variant's
+    geometric mean when one moved (the surest of them), else the surest corroborated point."""
+
+    def t(c: Comparison) -> float:
+        return abs(c.log_change) / c.se if c.se else math.inf
+
+    means = [
         (f"{a.variant} geometric mean over {a.points} point(s)", a.cmp)
         for a in g.aggregates
         if a.state == direction and a.cmp
     ]
-    found += [
+    points = [
         (p.key.label, p.cmp) for p in g.points if p.state == direction and p.corroborated and p.cmp
     ]
+    found = means or points
     if not found:
         return None
-    what, c = max(found, key=lambda x: abs(x[1].log_change) / x[1].se if x[1].se else math.inf)
-    return what, c.change, abs(c.log_change) / c.se if c.se else math.inf
+    what, c = max(found, key=lambda x: t(x[1]))
+    return what, c.change, t(c)
 
 
 def _change_lines(c: Change, follow: FollowUp | None) -> list[str]:

@@ -1,0 +1,189 @@
+"""What the method finds on real histories: real stock runs with a really slower recorded state
+spliced in from a position on (data/README.md: slow-thunder-2 adds +2.5-2.8% to Thunder's
+geometric mean, slow-nvfuser-2 +2.7% to nvFuser's, 4-5% at the small points), and nothing on
+real A/A orders. Every run is a recorded process; only the order is chosen."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from history_data import (
+    BROKEN,
+    NVFUSER_2,
+    NVFUSER_5,
+    STOCK,
+    THUNDER_2,
+    THUNDER_5,
+    UNFUSED,
+    real,
+    shipped,
+)
+
+from bot.exitcodes import ExitCode
+from bot.history.changepoint import Method
+from bot.history.render import evidence
+from bot.history.watch import Watch, analyse
+
+M = Method()
+
+
+def watch(order: tuple[str, ...] | list[str]) -> Watch:
+    s, model = shipped()
+    return analyse(real(order), s, model, M)
+
+
+def confirmed(w: Watch) -> set[tuple[str, str, str, str]]:
+    return {(c.guard, c.direction, c.last_good[:8], c.first_bad[:8]) for c in w.scan.changes}
+
+
+def test_the_recorded_aa_order_reports_nothing() -> None:
+    w = watch(STOCK)
+    assert not w.scan.changes and not w.scan.pending and not w.breaks
+    assert w.code == ExitCode.OK_NO_REGRESSION
+    assert w.scan.tested == len(STOCK) - M.min_before
+
+
+@pytest.mark.parametrize("k", [2, 4, 8])
+@pytest.mark.parametrize("slow", [THUNDER_2, THUNDER_2[::-1]])
+def test_a_real_thunder_step_of_about_3_percent_is_found_after_two_commits(
+    k: int, slow: tuple[str, ...]
+) -> None:
+    w = watch([*STOCK[:k], *slow])
+    last, first = STOCK[k - 1], slow[0]
+    assert confirmed(w) == {
+        ("thunder", "regressed", last, first),
+        ("ratio", "regressed", last, first),
+    }
+    for c in w.scan.changes:
+        g = c.verdict.guard(c.guard)
+        assert g is not None
+        what, size, _ = evidence(g, "regressed")  # type: ignore[misc]
+        assert "geometric mean" in what and 1.02 < size.estimate < 1.035 and size.low > 1.0
+    assert [f.state for f in w.follow] == ["regressed", "regressed"]
+    assert w.code == ExitCode.REGRESSION and not w.scan.pending
+
+
+def test_one_commit_after_a_step_is_pending_and_never_filed() -> None:
+    w = watch([*STOCK[:8], THUNDER_2[0]])
+    assert not w.scan.changes and not w.follow
+    assert {(c.guard, c.confirmed, c.first_bad[:8]) for c in w.scan.pending} == {
+        ("thunder", False, THUNDER_2[0]),
+        ("ratio", False, THUNDER_2[0]),
+    }
+    assert w.code == ExitCode.OK_NO_REGRESSION
+
+
+@pytest.mark.parametrize("slow", [NVFUSER_2, (NVFUSER_5, NVFUSER_2[0])])
+def test_a_real_nvfuser_step_is_an_nvfuser_regression_never_thunders_gain(
+    slow: tuple[str, ...],
+) -> None:
+    w = watch([*STOCK[:8], *slow])
+    last, first = STOCK[7], slow[0]
+    assert confirmed(w) == {
+        ("nvfuser", "regressed", last, first),
+        ("ratio", "improved", last, first),  # the ratio fell: nvFuser's doing
+    }
+    ratio = next(c for c in w.scan.changes if c.guard == "ratio")
+    assert "not a gain" in ratio.verdict.guard("ratio").summary  # type: ignore[union-attr]
+    assert [(f.change.guard, f.state) for f in w.follow] == [("nvfuser", "regressed")]
+
+
+def test_a_larger_real_thunder_step_is_found_too() -> None:
+    w = watch([*STOCK[:6], THUNDER_5, THUNDER_2[0]])
+    assert {g for g, *_ in confirmed(w)} == {"thunder", "ratio"}
+    assert {c.first_bad[:8] for c in w.scan.changes} == {THUNDER_5}
+
+
+def test_a_step_back_is_an_improvement_and_the_regression_recovers() -> None:
+    w = watch([*STOCK[:6], *THUNDER_2, *STOCK[6:9]])
+    back = STOCK[6]
+    assert confirmed(w) == {
+        ("thunder", "regressed", STOCK[5], THUNDER_2[0]),
+        ("ratio", "regressed", STOCK[5], THUNDER_2[0]),
+        ("thunder", "improved", THUNDER_2[1], back),
+        ("ratio", "improved", THUNDER_2[1], back),
+    }
+    assert [(f.state, (f.back_at or "")[:8]) for f in w.follow] == [("recovered", back)] * 2
+    assert w.code == ExitCode.OK_NO_REGRESSION
+
+
+def test_nvfusers_slowdown_and_its_fix_leave_no_ratio_regression_standing() -> None:
+    """The ratio rises back when nvFuser's fusion is fixed: a return, not a regression."""
+    w = watch([*STOCK[:6], *NVFUSER_2, *STOCK[6:9]])
+    states = {(f.change.guard, f.state) for f in w.follow}
+    assert states == {("nvfuser", "recovered"), ("ratio", "recovered")}
+    (ratio,) = [f for f in w.follow if f.change.guard == "ratio"]
+    assert ratio.reason and "a return, not a regression" in ratio.reason
+    assert w.code == ExitCode.OK_NO_REGRESSION
+
+
+def test_one_commit_of_the_unfused_backward_in_the_middle_is_a_transient() -> None:
+    """17x slower at one commit, then stock again: no confirmed change (persistence)."""
+    w = watch([*STOCK[:5], UNFUSED, *STOCK[5:10]])
+    assert not w.scan.changes and not w.scan.pending
+
+
+def test_the_unfused_backward_at_the_newest_commit_is_pending() -> None:
+    w = watch([*STOCK[:5], UNFUSED])
+    assert {(c.guard, c.first_bad[:8]) for c in w.scan.pending} >= {
+        ("ratio", UNFUSED),
+        ("thunder", UNFUSED),
+    }
+    assert not w.scan.changes and w.code == ExitCode.OK_NO_REGRESSION
+
+
+def test_the_change_point_stays_put_as_commits_arrive_after_it() -> None:
+    """A nightly adds a commit at a time: once confirmed, the split (and so the issue key)
+    does not move."""
+    after = [*THUNDER_2, THUNDER_5]
+    found = set()
+    for n in range(2, len(after) + 1):
+        w = watch([*STOCK[:6], *after[:n]])
+        found |= {
+            (c.guard, c.last_good, c.first_bad)
+            for c in w.scan.changes
+            if c.direction == "regressed"
+        }
+    assert {(g, lg[:8], fb[:8]) for g, lg, fb in found} == {
+        ("thunder", STOCK[5], THUNDER_2[0]),
+        ("ratio", STOCK[5], THUNDER_2[0]),
+    }
+
+
+def test_broken_points_are_confirmed_after_two_commits_and_recover() -> None:
+    w = watch([*STOCK[:6], *BROKEN])
+    (b,) = w.breaks
+    assert (b.last_good[:8], b.first_bad[:8], b.confirmed, b.follow) == (
+        STOCK[5], BROKEN[0], True, "regressed",
+    )  # fmt: skip
+    assert len(b.points) == 18 and all(p.key.variant.startswith("thunder") for p in b.points)
+    assert "not a valid Executor" in (b.points[0].error or "")
+    assert w.code == ExitCode.BROKEN
+    pending = watch([*STOCK[:6], BROKEN[0]])
+    assert [x.confirmed for x in pending.breaks] == [
+        False
+    ] and pending.code == ExitCode.OK_NO_REGRESSION
+    back = watch([*STOCK[:6], *BROKEN, *STOCK[6:8]])
+    assert [(x.follow, {(a or "")[:8] for a in x.back_at}) for x in back.breaks] == [
+        ("recovered", {STOCK[6]})
+    ]
+    one_off = watch([*STOCK[:6], BROKEN[0], *STOCK[6:8]])
+    assert not one_off.breaks and any("a transient, not a break" in n for n in one_off.notes)
+
+
+def test_every_ordering_of_the_nightlies_is_quiet() -> None:
+    """Six real Thunder nightlies (0.2.7.dev20251102 .. dev20260201) agree within 0.2%: in
+    none of their orders is anything confirmed."""
+    from history_data import MACHINE
+    from paths import DATA
+
+    from bot.history.load import read_runs
+    from bot.history.series import history
+
+    s, model = shipped()
+    runs = read_runs([DATA / "h200-thunder-nightlies" / "results"])[MACHINE]
+    shas = sorted({r.commit for r in runs})
+    for order in itertools.islice(itertools.permutations(shas), 0, None, 7):
+        w = analyse(history(MACHINE, runs, list(order)), s, model, M)
+        assert not w.scan.changes, order
