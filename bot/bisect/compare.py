@@ -17,6 +17,12 @@ from bot.bisect.timeline import Build
 #: Where each package's own history lives, when a spec does not say (a wheel, a version).
 REPOSITORIES = {"thunder": "Lightning-AI/lightning-thunder", "nvfuser": "NVIDIA/Fuser"}
 _REPO = re.compile(r"[A-Za-z0-9-]{1,39}/[A-Za-z0-9._-]{1,100}")
+#: The only two links this module makes; a comment links nothing else of its making.
+_SAFE = re.compile(
+    r"https://github\.com/[A-Za-z0-9-]{1,39}/[A-Za-z0-9._-]{1,100}/"
+    r"(?:compare/[0-9a-f]{40}\.\.\.[0-9a-f]{40}"
+    r"|commits/main/\?since=[0-9]{4}-[0-9]{2}-[0-9]{2}&until=[0-9]{4}-[0-9]{2}-[0-9]{2})"
+)
 
 
 @dataclass(frozen=True)
@@ -26,6 +32,10 @@ class Changes:
 
     url: str | None
     text: str
+
+    def markdown(self, label: str) -> str:
+        """``label`` linked to the changes, where the link is one this module made."""
+        return f"[{label}]({self.url})" if self.url and _SAFE.fullmatch(self.url) else label
 
 
 def changes(package: str, last_good: Build, first_bad: Build) -> Changes:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from bot.bisect.classify import Figure
 from bot.bisect.driver import Outcome, Plan, Row
+from bot.bisect.points import DEFAULT_VARIANTS
 from bot.bisect.render import bracket, gpu_seconds, reason, what_changed
 from bot.bisect.search import most_measurements
-from bot.tell.markdown import escape_md, link, pct
+from bot.tell.markdown import escape_md, pct
 
 MARKER = "<!-- fusion-perfbot-bisect:{} -->"
 PACKAGE_NAMES = {"thunder": "Thunder", "nvfuser": "nvFuser"}
@@ -28,9 +29,17 @@ def marker(package: str) -> str:
     return MARKER.format(package)
 
 
+def _order(f: Figure) -> tuple[int, int, str]:
+    guards, variants = list(GUARD_WORDS), list(DEFAULT_VARIANTS)
+    g = guards.index(f.guard) if f.guard in guards else len(guards)
+    v = variants.index(f.variant) if f.variant in variants else len(variants)
+    return g, v, f.variant
+
+
 def _figures(figs: tuple[Figure, ...]) -> str:
+    """The ratio first (what the comment leads with), then each side's own kernel time."""
     parts: dict[str, list[str]] = {}
-    for f in figs:
+    for f in sorted(figs, key=_order):
         shown = f"{f.variant} {pct(f.estimate)} [{pct(f.low)}, {pct(f.high)}]"
         parts.setdefault(GUARD_WORDS.get(f.guard, f.guard), []).append(shown)
     return "; ".join(f"{g}: {', '.join(v)}" for g, v in parts.items())
@@ -42,11 +51,14 @@ def _class(row: Row) -> str:
     return row.cls or "-"
 
 
-def _counts(outcome: Outcome) -> str:
+def _counts(outcome: Outcome, *, this_call: bool) -> str:
+    """The measurements used against the builds (the section leaves out what this call did,
+    so that a call that measured nothing rewrites nothing)."""
     n = len(outcome.rows)
+    now = f"{outcome.measured_now} in this call, " if this_call else ""
     return (
         f"{outcome.measurements} measurement(s) for {n} builds (one step needs at most "
-        f"{most_measurements(n)}, unsure re-runs aside); {outcome.measured_now} in this call, "
+        f"{most_measurements(n)}, unsure re-runs aside); {now}"
         f"{gpu_seconds(outcome):.0f} s of measuring in all"
     )
 
@@ -63,7 +75,7 @@ def to_text(outcome: Outcome, plan: Plan) -> str:
     if change:
         lines.append(f"what changed: {change.url or change.text}")
     lines += [
-        _counts(outcome),
+        _counts(outcome, this_call=True),
         f"machine {outcome.machine or '-'}; points ({len(plan.points)}): "
         f"{', '.join(plan.points)}; variants: {', '.join(plan.variants)}",
         "",
@@ -92,12 +104,12 @@ def section(outcome: Outcome, plan: Plan) -> str:
     ]
     if change:
         shown = escape_md(change.text, 300)
-        lines.append(f"- **What changed:** {link(shown, change.url) if change.url else shown}")
+        lines.append(f"- **What changed:** {change.markdown(shown)}")
     if why:
         lines.append(f"- **Why it stopped:** {escape_md(why, 500)}")
     lines += [
-        f"- {_counts(outcome)}, on {escape_md(outcome.machine or '-')}; each build decided "
-        "against the known-good one by the bot's verdict at "
+        f"- {_counts(outcome, this_call=False)}, on {escape_md(outcome.machine or '-')}; "
+        "each build decided against the known-good one by the bot's verdict at "
         f"{', '.join(escape_md(p) for p in plan.points)} "
         f"({', '.join(escape_md(v) for v in plan.variants)})",
         "",

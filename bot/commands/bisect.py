@@ -128,10 +128,15 @@ def run_bisect_command(args: argparse.Namespace, env: Mapping[str, str], out: IO
         max_measurements=args.max_measurements,
         budget_s=args.budget_s,
     )
+    from bot.bisect.measure import MeasureError
+
     with step("measure the builds", ExitCode.MEASURE_FAILED):
         if not state_path.exists():
             write_state(state_path, state)
-        outcome, state = run_bisect(plan, state, state_path, measurer, work=work, log=_log)
+        try:
+            outcome, state = run_bisect(plan, state, state_path, measurer, work=work, log=_log)
+        except MeasureError as exc:  # the message says which build and why: no type name
+            raise StepFailed("measure the builds", ExitCode.MEASURE_FAILED, str(exc)) from exc
     code = STATUS_CODES[outcome.status]
     report = to_json(outcome, plan, int(code))
     with step(f"write the state file {args.state}", ExitCode.USAGE):
