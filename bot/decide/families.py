@@ -9,11 +9,13 @@ crash), "skipped" (not measured by choice) or "missing" (not in the results at a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bot.config import VerdictSettings
 from bot.decide.noise_model import Kind, NoiseModel, samples_of
+from bot.decide.others import PriorSums, SideSums
 from bot.decide.rules import aggregate_state, is_corroborated, point_state
 from bot.decide.stats import Between, Comparison, RunStat, aggregate, compare, holm, run_stat
 from bot.decide.types import PointVerdict, State, VariantSummary
@@ -130,13 +132,29 @@ def decide_family(
                 c,
                 pu,
                 pd,
-                is_corroborated(state, c, t, others.get(k), alone=kind == "ratio"),
+                _corroborated(state, c, t, functools.partial(others, k), kind == "ratio"),
                 kind=kind,
                 settle=settle,
                 error=_flaky(b, h),
             )
         )
     return Family(tuple(rows), aggregates)
+
+
+def _corroborated(
+    state: State,
+    c: Comparison,
+    t: float,
+    others: Callable[[], Comparison | None],
+    alone: bool,
+) -> bool:
+    """:func:`is_corroborated`, asking for the others' mean only when the point's own interval
+    does not settle it (most points are not flagged at all)."""
+    if is_corroborated(state, c, t, None, alone=alone):
+        return True
+    return state in ("regressed", "improved") and is_corroborated(
+        state, c, t, others(), alone=alone
+    )
 
 
 def _no_data_row(
@@ -164,10 +182,12 @@ def _aggregates(
     head: Runs,
     s: VerdictSettings,
     model: NoiseModel | None,
-) -> tuple[tuple[VariantSummary, ...], dict[PointKey, Comparison]]:
+) -> tuple[tuple[VariantSummary, ...], Callable[[PointKey], Comparison | None]]:
     """Per variant, the geometric mean over its points (where every run has data), and per
-    point the geometric mean of its variant's OTHER points (for corroboration)."""
-    summaries, cmps, others = [], [], {}
+    point, on demand, the geometric mean of its variant's OTHER points (for corroboration:
+    bot/decide/others.py)."""
+    summaries, cmps = [], []
+    loo: dict[PointKey, tuple[int, SideSums, SideSums, PriorSums]] = {}
     for variant in sorted({k.variant for k in keys}):
         members = [
             k
@@ -178,21 +198,29 @@ def _aggregates(
         ]
         if not members:
             continue
-
-        def group(ks: Sequence[PointKey], variant: str = variant) -> Comparison:
-            b = aggregate([sides[k][0].stats for k in ks])
-            h = aggregate([sides[k][1].stats for k in ks])
-            prior = model.between_aggregate(kind, variant, ks) if model else Between()
-            return compare(b, h, prior, paired=len(b) == len(h) > 1)
-
-        cmps.append((variant, len(members), group(members)))
+        b = aggregate([sides[k][0].stats for k in members])
+        h = aggregate([sides[k][1].stats for k in members])
+        prior = model.between_aggregate(kind, variant, members) if model else Between()
+        cmps.append((variant, len(members), compare(b, h, prior, paired=len(b) == len(h) > 1)))
         if len(members) > 1:
-            for k in members:
-                others[k] = group([m for m in members if m != k])
+            sums = (
+                SideSums([sides[k][0].stats for k in members]),
+                SideSums([sides[k][1].stats for k in members]),
+                PriorSums(model, kind, variant, members),
+            )
+            loo.update({k: (i, *sums) for i, k in enumerate(members)})
     up = holm([c.p_up for _, _, c in cmps])
     down = holm([c.p_down for _, _, c in cmps])
     for (variant, n, c), pu, pd in zip(cmps, up, down, strict=True):
         effect = s.effect if kind == "ratio" else s.kernel_effect
         state = aggregate_state(c, n, pu, pd, s.broad_effect, effect, s.alpha)
         summaries.append(VariantSummary(variant, n, c.change, kind, c, pu, state))
+
+    def others(k: PointKey) -> Comparison | None:
+        if k not in loo:
+            return None
+        i, b_sums, h_sums, priors = loo[k]
+        b, h = b_sums.without(i), h_sums.without(i)
+        return compare(b, h, priors.without(i), paired=len(b) == len(h) > 1)
+
     return tuple(summaries), others

@@ -89,12 +89,16 @@ def load_commit(
     return _load(path, mach, full, min_samples)
 
 
-def _load(path: Path, machine: str, full: str, min_samples: int) -> CommitResults:
+def _load(
+    path: Path, machine: str, full: str, min_samples: int, *, per_round: bool = True
+) -> CommitResults:
+    """``per_round=False``: the provenance record without its per-round lists, which no
+    verdict reads (bot/results/provenance.py)."""
     data = read_json(path)
     if full_sha(data.get("commit_hash"), str(path)) != full:
         raise BadInput(f"{path}: holds commit {data.get('commit_hash')!r}, expected {full}")
     date = data.get("date")
-    prov = load_provenance(path.parent / f"{full}.provenance.jsonl", full)
+    prov = load_provenance(path.parent / f"{full}.provenance.jsonl", full, per_round=per_round)
     return CommitResults(
         machine=machine,
         commit=full,
@@ -148,7 +152,7 @@ def list_commits(results_dir: Path) -> list[CommitInfo]:
         for path in results_files(mdir):
             data = read_json(path)
             full, date = full_sha(data.get("commit_hash"), str(path)), data.get("date")
-            prov = load_provenance(mdir / f"{full}.provenance.jsonl", full)
+            prov = load_provenance(mdir / f"{full}.provenance.jsonl", full, per_round=False)
             variant = prov.text("thunder_variant") if prov else None
             side = prov.text("slowdown", "side") if prov else None
             if variant is not None and side is not None:  # benchmarks/rmsnorm_bwd/slowdown.py

@@ -50,7 +50,10 @@ def _one_commit(side: str, sha: str, hits: Sequence[Hit]) -> None:
 
 
 def _machine(
-    name: str, rows: Sequence[tuple[Path, Hit | None, Hit | None]], min_samples: int
+    name: str,
+    rows: Sequence[tuple[Path, Hit | None, Hit | None]],
+    min_samples: int,
+    per_round: bool,
 ) -> MachineSides:
     paired = [(d, b, h) for d, b, h in rows if b is not None and h is not None]
     if not paired:
@@ -68,8 +71,8 @@ def _machine(
     )
     return MachineSides(
         name,
-        tuple(load_run(b[1], name, b[0], min_samples) for _, b, _ in paired),
-        tuple(load_run(h[1], name, h[0], min_samples) for _, _, h in paired),
+        tuple(load_run(b[1], name, b[0], min_samples, per_round=per_round) for _, b, _ in paired),
+        tuple(load_run(h[1], name, h[0], min_samples, per_round=per_round) for _, _, h in paired),
         notes=notes,
     )
 
@@ -80,9 +83,13 @@ def load_machines(
     head: str,
     machine: str | None = None,
     min_samples: int = DEFAULT_MIN_SAMPLES,
+    *,
+    per_round: bool = True,
 ) -> tuple[MachineSides, ...]:
     """Every machine found in the folders (only ``machine`` when given), by name; at least one
-    of them compared, else :class:`BadInput` saying what each lacks."""
+    of them compared, else :class:`BadInput` saying what each lacks. ``per_round=False``: the
+    provenance records without their per-round lists (what a verdict needs, a fifth of the
+    memory: bot/results/provenance.py)."""
     expanded = expand_repeats(results_dirs)
     dirs = list({d.resolve(): d for d in expanded}.values())  # a folder given twice: once
     if not dirs:
@@ -104,7 +111,7 @@ def load_machines(
         if not hits:
             raise BadInput(f"no results for {side} commit {sha} on machine {machine}")
         _one_commit(side, sha, hits)
-    out = tuple(_machine(m, found, min_samples) for m, found in sorted(rows.items()))
+    out = tuple(_machine(m, f, min_samples, per_round) for m, f in sorted(rows.items()))
     if not any(m.compared for m in out):
         said = "; ".join(f"{m.machine}: {m.missing}" for m in out)
         raise BadInput(f"no machine has results for both base {base} and head {head} ({said})")
