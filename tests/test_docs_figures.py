@@ -463,3 +463,39 @@ def test_data_readme_capture_figures() -> None:
     assert len(big) == 4 and "saves four fp32 `[2048, 8192]` tensors" in DATA_README
     definition = (unfused / "definition.py.txt").read_text(encoding="utf-8")
     assert definition.strip() == "# no nvFuser fusion in the trace"
+
+
+BISECT_DOC = (REPO_ROOT / "docs" / "BISECT.md").read_text(encoding="utf-8")
+
+
+def _bisect_transcripts() -> list[tuple[str, str]]:
+    """docs/BISECT.md's one-line commands, each with the output block after it."""
+    blocks = re.findall(r"```\n(.*?)```", BISECT_DOC, flags=re.DOTALL)
+    return [
+        (command.strip(), output)
+        for command, output in itertools.pairwise(blocks)
+        if command.startswith("python -m bot") and command.count("\n") == 1
+    ]
+
+
+def test_bisect_doc_transcripts_are_what_the_commands_print(tmp_path: Any) -> None:
+    """The recorded bisect (its state in a fresh folder) and the cost of a build."""
+    pairs = _bisect_transcripts()
+    assert [c.split()[3] for c, _ in pairs] == ["bisect", "--results"]  # the bisect, the cost
+    for command, output in pairs:
+        argv = command.split()
+        if "--state" in argv:
+            argv[argv.index("--state") + 1] = str(tmp_path / "bisect-demo" / "state.json")
+        done = subprocess.run(
+            [sys.executable, *argv[1:]], cwd=REPO_ROOT, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == output
+
+
+def test_bisect_doc_builds_a_call_holds() -> None:
+    """'Holds 10 such builds at the slowest of these': 540 s over the largest estimate."""
+    ((_, cost),) = [(c, o) for c, o in _bisect_transcripts() if "bot.bisect.cost" in c]
+    slowest = max(float(line.split()[-1]) for line in cost.splitlines()[1:-1])
+    doc = " ".join(BISECT_DOC.split())
+    assert f"holds {int(540 // slowest)} such builds at the slowest" in doc

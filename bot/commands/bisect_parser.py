@@ -23,7 +23,8 @@ measured first, then midpoints, assuming one step: a timeline of n builds needs 
 2 + ceil(log2(n - 1)) measurements. Every run is recorded in --state at once: a call that
 stops (--budget-s, --max-measurements, a GPU call's time limit) is resumed by running the
 same command again, and no build is measured twice. With --repo and --issue (or --issue-key),
-the linked issue gets one "bisect" comment, updated in place on every run."""
+the linked issue gets one "bisect" comment, updated in place on every run. Exit 0: the first
+bad build was named; 8, 9 and 10 are the bisect's own (below); docs/BISECT.md."""
 
 EXAMPLES = """\
 examples:
@@ -91,8 +92,12 @@ def add_bisect_command(
         help="a saved answer of the index instead: pip index versions' output or PyPI's JSON "
         "(https://pypi.org/pypi/NAME/json)",
     )
-    which.add_argument("--since", type=_day, help="index: only builds dated from this day on")
-    which.add_argument("--until", type=_day, help="index: only builds dated up to this day")
+    which.add_argument(
+        "--since", type=_day, metavar="DAY", help="index: only builds dated from DAY on"
+    )
+    which.add_argument(
+        "--until", type=_day, metavar="DAY", help="index: only builds dated up to DAY"
+    )
     which.add_argument(
         "--nightlies-only", action="store_true", help="index: leave out releases (no dev date)"
     )
