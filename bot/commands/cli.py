@@ -149,9 +149,14 @@ def cmd_site(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> 
             site_out=args.out,
             asv_conf=args.asv_conf,
             history=args.history,
+            config=args.config,
         )
     return run_site_serve(
-        results=args.results, asv_conf=args.asv_conf, host=args.host, port=args.port
+        results=args.results,
+        asv_conf=args.asv_conf,
+        host=args.host,
+        port=args.port,
+        config=args.config,
     )
 
 

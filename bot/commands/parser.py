@@ -268,7 +268,15 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=_port, default=0, help="0-65535; 0: any free port")
     for sp in (build, serve):
-        sp.add_argument("--results", type=Path, required=True, help="asv results directory")
+        sp.add_argument(
+            "--results",
+            type=Path,
+            action="append",
+            required=True,
+            help="asv results directory; repeat to publish several as one history (the same "
+            "commit on a machine twice with different results is refused)",
+        )
+        _config_option(sp)
         sp.add_argument(
             "--asv-conf",
             type=Path,

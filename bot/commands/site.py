@@ -8,6 +8,7 @@ could not publish.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -19,19 +20,29 @@ if TYPE_CHECKING:
 
 
 def run_site_build(
-    out: IO[str], *, results: Path, site_out: Path, asv_conf: Path, history: Mode
+    out: IO[str],
+    *,
+    results: Sequence[Path],
+    site_out: Path,
+    asv_conf: Path,
+    history: Mode,
+    config: Path | None = None,
 ) -> int:
     from bot.site import build_site
 
     with step("site build", ExitCode.BAD_INPUT):
-        report = build_site(results, site_out, conf_path=asv_conf, history=history)
+        report = build_site(
+            results, site_out, conf_path=asv_conf, history=history, config_path=config
+        )
         out.write("\n".join(report.lines()) + "\n")
     return ExitCode.OK_NO_REGRESSION
 
 
-def run_site_serve(*, results: Path, asv_conf: Path, host: str, port: int) -> int:
+def run_site_serve(
+    *, results: Sequence[Path], asv_conf: Path, host: str, port: int, config: Path | None = None
+) -> int:
     from bot.site import serve_results
 
     with step("site serve", ExitCode.BAD_INPUT):
-        serve_results(results, conf_path=asv_conf, host=host, port=port)
+        serve_results(results, conf_path=asv_conf, host=host, port=port, config_path=config)
     return ExitCode.OK_NO_REGRESSION

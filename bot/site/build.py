@@ -2,12 +2,15 @@
 
 Steps, each failing with a message that names it and leaving ``out_dir`` untouched:
 
-1. read and check every results file with the bot's own reader (corrupt, truncated or
-   foreign files are :class:`~bot.results.types.BadInput`, never skipped as ``asv publish`` would);
+1. read and check every results file of every results folder with the bot's own reader
+   (corrupt, truncated or foreign files are :class:`~bot.results.types.BadInput`, never
+   skipped as ``asv publish`` would), and merge the folders into one (bot/site/inputs.py);
 2. choose the history asv sees (bot/site/history.py) and write a temporary asv.conf.json:
-   the project's, with only results_dir, html_dir and the history source replaced;
+   the project's, with only results_dir, html_dir, show_commit_url (the site's commits page)
+   and the history source replaced;
 3. run the real ``asv publish`` on it, into a staging folder beside ``out_dir``;
-4. vendor the CDN files, patch index.html and put the landing view (#overview) into it;
+4. vendor the CDN files, patch index.html, add the landing view (#overview), the commits page
+   (#commits) and the ratio's reference line (bot/site/assemble.py);
 5. audit the staged site (bot/site/check.py) and only then swap it into ``out_dir``.
 """
 
@@ -15,28 +18,28 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.config import ConfigError
-from bot.results.locate import list_commits, load_commit
-from bot.results.types import BENCH_RATIO, REQUIRED, BadInput, CommitInfo
+from bot.config import Config, ConfigError
+from bot.results.types import BENCH_RATIO, BadInput
 from bot.site import asv_history
-from bot.site.check import audit
+from bot.site.assemble import MARKER, AuditError, commit_notes, finish
+from bot.site.commits import CommitNote
+from bot.site.commits_page import COMMIT_ROUTE
 from bot.site.history import History, Mode, choose
-from bot.site.overview import build_overview
-from bot.site.page import patch_index
-from bot.site.vendor import ASSETS, REPO_ROOT, VendorError, load_lock
+from bot.site.inputs import gather
+from bot.site.thresholds import threshold_notes, thresholds
+from bot.site.vendor import ASSETS, REPO_ROOT, VendorError
 
-#: Written into every built site; ``out_dir`` is replaced only if it is empty or has this.
-MARKER = ".fusion-perfbot-site"
+__all__ = ["MARKER", "SiteBuildError", "SiteReport", "build_site", "check_out_dir"]
 ASV_TIMEOUT_S = 600
 
 
@@ -59,15 +62,25 @@ class SiteReport:
     files: int
     size_bytes: int
     warnings: tuple[str, ...]
+    #: The landing view's thresholds: (ratio, kernel time) from perfbot.toml, and its source.
+    colours: tuple[float, float] = (0.0, 0.0)
+    colours_from: str = "defaults"
+    #: Commits drawn, by what bot/site/commits.py calls them ("lab", "package-nightly", ...).
+    commit_kinds: Mapping[str, int] | None = None
+    nightlies: int = 0  # of them, runs of a package's nightly build
 
     def lines(self) -> list[str]:
         """What the command prints."""
+        kinds = ", ".join(f"{n} {k}" for k, n in sorted((self.commit_kinds or {}).items()))
         out = [
             f"site: {self.out_dir} ({self.files} files, {self.size_bytes / 1e6:.2f} MB)",
             f"history: {self.history} ({self.history_reason}); {len(self.commits)} commit(s), "
             f"machines: {', '.join(self.machines) or 'none'}",
+            f"commits: {kinds or 'none'}; {self.nightlies} ran a nightly build",
             f"ratio graphs: {len(self.ratio_graphs)}; regressions: {self.regressions} "
             f"({self.ratio_regressions} of the ratio)",
+            f"landing colours: ratio ±{self.colours[0]:.1%}, kernel time ±{self.colours[1]:.1%} "
+            f"({self.colours_from})",
         ]
         out += [
             f"threshold {name}: {'off' if value is None else f'{value:.0%}'}"
@@ -90,26 +103,6 @@ def _load_conf(conf_path: Path) -> dict[str, Any]:
     return conf
 
 
-def check_results(results_dir: Path) -> list[CommitInfo]:
-    """Every results file parsed by the bot's reader; the ratio must be among the benchmarks."""
-    infos = list_commits(results_dir)
-    if not infos:
-        raise BadInput(f"{results_dir}: no asv results files")
-    for info in infos:
-        load_commit(results_dir, info.commit, info.machine, min_samples=1)
-        if info.date <= 0:
-            raise BadInput(f"{results_dir}/{info.machine}: commit {info.commit} has no date")
-    bench_file = results_dir / "benchmarks.json"
-    try:
-        benchmarks = json.loads(bench_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BadInput(f"{bench_file}: asv's benchmark list is missing or corrupt: {exc}") from None
-    missing = [b for b in REQUIRED if b not in benchmarks]
-    if missing:
-        raise BadInput(f"{bench_file}: lacks {', '.join(missing)}")
-    return infos
-
-
 def check_out_dir(out_dir: Path) -> None:
     """Refuse to replace anything that is not a site this command built."""
     if out_dir.is_symlink() or (out_dir.exists() and not out_dir.is_dir()):
@@ -121,58 +114,12 @@ def check_out_dir(out_dir: Path) -> None:
         )
 
 
-def thresholds(
-    conf: Mapping[str, Any], benchmarks: Mapping[str, Mapping[str, Any]]
-) -> dict[str, float | None]:
-    """The threshold asv's own regression filter applies to each benchmark (first branch),
-    asked of asv's code with the entry name asv uses (``name(param, ...)@branch``); None
-    where ``regressions_first_commits`` maps the benchmark to null (detection off).
-
-    asv takes the largest threshold among all matching patterns, not the first match.
-    """
-    from asv.config import Config
-    from asv.graph import Graph
-    from asv.plugins.regressions import _GraphDataFilter
-
-    aconf = Config()
-    aconf.regressions_thresholds = dict(conf.get("regressions_thresholds", {}))
-    branch = (conf.get("branches") or [None])[0]
-    filt = _GraphDataFilter(aconf, None, {})
-    off = [p for p, c in dict(conf.get("regressions_first_commits", {})).items() if c is None]
-    out: dict[str, float | None] = {}
-    for name, bench in sorted(benchmarks.items()):
-        graph = Graph(name, {"branch": branch} if branch else {})
-        first = [str(values[0]) for values in bench.get("params", []) if values]
-        entry = f"{name}({', '.join(first)})" if first else name
-        suffix = f"@{branch}" if branch else ""
-        if any(re.match(p, entry + suffix) for p in off):  # as asv's _get_start_revision
-            out[name] = None
-        else:
-            out[name] = float(filt._get_threshold(graph, bench, entry))
-    return out
-
-
-def threshold_notes(conf: Mapping[str, Any], names: Sequence[str]) -> list[str]:
-    """Where several ``regressions_thresholds`` patterns match one benchmark with different
-    values: asv applies the largest, which silently loosens a tighter, more specific one."""
-    patterns = dict(conf.get("regressions_thresholds", {}))
-    notes = []
-    for name in names:
-        hits = {p: float(v) for p, v in patterns.items() if re.match(p, name + "(")}
-        if len(set(hits.values())) > 1:
-            listed = ", ".join(f"{p!r}: {v:g}" for p, v in hits.items())
-            notes.append(
-                f"{name}: several regressions_thresholds match ({listed}); asv applies the "
-                f"largest, {max(hits.values()):g}"
-            )
-    return notes
-
-
 def _asv_conf(
     conf: Mapping[str, Any], conf_dir: Path, results: Path, html: Path, hist: History, work: Path
 ) -> dict[str, Any]:
     out = dict(conf)
     out.update(results_dir=str(results), html_dir=str(html), env_dir=str(work / "env"))
+    out["show_commit_url"] = COMMIT_ROUTE  # asv's links: to the commits page, never a guess
     out["benchmark_dir"] = str((conf_dir / str(conf.get("benchmark_dir", "benchmarks"))).resolve())
     branch = str((conf.get("branches") or ["main"])[0])
     if hist.mode == "recorded":
@@ -204,27 +151,6 @@ def run_publish(conf_file: Path, work: Path) -> list[str]:
     return [line.strip() for line in output if "··" in line or "warn" in line.lower()]
 
 
-def finish(html: Path, infos: Sequence[CommitInfo]) -> None:
-    """Vendor, patch, add the landing page: everything asv's own output lacks."""
-    lock = load_lock()
-    for entry in lock.entries:
-        dest = html / entry.local_path
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(ASSETS / entry.local_path, dest)
-    for name in ("perfbot.css", "perfbot.js"):
-        shutil.copyfile(ASSETS / name, html / name)
-    variants = {i.commit: i.thunder_variant for i in infos}
-    template = (ASSETS / "landing.html").read_text(encoding="utf-8")
-    landing, _ = build_overview(html, template, variants)
-    index = html / "index.html"
-    page = patch_index(index.read_text(encoding="utf-8"), lock, landing)
-    index.write_text(page, encoding="utf-8")
-    (html / MARKER).write_text("built by python -m bot site build\n", encoding="utf-8")
-    problems = audit(html, lock)
-    if problems:
-        raise SiteBuildError("the built site is not self-contained:\n" + "\n".join(problems))
-
-
 def _swap(new: Path, out_dir: Path, work: Path) -> None:
     check_out_dir(out_dir)  # again: it may have changed while asv ran
     if out_dir.exists():
@@ -233,13 +159,19 @@ def _swap(new: Path, out_dir: Path, work: Path) -> None:
 
 
 def _report(
-    out_dir: Path, hist: History, conf: Mapping[str, Any], warnings: list[str]
+    out_dir: Path,
+    hist: History,
+    conf: Mapping[str, Any],
+    warnings: Sequence[str],
+    notes: Sequence[CommitNote],
+    colours: tuple[tuple[float, float], str],
 ) -> SiteReport:
     index = json.loads((out_dir / "index.json").read_text(encoding="utf-8"))
     regressions = json.loads((out_dir / "regressions.json").read_text(encoding="utf-8"))
     entries = regressions.get("regressions", [])
     files = [p for p in out_dir.rglob("*") if p.is_file()]
     drawn = set(index.get("revision_to_hash", {}).values())
+    shown = [n for n in notes if n.commit in drawn]
     return SiteReport(
         out_dir=out_dir,
         history=hist.mode,
@@ -260,45 +192,67 @@ def _report(
         files=len(files),
         size_bytes=sum(p.stat().st_size for p in files),
         warnings=(*warnings, *threshold_notes(conf, sorted(index.get("benchmarks", {})))),
+        colours=colours[0],
+        colours_from=colours[1],
+        commit_kinds=dict(Counter(n.kind for n in shown)),
+        nightlies=sum(1 for n in shown if n.nightly),
     )
 
 
+def _default_config() -> Path | None:
+    return Path("perfbot.toml") if Path("perfbot.toml").is_file() else None
+
+
 def build_site(
-    results_dir: Path,
+    results: Path | Sequence[Path],
     out_dir: Path,
     *,
     conf_path: Path = Path("asv.conf.json"),
     history: Mode = "auto",
+    config_path: Path | None = None,
 ) -> SiteReport:
-    """Build the site from ``results_dir`` into ``out_dir`` (replaced only when all is done).
+    """Build the site from one or several results folders into ``out_dir`` (replaced only when
+    all is done). The landing view's thresholds come from ``config_path`` (default:
+    ./perfbot.toml where there is one, as for every command).
 
-    Raises BadInput (results), ConfigError (asv.conf.json, ``out_dir``) or SiteBuildError
-    (asv publish, site_assets/ differing from its lockfile, or the audit).
+    Raises BadInput (results), ConfigError (asv.conf.json, perfbot.toml, ``out_dir``) or
+    SiteBuildError (asv publish, site_assets/ differing from its lockfile, or the audit).
     """
-    results_dir, out_dir = results_dir.resolve(), out_dir.resolve()
+    dirs = [Path(results)] if isinstance(results, (str, Path)) else [Path(r) for r in results]
+    dirs = [d.resolve() for d in dirs]
+    out_dir = out_dir.resolve()
     if not (ASSETS / "vendor.lock.json").is_file():
         raise SiteBuildError(f"{ASSETS}: the site's assets are missing (run from a checkout)")
     conf = _load_conf(conf_path)
+    config_path = config_path if config_path is not None else _default_config()
+    settings = Config.from_env({}, config_path).verdict
+    colours = (settings.effect, settings.kernel_effect)
+    source = str(config_path) if config_path is not None else "built-in defaults"
     check_out_dir(out_dir)
-    infos = check_results(results_dir)
     branches = [str(b) for b in conf.get("branches") or ["main"]]
     conf_dir = conf_path.resolve().parent
-    hist = choose(history, infos, (conf_dir / str(conf.get("repo", "."))).resolve(), branches)
-    if not hist.commits:
-        raise BadInput(f"{results_dir}: no results commit is on {', '.join(branches)}")
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".site-build-", dir=out_dir.parent))
     try:
+        inputs = gather(dirs, work / "results")
+        repo = (conf_dir / str(conf.get("repo", "."))).resolve()
+        hist = choose(history, inputs.infos, repo, branches)
+        if not hist.commits:
+            where = ", ".join(str(d) for d in dirs)
+            raise BadInput(f"{where}: no results commit is on {', '.join(branches)}")
         html = work / "html"
         conf_file = work / "asv.conf.json"
-        asv_conf = _asv_conf(conf, conf_dir, results_dir, html, hist, work)
+        asv_conf = _asv_conf(conf, conf_dir, inputs.results, html, hist, work)
         conf_file.write_text(json.dumps(asv_conf, indent=1), encoding="utf-8")
-        warnings = run_publish(conf_file, work)
+        warnings = [*inputs.warnings, *run_publish(conf_file, work)]
+        notes = commit_notes(hist, inputs, str(conf.get("show_commit_url") or ""))
         try:
-            finish(html, infos)
+            finish(html, notes, settings, colours)
         except VendorError as exc:
             raise SiteBuildError(f"vendoring: {exc}") from exc
+        except AuditError as exc:
+            raise SiteBuildError(str(exc)) from exc
         _swap(html, out_dir, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return _report(out_dir, hist, conf, warnings)
+    return _report(out_dir, hist, conf, warnings, notes, (colours, source))

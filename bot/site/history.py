@@ -28,6 +28,8 @@ class History:
     commits: tuple[tuple[str, int], ...]
     #: Results commits asv will not draw (not on a configured branch): empty for "recorded".
     dropped: tuple[str, ...] = ()
+    #: Results commits that are on a configured branch of the repository (linkable there).
+    on_branch: frozenset[str] = frozenset()
 
 
 def results_order(infos: Sequence[CommitInfo]) -> list[tuple[str, int]]:
@@ -55,24 +57,27 @@ def branch_commits(repo: Path, branch: str) -> list[str] | None:
 def choose(mode: Mode, infos: Sequence[CommitInfo], repo: Path, branches: Sequence[str]) -> History:
     """Pure apart from reading ``git rev-list`` of each branch."""
     order = results_order(infos)
-    if mode == "recorded":
-        return History("recorded", "asked for the recorded history", tuple(order))
-    on_branch: set[str] = set()
+    branch_set: set[str] = set()
     unreadable = []
     for branch in branches:
         found = branch_commits(repo, branch)
         if found is None:
             unreadable.append(branch)
         else:
-            on_branch.update(found)
+            branch_set.update(found)
+    on_branch = frozenset(h for h, _ in order if h in branch_set)
+    if mode == "recorded":
+        return History("recorded", "asked for the recorded history", tuple(order), (), on_branch)
     missing = tuple(h for h, _ in order if h not in on_branch)
     kept = tuple((h, d) for h, d in order if h in on_branch)
     if mode == "git":
-        return History("git", "asked for git history", kept, missing)
+        return History("git", "asked for git history", kept, missing, on_branch)
     if not missing:
-        return History("git", f"every results commit is on {', '.join(branches)} in {repo}", kept)
+        why = f"every results commit is on {', '.join(branches)} in {repo}"
+        return History("git", why, kept, (), on_branch)
     if unreadable:
         why = f"{repo} has no readable branch {', '.join(unreadable)}"
     else:
         why = f"{len(missing)} of {len(order)} results commits are not on {', '.join(branches)}"
-    return History("recorded", f"{why}: using the results' own recorded order", tuple(order))
+    why += ": using the results' own recorded order"
+    return History("recorded", why, tuple(order), (), on_branch)

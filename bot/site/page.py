@@ -6,16 +6,25 @@ fails the build here rather than shipping a half-patched page):
 - the CDN ``<script>``/``<link>`` tags point at the vendored copies (bot/site/vendor.py);
 - a Content-Security-Policy allows this site's own origin only, so even a reference that
   slipped through would be blocked by the browser, not fetched, also on GitHub Pages;
-- the landing view (site_assets/landing.html, filled in by bot/site/overview.py) becomes an asv
-  page, ``#overview``, registered by site_assets/perfbot.js through asv's ``register_page``,
-  with its own entry in the navigation bar. The bare site root is re-addressed to
-  ``#overview`` in place (``history.replaceState``: no navigation, nothing reloaded or
-  aborted). Every asv route (``#/``, ``#regressions``, ``#<benchmark>?...``, the form that
-  bot/tell/comment.py's graph links use) still opens asv's own view.
+- the landing view (site_assets/landing.html, filled in by bot/site/landing.py) and the
+  commits page (bot/site/commits_page.py) become asv pages, ``#overview`` and ``#commits``,
+  registered by site_assets/perfbot.js through asv's ``register_page``, each with its entry in
+  the navigation bar. The bare site root is re-addressed to ``#overview`` in place
+  (``history.replaceState``: no navigation, nothing reloaded or aborted). Every asv route
+  (``#/``, ``#regressions``, ``#<benchmark>?...``, the form that bot/tell/comment.py's graph
+  links use) still opens asv's own view;
+- site_assets/perfbot-reference.js, a flot plugin, draws the reference lines that
+  ``#perfbot-config`` lists (the ratio's line at 1) on asv's graphs; asv's and flot's files
+  are not edited.
 """
 
 from __future__ import annotations
 
+import html as html_lib
+import json
+from collections.abc import Mapping
+
+from bot.site.commits_page import ROUTE as COMMITS
 from bot.site.vendor import Lock, VendorError, rewrite_page
 
 ROUTE = "overview"
@@ -36,11 +45,17 @@ _HEAD_ADDITION = f"""
       }}
     </script>"""
 _HEAD_END = "  </head>"
-_HEAD_END_ADDITION = """    <link href="perfbot.css" rel="stylesheet" type="text/css"/>
-    <script language="javascript" type="text/javascript" src="perfbot.js"></script>
-"""
+#: Our own scripts, after asv's and flot's (the plugin must be registered before asv plots).
+SCRIPTS = ("perfbot-reference.js", "perfbot.js")
+_HEAD_END_ADDITION = '    <link href="perfbot.css" rel="stylesheet" type="text/css"/>\n' + "".join(
+    f'    <script language="javascript" type="text/javascript" src="{name}"></script>\n'
+    for name in SCRIPTS
+)
 _NAV = '<li id="nav-li-" class="active"><a href="#/">Benchmark grid</a></li>'
-_NAV_ADDITION = f'<li id="nav-li-{ROUTE}"><a href="#{ROUTE}">Thunder vs nvFuser</a></li>\n\t'
+_NAV_ADDITION = (
+    f'<li id="nav-li-{ROUTE}"><a href="#{ROUTE}">Thunder vs nvFuser</a></li>\n\t'
+    f'<li id="nav-li-{COMMITS}"><a href="#{COMMITS}">Commits</a></li>\n\t'
+)
 _BODY = "    </nav>\n"
 
 
@@ -50,10 +65,24 @@ def _insert(text: str, anchor: str, addition: str, *, before: bool = False) -> s
     return text.replace(anchor, addition + anchor if before else anchor + addition)
 
 
-def patch_index(html: str, lock: Lock, landing: str) -> str:
-    """asv's page with local scripts, the CSP and the landing view ``landing`` (HTML)."""
+def config_element(reference_lines: Mapping[str, tuple[float, str]]) -> str:
+    """What perfbot-reference.js reads: benchmark -> its reference line's y value and label."""
+    lines = {name: {"value": v, "label": text} for name, (v, text) in reference_lines.items()}
+    data = html_lib.escape(json.dumps(lines, sort_keys=True))
+    return f'<div id="perfbot-config" hidden data-reference-lines="{data}"></div>'
+
+
+def patch_index(
+    html: str,
+    lock: Lock,
+    landing: str,
+    commits: str = "",
+    reference_lines: Mapping[str, tuple[float, str]] | None = None,
+) -> str:
+    """asv's page with local scripts, the CSP, the landing view and the commits page (HTML)."""
     out = rewrite_page(html, lock)
     out = _insert(out, _HEAD, _HEAD_ADDITION)
     out = _insert(out, _HEAD_END, _HEAD_END_ADDITION, before=True)
     out = _insert(out, _NAV, _NAV_ADDITION, before=True)
-    return _insert(out, _BODY, landing.rstrip("\n") + "\n")
+    pages = [config_element(reference_lines or {}), landing.rstrip("\n"), commits.rstrip("\n")]
+    return _insert(out, _BODY, "\n".join(p for p in pages if p) + "\n")

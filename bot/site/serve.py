@@ -12,7 +12,7 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -124,11 +124,12 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def serve_results(
-    results_dir: Path,
+    results: Path | Sequence[Path],
     *,
     conf_path: Path = Path("asv.conf.json"),
     host: str = "127.0.0.1",
     port: int = 0,
+    config_path: Path | None = None,
 ) -> SiteReport:
     """Build the site into a temporary folder and serve it until interrupted.
 
@@ -139,7 +140,7 @@ def serve_results(
         site_dir = Path(tmp) / "site"
         server = _bind(site_dir, host, port, verbose=True)
         try:
-            report = build_site(results_dir, site_dir, conf_path=conf_path)
+            report = build_site(results, site_dir, conf_path=conf_path, config_path=config_path)
         except BaseException:
             server.server_close()
             raise

@@ -2,15 +2,20 @@
 
 Opens the landing page, then the ratio graph of the configured point (tests/test_site.py's
 SITE) through the same link the PR comment uses (bot/tell/comment.py ``graph_url``), and checks that
-flot drew the measured value in the series' colour at the right place on the canvas, that the
-console stayed clean, that no request failed and that every request stayed on this machine.
+flot drew the measured value in the series' colour at the right place on the canvas, and the
+reference line at ratio 1 across the plot; that the landing view's colours are the change rule's
+(bot/site/change.py) with perfbot.toml's thresholds; that commits link where bot/site/commits.py
+says, from the landing view, the commits page and a click on a graph's point; that the console
+stayed clean, that no request failed and that every request stayed on this machine.
 Screenshots land in test-artifacts/ (git-ignored) for CI to keep.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,10 +24,12 @@ from urllib.parse import urlsplit
 
 import pytest
 from data_helpers import SyntheticResults, synthetic
-from test_site import REPO, SITE, STEP, _conf, _subset, measured
+from test_site import HISTORY, KEYED, REPO, SITE, STEP, _conf, _subset, measured
+from test_site_landing import SETTINGS, expected_kind, threshold_of
 
-from bot.results.types import BENCH_RATIO
+from bot.results.types import BENCH_KERNEL, BENCH_RATIO, PointKey
 from bot.site import SiteReport, build_site, start_server
+from bot.site.links import graph_href
 from bot.tell.comment import graph_url
 
 __all__ = ["synthetic"]  # the shared fixture of real asv output (tests/data_helpers.py)
@@ -57,6 +64,8 @@ ARGS = [
 ]
 ARTIFACTS = REPO / "test-artifacts"
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+#: Chromium's advice when a canvas is read back more than once: the tests' own pixel reads.
+OWN_READBACK = "Canvas2D: Multiple readback operations using getImageData"
 
 pytestmark = [
     pytest.mark.browser,
@@ -82,7 +91,9 @@ class Traffic:
         page.on(
             "console",
             lambda m: (
-                self.console_errors.append(m.text) if m.type in ("error", "warning") else None
+                self.console_errors.append(m.text)
+                if m.type in ("error", "warning") and not m.text.startswith(OWN_READBACK)
+                else None
             ),
         )
         page.on("pageerror", lambda e: self.console_errors.append(f"uncaught: {e}"))
@@ -91,6 +102,13 @@ class Traffic:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> SiteReport:
     return build_site(SITE.results, tmp_path_factory.mktemp("browser") / "site")
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> SiteReport:
+    """The site's real history (data/h200, then the six Thunder nightlies), with the
+    wheel-keyed pair of the package-under-test command."""
+    return build_site([*HISTORY, KEYED], tmp_path_factory.mktemp("history") / "site")
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +158,8 @@ PLOT_PIXELS = """() => {
           if (px[k + 3] > 200 && d < 60) hits++;
         }
       }
-      return {x: x, y: y, hits: hits};
+      // cx, cy: where the point is on the page, relative to the canvas (CSS pixels).
+      return {x: x, y: y, hits: hits, cx: cx / scale, cy: cy / scale};
     });
     return {label: s.label, color: s.color, points: points};
   });
@@ -148,10 +167,48 @@ PLOT_PIXELS = """() => {
 }"""
 
 
-def _shot(tab: Any, name: str) -> Path:
+# Where the reference line is: the pixels of its colour along the row of y = value.
+REFERENCE_PIXELS = """(value) => {
+  const plot = $('#main-graph').data('plot');
+  const canvas = $('#main-graph canvas.flot-base')[0];
+  const w = canvas.width, h = canvas.height;
+  const px = canvas.getContext('2d').getImageData(0, 0, w, h).data;
+  const scale = w / canvas.clientWidth;
+  const off = plot.getPlotOffset();
+  const rgb = plot.getOptions().perfbotReference.color.match(/[0-9a-f]{2}/gi)
+    .map(x => parseInt(x, 16));
+  const hit = (k) => px[k + 3] > 200 && Math.abs(px[k] - rgb[0]) + Math.abs(px[k + 1] - rgb[1])
+    + Math.abs(px[k + 2] - rgb[2]) < 60;
+  const axis = plot.getAxes().yaxis;
+  const cy = Math.round((off.top + axis.p2c(value)) * scale);
+  const x0 = Math.ceil(off.left * scale) + 2;
+  const x1 = Math.floor((off.left + plot.width()) * scale) - 2;
+  const y0 = Math.ceil(off.top * scale) + 2;
+  const y1 = Math.floor((off.top + plot.height()) * scale) - 2;
+  let columns = 0, anywhere = 0;
+  for (let i = x0; i < x1; i++) {
+    let on = false;
+    for (let j = Math.max(0, cy - 3); j <= Math.min(h - 1, cy + 3); j++) {
+      if (hit(4 * (j * w + i))) { on = true; }
+    }
+    if (on) { columns++; }
+    for (let j = y0; j < y1; j++) { if (hit(4 * (j * w + i))) { anywhere++; } }
+  }
+  return {min: axis.min, max: axis.max, fraction: columns / (x1 - x0), anywhere: anywhere};
+}"""
+
+
+def _assert_reference_line(tab: Any) -> None:
+    line = tab.evaluate(REFERENCE_PIXELS, 1.0)
+    assert line["min"] < 1.0 < line["max"], f"ratio 1 is off the y axis: {line}"
+    # A dashed line (8 px on, 4 off): two thirds of the plot's columns, never much less.
+    assert line["fraction"] > 0.55, f"no line at ratio 1 across the plot: {line}"
+
+
+def _shot(tab: Any, name: str, *, full_page: bool = False) -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / name
-    tab.screenshot(path=str(path), full_page=False)
+    tab.screenshot(path=str(path), full_page=full_page)
     return path
 
 
@@ -197,23 +254,172 @@ def test_the_ratio_graph_is_drawn_offline(site: SiteReport, page: tuple[Any, Tra
         assert urlsplit(tab.url).fragment == "overview"
         assert tab.locator("#title").inner_text() == "Thunder vs hand-written nvFuser"
         assert tab.locator("#summarygrid-display").is_hidden()
-        row = tab.locator("#perfbot-landing tr.gating").filter(has_text=SITE.point.variant)
-        row = row.filter(has_text=SITE.point.dtype).filter(has_text=SITE.point.shape)
+        row = tab.locator(f'#perfbot-landing details tr.gating[data-point="{SITE.point.label}"]')
         assert row.count() == 1
-        assert f"{value:.3f}" in row.locator("span.ratio").inner_text()
-        _shot(tab, "site-landing.png")
+        assert tab.locator("#perfbot-landing details[open]").count() > 0
+        assert f"{value:.3f}" == row.locator("a.ratio").inner_text()
 
-        # Its "history" link opens the ratio's graph.
-        row.locator("td").nth(3).locator("a").click()
+        # Its ratio links to the ratio's graph, which draws the line at 1.
+        row.locator("a.ratio").click()
         _assert_draws(_plot(tab), value, len(site.commits))
+        _assert_reference_line(tab)
 
         # So does the link the PR comment carries (bot/tell/comment.py), from a fresh load.
         tab.goto("about:blank")
         tab.goto(graph_url(server.url, SITE.point, SITE.machine))
         drawn = _plot(tab)
+        _assert_reference_line(tab)
         _shot(tab, "site-ratio-graph.png")
     _assert_draws(drawn, value, len(site.commits))
     _assert_clean(traffic)
+
+
+def test_the_line_at_1_is_drawn_where_the_data_stays_above_it(
+    site: SiteReport, page: tuple[Any, Traffic]
+) -> None:
+    """A point whose ratio is above 1 at every commit: asv fits the axis to the data, the
+    plugin widens it to hold 1. A kernel-time graph gets no line."""
+    tab, traffic = page
+    point = next(
+        PointKey("thunder-prims", "float32", shape)
+        for shape in ("2048x8192", "16384x8192")
+        if all(
+            measured(
+                SITE.results,
+                SITE.machine,
+                BENCH_RATIO,
+                _params("thunder-prims", "float32", shape),
+                c,
+            )
+            > 1.0
+            for c in site.commits
+        )
+    )
+    with start_server(site.out_dir) as server:
+        tab.goto(graph_url(server.url, point, SITE.machine))
+        _plot(tab)
+        _assert_reference_line(tab)
+        tab.goto("about:blank")
+        kernel = graph_href(
+            BENCH_KERNEL, _params(point.variant, point.dtype, point.shape), SITE.machine
+        )
+        tab.goto(f"{server.url}/{kernel}")
+        tab.wait_for_function("() => { const p = $('#main-graph').data('plot');"
+                              " return p && p.getData().length > 0; }")  # fmt: skip
+        tab.wait_for_load_state("networkidle")
+        assert tab.evaluate(REFERENCE_PIXELS, 1.0)["anywhere"] == 0
+    _assert_clean(traffic)
+
+
+def _params(variant: str, dtype: str, shape: str) -> dict[str, str]:
+    return {"variant": variant, "dtype": dtype, "shape": shape}
+
+
+# Every change cell of the landing view: its row's point, its column, class, data and colour.
+CHANGE_CELLS = """() => Array.from(document.querySelectorAll('#perfbot-landing tr[data-point]'))
+  .filter(tr => !tr.closest('table.beyond'))
+  .flatMap(tr => Array.from(tr.querySelectorAll('td.chg')).map((td, i) => ({
+    point: tr.dataset.point, column: ['ratio', 'contender', 'nvfuser'][i],
+    kind: td.className.replace('chg', '').trim(), change: td.dataset.change,
+    threshold: Number(td.dataset.threshold),
+    background: getComputedStyle(td).backgroundColor, text: td.innerText})))"""
+
+
+def test_the_landing_colours_are_the_change_rule(
+    site: SiteReport, page: tuple[Any, Traffic]
+) -> None:
+    tab, traffic = page
+    with start_server(site.out_dir) as server:
+        tab.goto(server.url + "/")
+        tab.wait_for_selector("#perfbot-landing table.points", state="visible")
+        tab.wait_for_load_state("networkidle")
+        found = tab.evaluate(CHANGE_CELLS)
+        tab.locator("#perfbot-landing table.counts").scroll_into_view_if_needed()
+        _shot(tab, "site-landing.png")
+    assert found
+    colours: dict[str, set[str]] = {}
+    for cell in found:
+        change = float(cell["change"]) if cell["change"] is not None else None
+        assert cell["threshold"] == threshold_of(SETTINGS, cell["point"], cell["column"])
+        assert cell["kind"] == expected_kind(change, cell["threshold"]), cell
+        colours.setdefault(cell["kind"], set()).add(cell["background"])
+        if change is not None:
+            assert cell["text"] == f"{change:+.2%}"
+    assert {"worse", "better", "same"} <= set(colours)
+    assert all(len(c) == 1 for c in colours.values()), colours  # one colour a kind
+    rgb = {
+        k: tuple(int(x) for x in re.findall(r"\d+", next(iter(c)))[:3]) for k, c in colours.items()
+    }
+    assert len({rgb[k] for k in ("worse", "better", "same")}) == 3
+    assert rgb["worse"][0] > rgb["worse"][1] and rgb["better"][1] > rgb["better"][0]  # red, green
+    _assert_clean(traffic)
+
+
+COMMIT_ROWS = """() => Array.from(document.querySelectorAll('#perfbot-commits tbody tr'))
+  .map(tr => ({commit: tr.dataset.commit, text: tr.innerText,
+               links: Array.from(tr.querySelectorAll('a')).map(a => a.href)}))"""
+
+
+def _expected_links(results: Any, commit: str) -> list[str]:
+    """Rule 3, restated from the provenance record alone."""
+    record = json.loads(
+        (results / SITE.machine / f"{commit}.provenance.jsonl").read_text().splitlines()[-1]
+    )
+    version = (record.get("under_test") or {}).get("version") or record["versions"]["thunder"]
+    thunder = "https://github.com/Lightning-AI/lightning-thunder"
+    day = re.search(r"dev(\d{4})(\d{2})(\d{2})", version)
+    if day:
+        return [f"{thunder}/commits/main?until={day[1]}-{day[2]}-{day[3]}"]
+    return [f"{thunder}/releases/tag/{version}"]
+
+
+def test_commit_links_go_to_the_packages_repository(
+    history: SiteReport, page: tuple[Any, Traffic]
+) -> None:
+    tab, traffic = page
+    folders = {c: d for d in (*HISTORY, KEYED) for c in _shas(d)}
+    with start_server(history.out_dir) as server:
+        # The landing view: the latest commit is the newest nightly, linked to Thunder's day.
+        tab.goto(server.url + "/")
+        tab.wait_for_selector("#perfbot-landing table.points", state="visible")
+        tab.wait_for_load_state("networkidle")
+        _shot(tab, "site-history-landing.png", full_page=True)
+        latest = history.commits[-1]
+        line = tab.locator("#perfbot-landing p.commit-line").first
+        assert "nightly" in line.inner_text()
+        hrefs = line.locator("a").evaluate_all("as => as.map(a => a.getAttribute('href'))")
+        assert hrefs == [f"#commits?commit={latest[:8]}", *_expected_links(folders[latest], latest)]
+
+        # The commits page: every commit, each with the links rule 3 allows and no other.
+        tab.goto(f"{server.url}/index.html#commits")
+        tab.wait_for_selector("#perfbot-commits table.commits", state="visible")
+        rows = tab.evaluate(COMMIT_ROWS)
+        assert {r["commit"] for r in rows} == set(history.commits)
+        for r in rows:
+            assert r["links"] == _expected_links(folders[r["commit"]], r["commit"]), r
+            assert ("nightly" in r["text"]) == ("until=" in r["links"][0]), r
+
+        # A click on the newest point of a ratio graph opens the commits page at that commit.
+        tab.goto(graph_url(server.url, SITE.point, SITE.machine))
+        drawn = _plot(tab)
+        _assert_reference_line(tab)
+        _shot(tab, "site-history-ratio-graph.png")
+        newest = max(drawn["series"][0]["points"], key=lambda p: p["x"])
+        box = tab.locator("#main-graph canvas.flot-overlay").bounding_box()
+        with tab.context.expect_page() as opened:
+            tab.mouse.click(box["x"] + newest["cx"], box["y"] + newest["cy"])
+        commit_tab = opened.value
+        commit_tab.wait_for_selector("#perfbot-commits tr.target", state="visible")
+        assert urlsplit(commit_tab.url).fragment == f"commits?commit={latest[:8]}"
+        target = commit_tab.locator("#perfbot-commits tr.target")
+        assert target.get_attribute("data-commit") == latest
+        _shot(commit_tab, "site-commits.png")
+        commit_tab.close()
+    _assert_clean(traffic)
+
+
+def _shas(results: Any) -> list[str]:
+    return [p.name[:40] for p in (results / SITE.machine).glob("*.provenance.jsonl")]
 
 
 @pytest.mark.parametrize(
