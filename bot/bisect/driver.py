@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from bot.bisect.classify import Class, Judged, judge
-from bot.bisect.measure import Measurer
+from bot.bisect.measure import MeasureError, Measurer
 from bot.bisect.points import restrict, without_data
 from bot.bisect.search import Found, Measure, Step, Stuck, next_step
 from bot.bisect.state import Run, State, write_state
@@ -189,6 +189,10 @@ def run_bisect(
             datetime.now(timezone.utc).isoformat(timespec="seconds"),
             got.stack,
         )
+        try:  # a run that cannot be read would stop every later call: never record it
+            _load(run, base, plan)
+        except BadInput as exc:
+            raise MeasureError(f"{step.build}: its results cannot be used: {exc}") from exc
         state = replace(state, runs=(*state.runs, run))
         write_state(state_path, state)
         measured_now += 1

@@ -25,6 +25,8 @@ _VARIANT = re.compile(r"[a-z][a-z0-9-]{0,40}")
 DEFAULT_VARIANTS = ("nvfuser", "thunder-prims", "thunder-func")
 #: Row states of a report that make a point worth bisecting.
 BISECTED_STATES = ("regressed", "broken")
+#: ``history --json`` (bot/history/render.py), whose confirmed breaks name their points.
+HISTORY_SCHEMA = "perfbot-history/1"
 
 
 class PointsError(ValueError):
@@ -59,10 +61,37 @@ def _rows(verdict: Any) -> Iterable[Mapping[str, Any]]:
             yield from (r for r in rows if isinstance(r, Mapping))
 
 
+def _history_points(data: Mapping[str, Any], where: str) -> set[str]:
+    """``history --json``: the points of its confirmed breaks (``variant/dtype/shape``); its
+    timing changes are decided per guard and name no points of their own."""
+    found = set()
+    machines = [m for m in data.get("machines") or () if isinstance(m, Mapping)]
+    for machine in machines:
+        for brk in machine.get("breaks") or ():
+            if not isinstance(brk, Mapping) or brk.get("status") != "confirmed":
+                continue
+            for p in brk.get("points") or ():
+                label = str(p.get("point", "")) if isinstance(p, Mapping) else ""
+                key = label.split("/", 1)[-1]
+                if not _POINT.fullmatch(key):
+                    raise BadInput(f"{where}: a break names the point {label[:60]!r}")
+                found.add(key)
+    return found
+
+
 def points_in_report(data: Any, where: str) -> tuple[str, ...]:
-    """The gating points a ``report --json`` found regressed or broken, on any machine."""
+    """The gating points a ``report --json`` found regressed or broken, on any machine; or
+    the points of the confirmed breaks of a ``history --json``."""
     if not isinstance(data, Mapping) or not isinstance(data.get("schema"), str):
         raise BadInput(f"{where}: not the JSON of `report --json` (no schema)")
+    if data["schema"] == HISTORY_SCHEMA:
+        found = _history_points(data, where)
+        if not found:
+            raise BadInput(
+                f"{where}: the history names no broken point (its timing changes are per "
+                "guard): give the points with --points"
+            )
+        return tuple(sorted(found))
     verdicts: list[Any] = [data]
     machines = data.get("machines")
     if isinstance(machines, list):

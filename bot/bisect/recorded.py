@@ -28,7 +28,7 @@ from bot.bisect.measure import Measured, MeasureError
 from bot.bisect.timeline import Build
 from bot.results.folders import commit_files
 from bot.results.limits import read_capped
-from bot.results.locate import load_run
+from bot.results.provenance import load_provenance
 from bot.results.strict_json import decode
 from bot.results.types import BadInput
 
@@ -70,12 +70,13 @@ class RecordedMeasurer:
             side = path.parent / f"{full}{suffix}"
             if side.is_file():
                 shutil.copy2(side, target / side.name)
-        return Measured(dest, full, machine, _recorded_wall(target / path.name, machine, full))
+        wall = _recorded_wall(target / f"{full}.provenance.jsonl", full)
+        return Measured(dest, full, machine, wall)
 
 
-def _recorded_wall(path: Path, machine: str, full: str) -> float | None:
+def _recorded_wall(record: Path, full: str) -> float | None:
     """How long the recorded measurement took, by its provenance record (start to end)."""
-    prov = load_run(path, machine, full, 1).provenance
+    prov = load_provenance(record, full, per_round=False)
     start, end = (prov.text("started_at"), prov.text("finished_at")) if prov else (None, None)
     if start is None or end is None:
         return None

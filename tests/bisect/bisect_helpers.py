@@ -71,7 +71,8 @@ def bisect(
     out.unlink(missing_ok=True)
     argv = [
         "bisect", "--package", package, "--good", timeline[0], "--bad", timeline[-1],
-        "--builds", str(builds), "--points", points, "--state", str(tmp / state),
+        "--builds", str(builds), *(["--points", points] if points else []),
+        "--state", str(tmp / state),
         "--recorded", str(recorded), "--config", str(REPO_ROOT / "perfbot.toml"),
         "--json", str(out), *extra,
     ]  # fmt: skip

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bisect_helpers import NIGHTLIES, SLOW5, UNFUSED, bisect
+from bisect_helpers import BROKEN, NIGHTLIES, SLOW5, UNFUSED, bisect
 from bisect_helpers import THUNDER as THUNDER_RECORDED
 from paths import DATA, REPO_ROOT
 
@@ -132,3 +132,32 @@ def test_without_a_token_the_section_is_printed_not_posted(
     out = capsys.readouterr().out
     assert "DRY RUN (no PERFBOT_ISSUES_TOKEN or GITHUB_TOKEN): would create or update" in out
     assert f"{marker('thunder')}\n### Bisect of Thunder builds" in out
+
+
+def test_a_history_break_gives_the_points_and_the_issue_by_its_key(
+    tmp_path: Path, fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`history` finds Thunder 0.2.5's break after six stock runs and files it; its JSON names
+    the broken points and its key the issue: the bisect over the nightlies before 0.2.5 takes
+    both and lands its section there."""
+    from bot.history.issues import history_key
+
+    order = tmp_path / "order.txt"
+    order.write_text("\n".join(["06f650c8", "da17d548", "6c840f30", "022fefdd", "324c493b",
+                                "016e16b1", "f888795e", "0e8c6c35"]) + "\n")  # fmt: skip
+    history = tmp_path / "history.json"
+    folders = [DATA / "h200" / "results", DATA / "h200-states" / "results",
+               DATA / "h200-under-test" / "thunder-broken-pair" / "results"]  # fmt: skip
+    argv = ["history", *(f"--results={f}" for f in folders), "--order", str(order),
+            "--config", str(REPO_ROOT / "perfbot.toml"), "--json", str(history)]  # fmt: skip
+    assert cli.main(argv, env=_env(fake_github)) == ExitCode.BROKEN
+    key = history_key("nvidia-h200", "016e16b1cc86", "f888795e1358", "broken")
+    code, data = bisect(
+        tmp_path, [*NIGHTLIES, BROKEN], "--from-report", str(history), "--repo", THUNDER,
+        "--issue-key", key, points="", env=_env(fake_github),
+    )  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    assert (data["first_bad"], data["last_good"]) == (BROKEN, NIGHTLIES[-1])
+    assert len(data["points"]) == 9  # every Thunder point broke
+    (issue,) = [i for i in fake_github.state.issues(THUNDER) if i.author == BOT_LOGIN]
+    assert len(_sections(fake_github, issue.number)) == 1

@@ -198,3 +198,14 @@ def test_help_reads_well_and_lists_every_exit_code(capsys: pytest.CaptureFixture
         assert f"{code.value:>3}  {code.name}" in text
     assert "2 + ceil(log2(n - 1)) measurements" in text and "python -m bot bisect" in text
     assert cli.main(["--help"]) == 0 and "bisect" in capsys.readouterr().out
+
+
+def test_a_history_without_a_break_names_no_points() -> None:
+    history = {"schema": "perfbot-history/1", "machines": [{"breaks": [], "changes": [{}]}]}
+    with pytest.raises(BadInput, match="give the points with --points"):
+        points_in_report(history, "h.json")
+    history["machines"][0]["breaks"] = [  # type: ignore[index]
+        {"status": "confirmed", "points": [{"point": "thunder-func/float32/512x4096"}]},
+        {"status": "pending", "points": [{"point": "thunder-func/float16/512x4096"}]},
+    ]
+    assert points_in_report(history, "h.json") == ("float32/512x4096",)

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from bisect_helpers import LARGE_POINTS, NIGHTLIES, SLOW5, UNFUSED, bisect
+from bisect_helpers import BROKEN, LARGE_POINTS, NIGHTLIES, SLOW5, THUNDER, UNFUSED, bisect
 
 from bot.exitcodes import ExitCode
 
@@ -125,3 +125,37 @@ def test_the_work_folder_must_sit_under_the_state_s(
         capsys.readouterr().err
     )
     assert LARGE_POINTS  # the default points of these timelines
+
+
+def test_a_known_good_build_without_data_cannot_be_the_reference(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _ = bisect(tmp_path, [BROKEN, NIGHTLIES[0]])
+    assert code == ExitCode.BAD_INPUT
+    err = capsys.readouterr().err
+    assert f"the known-good build {BROKEN} has no data for thunder-prims/bfloat16/16384x8192" in err
+
+
+def test_a_measurement_whose_results_cannot_be_read_is_not_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A damaged copy of a real run (cut in half, as a killed store would leave it) stands for
+    a build: the measurement fails, and the state keeps only the runs that can be used."""
+    recorded = json.loads(THUNDER.read_text())
+    nightlies = (THUNDER.parent / recorded["builds"][NIGHTLIES[5]][0]["results"]).resolve()
+    copy = tmp_path / "damaged"
+    shutil.copytree(nightlies, copy)
+    (results,) = (copy / "nvidia-h200").glob("cee6d116-*.json")
+    results.write_text(results.read_text()[:5000])
+    recorded["builds"][NIGHTLIES[5]][0]["results"] = str(copy)
+    for runs in recorded["builds"].values():
+        for run in runs:
+            run["results"] = str((THUNDER.parent / run["results"]).resolve())
+    mine = tmp_path / "recorded.json"
+    mine.write_text(json.dumps(recorded))
+    code, _ = bisect(tmp_path, [NIGHTLIES[0], NIGHTLIES[5], UNFUSED], recorded=mine)
+    assert code == ExitCode.MEASURE_FAILED
+    err = capsys.readouterr().err
+    assert f"{NIGHTLIES[5]}: its results cannot be used:" in err and "truncated JSON" in err
+    runs = json.loads((tmp_path / "state.json").read_text())["runs"]
+    assert [r["build"] for r in runs] == [NIGHTLIES[0], UNFUSED]
