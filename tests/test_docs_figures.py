@@ -15,6 +15,7 @@ import re
 import statistics
 import subprocess
 import sys
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
@@ -499,3 +500,39 @@ def test_bisect_doc_builds_a_call_holds() -> None:
     slowest = max(float(line.split()[-1]) for line in cost.splitlines()[1:-1])
     doc = " ".join(BISECT_DOC.split())
     assert f"holds {int(540 // slowest)} such builds at the slowest" in doc
+
+
+SITE_DOC = (REPO_ROOT / "docs" / "SITE.md").read_text(encoding="utf-8")
+
+
+def test_site_doc_history_transcript_is_what_the_build_prints(tmp_path: Any) -> None:
+    """docs/SITE.md's build of the site's history, and the figures of its landing view."""
+    from benchmarks.rmsnorm_bwd.config import load_size_set
+    from bot.site.landing import LISTED, OPEN_ROWS
+
+    blocks = re.findall(r"```\n(.*?)```", SITE_DOC, flags=re.DOTALL)
+    at = next(i for i, b in enumerate(blocks) if b.startswith("python -m bot site build"))
+    argv = blocks[at].split()[1:]
+    argv[argv.index("--out") + 1] = str(tmp_path / "site")
+    done = subprocess.run([sys.executable, *argv], cwd=REPO_ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    printed = done.stdout.splitlines()
+    assert blocks[at + 1] == "\n".join(printed[1:5]) + "\n"
+    assert any("hosts described differently" in line for line in printed)
+    doc = " ".join(SITE_DOC.split())
+    shapes, dtypes = load_size_set("nightly")
+    points = len(shapes) * len(dtypes)
+    settings = Config.from_env({}, REPO_ROOT / "perfbot.toml").verdict
+    nightly = next((DATA / "h200-thunder-nightlies" / "results").glob("*/*.provenance.jsonl"))
+    measured = json.loads(nightly.read_text(encoding="utf-8").splitlines()[-1])["variants"]
+    thunder = sum(1 for v in measured if settings.is_gating(v))
+    keyed = DATA / "h200-under-test" / "thunder-pair" / "results" / "rep-1" / "nvidia-h200"
+    for record in keyed.glob("*.provenance.jsonl"):
+        version = json.loads(record.read_text(encoding="utf-8").splitlines()[-1])["under_test"]
+        (results,) = keyed.glob(f"{record.name[:8]}-*.json")
+        ms = json.loads(results.read_text(encoding="utf-8"))["date"]
+        day = datetime.fromtimestamp(ms / 1000, timezone.utc).date().isoformat()
+        assert re.search(rf"{re.escape(version['version'])}, [^;)]*, on {day}[;)]", doc), day
+    assert f"(at most {LISTED}; the tables have the rest)" in doc
+    assert f"open up to {OPEN_ROWS} rows a machine" in doc
+    assert f"the nightly set's {points} points are {points * thunder} Thunder rows" in doc
