@@ -190,6 +190,12 @@ def cmd_history(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) 
     return run(args, env, out)
 
 
+def cmd_history_calibrate(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
+    from bot.commands.history_calibrate import cmd_history_calibrate as run
+
+    return run(args, env, out)
+
+
 def cmd_bisect(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
     from bot.commands.bisect import run_bisect_command  # its modules load only when it runs
 
@@ -206,6 +212,7 @@ HANDLERS = {
     "verify-run": cmd_verify_run,
     "fetch-artifact": cmd_fetch_artifact,
     "history": cmd_history,
+    "history-calibrate": cmd_history_calibrate,
     "bisect": cmd_bisect,
 }
 

@@ -91,3 +91,55 @@ def add_history_commands(
         metavar="FILE",
         help="write the history as JSON to FILE; '-': to stdout, instead of the text",
     )
+
+    p = add(
+        "history-calibrate",
+        "measure history's false alarms (real A/A orders) and power (real slower states spliced "
+        "in) on recorded runs",
+        handlers["history-calibrate"],
+    )
+    p.add_argument(
+        "--results",
+        type=Path,
+        action="append",
+        required=True,
+        metavar="DIR",
+        help="asv results directory (repeat to pool several): its stock runs are the A/A runs "
+        "`noise` pools; its slower, unfused and broken runs the steps",
+    )
+    p.add_argument(
+        "--states",
+        type=Path,
+        action="append",
+        metavar="DIR",
+        help="more folders whose slower or broken runs are used (their stock runs are not A/A "
+        "runs here)",
+    )
+    p.add_argument(
+        "--nightlies",
+        type=Path,
+        metavar="DIR",
+        help="a real history of builds that agree (every ordering of it is tried)",
+    )
+    p.add_argument("--machine", help="asv machine name, when several have runs")
+    _config_option(p)
+    for name, default, what in (
+        ("--window", DEFAULTS.window, "commits a side at most at each split"),
+        ("--min-after", DEFAULTS.min_after, "commits after a change before it is confirmed"),
+    ):
+        p.add_argument(
+            name, type=_count, default=default, metavar="N", help=f"{what} (default {default})"
+        )
+    p.add_argument(
+        "--jobs",
+        type=_count,
+        metavar="N",
+        help="worker processes (default: the CPUs this process may use); the result is the "
+        "same for any N",
+    )
+    p.add_argument(
+        "--json",
+        type=Path,
+        metavar="FILE",
+        help="write the calibration as JSON to FILE; '-': to stdout, instead of the text",
+    )

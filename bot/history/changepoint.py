@@ -86,19 +86,21 @@ def flagged(v: Verdict) -> list[tuple[GuardKind, Direction, float]]:
 
 
 class _Decider:
-    """Decides spans once each (the same span comes back as change points are added)."""
+    """Decides spans once each (the same span comes back as change points are added): in the
+    search, only the rows that could be flagged (window.py, ``full=False``: the same states);
+    the spans reported, in full."""
 
     def __init__(self, table: Table, m: Method, alpha: float, model_note: str) -> None:
         self.table, self.m, self.alpha, self.note = table, m, alpha, model_note
-        self.cache: dict[Span, Verdict] = {}
+        self.cache: dict[tuple[Span, bool], Verdict] = {}
 
-    def __call__(self, span: Span) -> Verdict:
-        if span not in self.cache:
+    def __call__(self, span: Span, full: bool = False) -> Verdict:
+        if (span, full) not in self.cache:
             m = self.m
-            self.cache[span] = decide_span(
-                self.table, span, self.alpha, m.min_before, m.min_after, self.note
+            self.cache[span, full] = decide_span(
+                self.table, span, self.alpha, m.min_before, m.min_after, self.note, full
             )
-        return self.cache[span]
+        return self.cache[span, full]
 
 
 def spans(i: int, splits: Iterable[int], m: Method, size: int) -> list[Span]:
@@ -158,7 +160,8 @@ def find_changes(table: Table, m: Method, model_note: str = "") -> Scan:
     for i in sorted(splits):
         hit = _strongest(decide, usable(i, splits, m, size))
         assert hit is not None  # _settle kept only those that hold
-        changes += [Change(g, d, True, hit[1], hit[2], s) for g, d, s in flagged(hit[2])]
+        v = decide(hit[1], full=True)
+        changes += [Change(g, d, True, hit[1], v, s) for g, d, s in flagged(v)]
     ends = [i for i in positions if i not in confirmable]
     pending = _pending(decide, ends, splits, m, size)
     return Scan(
@@ -167,7 +170,7 @@ def find_changes(table: Table, m: Method, model_note: str = "") -> Scan:
         len(positions),
         alpha,
         tuple(sorted(splits)),
-        len(decide.cache),
+        len({span for span, _ in decide.cache}),
     )
 
 
@@ -204,7 +207,7 @@ def _pending(
         span = spans(i, splits, m, size)[0]
         if span.before < m.min_before:
             continue
-        v = decide(span)
+        v = decide(span, full=True)
         for g, d, s in flagged(v):
             if (g, d) not in best or s > best[g, d].strength:
                 best[g, d] = Change(g, d, False, span, v, s)

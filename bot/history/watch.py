@@ -44,15 +44,22 @@ class Watch:
 
 
 def analyse(
-    history: History, s: VerdictSettings, model: NoiseModel | None, m: Method | None = None
+    history: History,
+    s: VerdictSettings,
+    model: NoiseModel | None,
+    m: Method | None = None,
+    *,
+    follow: bool = True,
 ) -> Watch:
+    """``follow=False``: the changes and breaks only, no follow-ups (the calibration counts
+    changes; what their issues would do is not part of it)."""
     m = m or Method()
     used, note = model_fits(model, history.runs) if history.runs else (None, "no runs")
     table = build(history, s, used)
     scan = find_changes(table, m, note)
-    follow = follow_ups(table, scan, m, note)
+    ups = follow_ups(table, scan, m, note) if follow else ()
     breaks, said = find_breaks(history, s, m.min_after)
     notes = (*history.notes, *said)
     if used is None and history.runs:
         notes = (*notes, note)
-    return Watch(history, m, scan, follow, breaks, notes, note)
+    return Watch(history, m, scan, ups, breaks, notes, note)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from statistics import NormalDist
 
 import numpy as np
 
@@ -39,6 +40,7 @@ from bot.decide.rules import (
 from bot.decide.stats import Between, Comparison, RunStat, compare, holm
 from bot.decide.types import Guard, GuardKind, PointVerdict, State, VariantSummary, Verdict
 from bot.decide.wording import guard_summary
+from bot.history.scan import SLACK, window_stats
 from bot.history.table import Aggregate, FamilyTable, Floats, Table
 from bot.results.types import REFERENCE, PointKey
 
@@ -147,25 +149,67 @@ def _summaries(
     return tuple(out)
 
 
+def holm_within(pvalues: Sequence[float], m: int) -> list[float]:
+    """Holm-adjusted p-values of the ``len(pvalues)`` smallest of ``m`` (the others are all
+    at least alpha, so they rank after these and change none of them): stats.holm for
+    ``m == len(pvalues)``."""
+    order = sorted(range(len(pvalues)), key=lambda i: pvalues[i])
+    adjusted, running = [1.0] * len(pvalues), 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def _worth(ft: FamilyTable, cols: tuple[int, int, int], alpha: float, least: int) -> set[int]:
+    """The rows whose one-sided p could be under alpha (|t| over the normal quantile: a t
+    quantile is larger), and the row of largest |t| (so a guard has a row with data)."""
+    lo, mid, hi = (np.asarray([c], dtype=np.int64) for c in cols)
+    _, t, nb, na = window_stats(ft.y, ft.w, ft.n, ft.between, lo, mid, hi)
+    ok = (nb[:, 0] >= least) & (na[:, 0] >= 1)
+    size = np.where(ok, np.abs(t[:, 0]), -1.0)
+    z = NormalDist().inv_cdf(1 - alpha) * (1 - SLACK)
+    rows = {int(j) for j in np.flatnonzero(size >= z)}
+    if ok.any():
+        rows.add(int(np.argmax(size)))
+    return rows
+
+
 def family_rows(
-    table: Table, ft: FamilyTable, span: Span, alpha: float, min_before: int, min_after: int
+    table: Table,
+    ft: FamilyTable,
+    span: Span,
+    alpha: float,
+    min_before: int,
+    min_after: int,
+    full: bool = True,
 ) -> Rows:
-    """Every series of one family at one split, and the family's geometric means."""
+    """Every series of one family at one split, and the family's geometric means.
+
+    ``full=False`` (the search for change points) compares only the rows whose p could be
+    under alpha (the others read "no change", without figures): the same states, guards and
+    Holm-adjusted p-values as in full, for a fraction of the cost (compare()'s t
+    distribution is most of a decision's time)."""
     lo, mid, hi = columns(table, span)
-    cmps: dict[int, Comparison] = {}
-    for j in range(len(ft.keys)):
-        before, after = ft.stats(j, lo, mid), ft.stats(j, mid, hi)
-        if len(before) >= min_before and after:
-            cmps[j] = compare(before, after, ft.between[j])
+    tested = [
+        j
+        for j in range(len(ft.keys))
+        if int((ft.n[j, lo:mid] > 0).sum()) >= min_before and (ft.n[j, mid:hi] > 0).any()
+    ]
+    chosen = tested if full else sorted(_worth(ft, (lo, mid, hi), alpha, min_before))
+    cmps = {j: compare(ft.stats(j, lo, mid), ft.stats(j, mid, hi), ft.between[j]) for j in chosen}
     order = list(cmps)
-    ups = dict(zip(order, holm([cmps[j].p_up for j in order]), strict=True))
-    downs = dict(zip(order, holm([cmps[j].p_down for j in order]), strict=True))
+    ups = dict(zip(order, holm_within([cmps[j].p_up for j in order], len(tested)), strict=True))
+    downs = dict(zip(order, holm_within([cmps[j].p_down for j in order], len(tested)), strict=True))
     rows = []
     for j, key in enumerate(ft.keys):
         t = ft.thresholds[j]
         if j not in cmps:
-            why = "too few runs with data"
-            rows.append(PointVerdict(key, True, t, "no data", no_data=why, kind=ft.kind))
+            if j in tested:
+                rows.append(PointVerdict(key, True, t, "no change", kind=ft.kind))
+            else:
+                why = "too few runs with data"
+                rows.append(PointVerdict(key, True, t, "no data", no_data=why, kind=ft.kind))
             continue
         c, pu, pd = cmps[j], ups[j], downs[j]
         state: State = point_state(c, pu, pd, t, alpha)
@@ -173,11 +217,12 @@ def family_rows(
             table, ft.y[j], ft.n[j], span, c, min_after
         ):
             state = "no change"
-        others = None
-        if state in ("regressed", "improved"):
+        alone = ft.kind == "ratio"
+        corroborated = is_corroborated(state, c, t, None, alone=alone)
+        if state in ("regressed", "improved") and not corroborated:  # the group, then
             agg = next((g for g in ft.aggregates if g.variant == key.variant), None)
             others = _others(table, ft, agg, j, (lo, mid, hi)) if agg else None
-        corroborated = is_corroborated(state, c, t, others, alone=ft.kind == "ratio")
+            corroborated = is_corroborated(state, c, t, others, alone=alone)
         rows.append(PointVerdict(key, True, t, state, c, pu, pd, corroborated, kind=ft.kind))
     return Rows(tuple(rows), _summaries(table, ft, span, alpha, min_after))
 
@@ -194,13 +239,19 @@ def _explain(ratio: Sequence[PointVerdict], kernels: Sequence[PointVerdict]) -> 
 
 
 def decide_span(
-    table: Table, span: Span, alpha: float, min_before: int, min_after: int, model_note: str
+    table: Table,
+    span: Span,
+    alpha: float,
+    min_before: int,
+    min_after: int,
+    model_note: str,
+    full: bool = True,
 ) -> Verdict:
     """The four guards at one split, as a verdict of the first commit after it against the
-    last commit before it (runs: the windows' runs)."""
+    last commit before it (runs: the windows' runs); ``full=False``: see family_rows."""
     s: VerdictSettings = table.settings
     fams = {
-        f: family_rows(table, ft, span, alpha, min_before, min_after)
+        f: family_rows(table, ft, span, alpha, min_before, min_after, full)
         for f, ft in table.families.items()
     }
     ratio = _explain(fams["ratio"].rows, (*fams["nvfuser"].rows, *fams["thunder"].rows))

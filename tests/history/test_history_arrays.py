@@ -95,3 +95,39 @@ def test_a_span_decision_is_a_verdict_of_first_bad_against_last_good() -> None:
     assert math.isclose(
         v.worst.cmp.change.estimate, max(p.cmp.change.estimate for p in v.points if p.cmp)
     )  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("name", sorted(HISTORIES))
+def test_the_search_decides_as_the_full_decision_does(name: str) -> None:
+    """The search compares only rows whose p could be under alpha: every guard's state, every
+    flagged row and its Holm-adjusted p-values are those of the full decision."""
+    s, model = shipped()
+    table = build(real(HISTORIES[name]), s, model)
+    m = Method()
+    alpha = s.alpha / (table.size - m.min_before)
+    for i in range(m.min_before - 1, table.size - 1):
+        for sp in spans(i, (), m, table.size):
+            quick = decide_span(table, sp, alpha, m.min_before, m.min_after, "", full=False)
+            full = decide_span(table, sp, alpha, m.min_before, m.min_after, "", full=True)
+            assert [g.state for g in quick.guards] == [g.state for g in full.guards]
+            for q, f in zip(
+                (*quick.points, *quick.kernels), (*full.points, *full.kernels), strict=True
+            ):
+                assert (q.key, q.state in DIRECTIONS) == (f.key, f.state in DIRECTIONS)
+                if q.cmp is not None:  # Holm is exact where the raw p is under alpha
+                    assert (q.state, q.corroborated) == (f.state, f.corroborated)
+                    assert f.cmp is not None
+                    if f.cmp.p_up < alpha:
+                        assert q.p_up_adj == f.p_up_adj
+                    if f.cmp.p_down < alpha:
+                        assert q.p_down_adj == f.p_down_adj
+
+
+def test_holm_over_a_part_is_holm_when_the_part_is_everything() -> None:
+    from bot.decide.stats import holm
+    from bot.history.window import holm_within
+
+    ps = [0.04, 0.001, 0.2, 0.01, 0.5, 0.0004]
+    assert holm_within(ps, len(ps)) == holm(ps)
+    smallest = sorted(ps)[:3]
+    assert holm_within(smallest, len(ps)) == sorted(holm(ps))[:3]
