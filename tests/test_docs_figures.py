@@ -536,3 +536,43 @@ def test_site_doc_history_transcript_is_what_the_build_prints(tmp_path: Any) -> 
     assert f"(at most {LISTED}; the tables have the rest)" in doc
     assert f"open up to {OPEN_ROWS} rows a machine" in doc
     assert f"the nightly set's {points} points are {points * thunder} Thunder rows" in doc
+
+
+NIGHTLY_KEY = "4e57021e32936a96ba33e0293901790ffae9e73d"
+
+
+def test_data_readme_nightly_shard_figures() -> None:
+    """The shard walls and the plan come from `benchmarks.shards status` / `plan`."""
+    where = ["--results", "data/h200-nightly/results", "--commit", NIGHTLY_KEY,
+             "--machine", "nvidia-h200"]
+    status = subprocess.run(
+        [sys.executable, "-m", "benchmarks.shards", "status", "--variants",
+         "thunder-prims,thunder-func", *where],
+        cwd=REPO_ROOT, capture_output=True, text=True, check=True,
+    ).stdout
+    walls = re.findall(r"shard (\d)/3, (\d+) points, ([\d.]+) s", status)
+    assert walls == [("1", "60", "507.9"), ("2", "60", "465.4"), ("3", "60", "518.6")]
+    assert "shard 1/3, 60 points, 507.9 s; shard 2/3, 465.4 s; shard 3/3, 518.6 s" in DATA_README
+    plan = json.loads(subprocess.run(
+        [sys.executable, "-m", "benchmarks.shards", "plan", "--variants",
+         "thunder-prims,thunder-func", "--json"],
+        cwd=REPO_ROOT, capture_output=True, text=True, check=True,
+    ).stdout)
+    about = round(max(s["estimate_s"] for s in plan["shards"]))
+    assert f"plans the set as {plan['count']} shards of about {about} s" in DATA_README
+
+
+def test_data_readme_nightly_finding() -> None:
+    record = DATA / "h200-nightly" / "results" / "nvidia-h200" / f"{NIGHTLY_KEY}.provenance.jsonl"
+    summary = subprocess.run(
+        [sys.executable, "-m", "benchmarks.rmsnorm_bwd.summary", str(record)],
+        cwd=REPO_ROOT, capture_output=True, text=True, check=True,
+    ).stdout
+    rows = {tuple(line.split()[:2]): line.split() for line in summary.splitlines() if line}
+    assert rows[("bfloat16/16x49152", "nvfuser")][2] == "8.3"
+    assert rows[("bfloat16/16x49152", "thunder-prims")][2:4] == ["22.0", "2.636"]
+    assert rows[("float16/16x49152", "thunder-prims")][3] == "2.689"
+    assert rows[("bfloat16/16x49152", "thunder-func")][3] == "0.829"
+    assert ("bf16 16x49152 nvFuser 8.3 us, thunder-prims 22.0 us, ratio 2.636; fp16 ratio 2.689"
+            in DATA_README)
+    assert "thunder-func (F.rms_norm) is faster there (bf16 ratio 0.829)" in DATA_README

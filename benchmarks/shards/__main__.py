@@ -214,6 +214,11 @@ def cmd_status(args: argparse.Namespace) -> int:
         missing += len(left)
         print(f"shard {s.label}: {len(s.points) - len(left)}/{len(s.points)} measured"
               + (f"; missing {', '.join(left)}" if left else ""))
+    for run in store.read_runs(folder) if folder.is_dir() else []:
+        h = run["header"]
+        print(f"run {run['id']}: shard {run['shard']}, {len(run['points'])} points, "
+              f"{run['process_wall_s']} s on {run['host']} ({h['gpu']['name']}, "
+              f"{h['started_at']} to {h['finished_at']})")
     return Exit.INCOMPLETE if missing else Exit.OK
 
 

@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks.shards.plan import HOST_CALLS, Costs
+from benchmarks.rmsnorm_bwd.config import Shape, SuiteConfig
+from benchmarks.shards.plan import HOST_CALLS, Costs, point_seconds
 
 
 def _records(paths: Iterable[Path]) -> list[dict[str, Any]]:
@@ -43,10 +45,31 @@ def _seconds(a: str, b: str) -> float:
     return (datetime.fromisoformat(b) - datetime.fromisoformat(a)).total_seconds()
 
 
+#: Imports (torch, nvFuser, Thunder), the device probe and the two runner checks, which a
+#: plain record does not time; a merged shard record times them (``process_wall_s``).
+UNTIMED_START_S = 15.0
+
+
+def _process_overheads(record: dict[str, Any], spent: float) -> list[float]:
+    """Seconds a process spends outside its points, per process the record knows of."""
+    shards = [s for s in record.get("shards", []) if s.get("process_wall_s") is not None]
+    if not shards:
+        return [_seconds(record["started_at"], record["finished_at"]) - spent + UNTIMED_START_S]
+    found = []
+    for shard in shards:
+        inside = sum(
+            v for k in shard["points"] for name, v in record["points"][k]["phases_s"].items()
+            if name.endswith("_s")
+        )
+        found.append(shard["process_wall_s"] - inside)
+    return found
+
+
 def fit(paths: Iterable[Path], root: Path | None = None) -> Costs:
     paths = list(paths)
     records = _records(paths)
-    builds, moved, kernel, overheads, process = [], [], [], [], []
+    builds: list[tuple[float, float]] = []  # (GB moved, build seconds a variant)
+    moved, kernel, overheads, process = [], [], [], []
     for record in records:
         calls_ctx = record.get("context_calls_per_sample", record["calls_per_sample"])
         spent = 0.0
@@ -56,7 +79,9 @@ def fit(paths: Iterable[Path], root: Path | None = None) -> Costs:
             ok = {v: e for v, e in point["variants"].items() if e.get("kernel_us")}
             phases = point["phases_s"]
             spent += sum(v for k, v in phases.items() if k.endswith("_s"))
-            builds.append(phases["build_and_check_s"] / len(point["variants"]))
+            builds.append(
+                (point["bytes_moved"] / 1e9, phases["build_and_check_s"] / len(point["variants"]))
+            )
             calls = 0
             kernel_total_us = 0.0
             for name, entry in ok.items():
@@ -72,15 +97,43 @@ def fit(paths: Iterable[Path], root: Path | None = None) -> Costs:
             calls += HOST_CALLS * len(ok)
             if calls:
                 overheads.append((timed_s * 1e6 - kernel_total_us) / calls)
-        process.append(_seconds(record["started_at"], record["finished_at"]) - spent)
+        process += _process_overheads(record, spent)
     floor, us_per_byte = _least_squares(moved, kernel)
+    build_a, build_b = _least_squares([gb for gb, _ in builds], [b for _, b in builds])
     names = [str(p.relative_to(root)) if root else str(p) for p in paths]
-    return Costs(
-        # The worst process start seen, not the typical one: a shard that overruns is lost time.
-        process_s=round(max(0.0, *process) + 15.0, 1),
-        build_s_per_variant=round(max(builds), 2),
-        call_overhead_us=round(statistics.quantiles(overheads, n=10)[-1], 1),
+    typical = Costs(
+        process_s=round(statistics.median(process), 1),
+        build_s_per_variant=round(build_a, 3),
+        build_s_per_gb=round(max(0.0, build_b), 4),
+        call_overhead_us=round(statistics.median(overheads), 1),
         kernel_floor_us=round(max(floor, min(kernel)), 2),
         kernel_gbps=round(1e-3 / us_per_byte, 1) if us_per_byte > 0 else 1000.0,
-        sources=tuple(names),
     )
+    ratios = [wall / _estimate(typical, record, shard) for record, shard, wall in _walls(records)]
+    return replace(
+        typical, safety=round(max(1.0, *ratios), 3) if ratios else 1.0, sources=tuple(names)
+    )
+
+
+def _walls(records: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any], float]]:
+    return [
+        (r, s, float(s["process_wall_s"]))
+        for r in records for s in r.get("shards", []) if s.get("process_wall_s") is not None
+    ]
+
+
+def _estimate(costs: Costs, record: dict[str, Any], shard: dict[str, Any]) -> float:
+    """What the plan would have estimated for a measured shard, under the record's settings."""
+    env = {
+        "RMSNORM_BENCH_SIZES": record["size_set"],
+        "RMSNORM_BENCH_ROUNDS": str(record["rounds"]),
+        "RMSNORM_BENCH_CALLS_PER_SAMPLE": str(record["calls_per_sample"]),
+        "RMSNORM_BENCH_CONTEXT_CALLS_PER_SAMPLE": str(record["context_calls_per_sample"]),
+        "RMSNORM_BENCH_VARIANTS": ",".join(record["variants"]),
+    }
+    cfg = SuiteConfig.from_env(env)
+    total = costs.process_s
+    for key in shard["points"]:
+        dtype, _, shape = key.partition("/")
+        total += point_seconds(costs, cfg, dtype, Shape.parse(shape))
+    return total

@@ -26,8 +26,9 @@ HOST_CALLS = 10
 class Costs:
     """Seconds a measurement costs, fitted by ``fit.py`` on recorded provenance records.
 
-    A point costs ``build_s_per_variant`` for each variant built and checked, then every timed
-    call costs its kernel (``kernel_floor_us`` + bytes moved / ``kernel_gbps``) plus
+    A point costs ``build_s_per_variant`` + ``build_s_per_gb`` x the GB it moves for each variant
+    built and checked (inputs, the fp64 reference and the checks grow with the size), then every
+    timed call costs its kernel (``kernel_floor_us`` + bytes moved / ``kernel_gbps``) plus
     ``call_overhead_us`` (flush, profiler, launch); a shard process costs ``process_s`` once.
     """
 
@@ -36,6 +37,10 @@ class Costs:
     call_overhead_us: float
     kernel_floor_us: float
     kernel_gbps: float
+    build_s_per_gb: float = 0.0
+    #: Measured over estimated wall time of the worst fitted shard (>= 1): the typical fit,
+    #: scaled so that the slowest shard seen would have been planned for what it took.
+    safety: float = 1.0
     sources: tuple[str, ...] = ()
 
     @classmethod
@@ -71,12 +76,13 @@ def point_seconds(costs: Costs, cfg: SuiteConfig, dtype: str, shape: Shape) -> f
     moved = bytes_moved(shape, ITEMSIZE[dtype])
     per_call_s = (kernel_us(costs, moved) + costs.call_overhead_us) * 1e-6
     calls = sum(cfg.rounds * cfg.calls_for(v) + cfg.warmup + HOST_CALLS for v in cfg.variants)
-    return costs.build_s_per_variant * len(cfg.variants) + calls * per_call_s
+    build_s = costs.build_s_per_variant + costs.build_s_per_gb * moved / 1e9
+    return costs.safety * (build_s * len(cfg.variants) + calls * per_call_s)
 
 
 def plan(cfg: SuiteConfig, costs: Costs, budget_s: float) -> list[Shard]:
     """The fewest shards, each estimated at most ``budget_s`` (process start included)."""
-    room = budget_s - costs.process_s
+    room = budget_s - costs.safety * costs.process_s
     estimates = {
         point_key(d, s): point_seconds(costs, cfg, d, s) for d, s in cfg.points_to_measure()
     }
@@ -103,7 +109,7 @@ def plan(cfg: SuiteConfig, costs: Costs, budget_s: float) -> list[Shard]:
             index=i + 1,
             count=count,
             points=tuple(sorted(members[i], key=order.index)),
-            estimate_s=round(loads[i] + costs.process_s, 1),
+            estimate_s=round(loads[i] + costs.safety * costs.process_s, 1),
         )
         for i in range(count)
     ]
