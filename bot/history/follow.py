@@ -28,8 +28,7 @@ from dataclasses import dataclass, replace
 
 from bot.decide.types import Verdict
 from bot.history.changepoint import Change, Method, Scan
-from bot.history.series import History
-from bot.history.table import Table, build
+from bot.history.table import Table, select
 from bot.history.window import Span, decide_span
 from bot.tell.issue import SyncState, sync_state
 
@@ -60,12 +59,10 @@ def _target(change: Change, scan: Scan, m: Method, size: int) -> tuple[int, int,
 
 
 def follow_up(table: Table, scan: Scan, change: Change, m: Method, model_note: str) -> FollowUp:
-    h = table.history
     start, end, back_at = _target(change, scan, m, table.size)
-    before = h.commits[change.span.first : change.span.split + 1]
-    after = h.commits[start : end + 1]
-    sub = build(History(h.machine, (*before, *after)), table.settings, table.model)
-    span = Span(len(before) - 1, 0, len(before) + len(after) - 1)
+    before = list(range(change.span.first, change.span.split + 1))
+    sub = select(table, [*before, *range(start, end + 1)])
+    span = Span(len(before) - 1, 0, sub.size - 1)
     v = decide_span(sub, span, table.settings.alpha, m.min_before, m.min_after, model_note)
     guard = v.guard(change.guard)
     assert guard is not None

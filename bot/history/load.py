@@ -4,11 +4,18 @@ bot's own readers (bot/results), and the order file. The only I/O of bot/history
 A folder may be a store holding many commits, a job's repeats (``rep-N``), or several folders
 given at once; the same run copied into two folders counts once (same machine, commit and
 start time), while two processes of one commit (repeats) are two runs of it.
+
+Why the files are read by several processes: a nightly history is ~100 results files and
+their provenance records (several MB each: the record's per-round lists are dropped while it
+is decoded, but it is decoded), ~10 s of one CPU; the readers are pure functions of a file, so
+each file is read where a CPU is free and the runs come back in the same order.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from bot.history.series import History, history, parse_order
@@ -18,9 +25,37 @@ from bot.results.limits import MAX_PROVENANCE_BYTES, full_sha, read_capped
 from bot.results.locate import DEFAULT_MIN_SAMPLES, expand_repeats, load_run
 from bot.results.types import BadInput, CommitResults
 
+#: Fewer files than this are read in this process (a worker costs more than it saves).
+PARALLEL_FROM = 16
+Task = tuple[Path, str, str | None, int]  # results file, machine, full hash if known, samples
+
 
 def _started(run: CommitResults) -> str | None:
     return run.provenance.text("started_at") if run.provenance else None
+
+
+def _known_hash(path: Path, files: Sequence[Path]) -> str | None:
+    """The full hash from the provenance record beside the file, when exactly one record and
+    one results file share its 8-digit prefix (the reader checks the file against it)."""
+    prefix = path.name.split("-", 1)[0]
+    if sum(f.name.startswith(prefix) for f in files) != 1:
+        return None
+    records = [p for p in path.parent.glob(f"{prefix}*.provenance.jsonl")]
+    name = records[0].name.split(".", 1)[0] if len(records) == 1 else ""
+    return name if len(name) == 40 and name.startswith(prefix) else None
+
+
+def read_one(task: Task) -> CommitResults:
+    """One results file (its provenance record without the per-round lists)."""
+    path, machine, full, min_samples = task
+    if full is None:
+        full = full_sha(read_json(path).get("commit_hash"), str(path))
+    return load_run(path, machine, full, min_samples, per_round=False)
+
+
+def _workers(files: int) -> int:
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return 1 if files < PARALLEL_FROM else max(1, min(cpus or 1, files // PARALLEL_FROM + 1))
 
 
 def read_runs(
@@ -31,26 +66,32 @@ def read_runs(
     folders = list({d.resolve(): d for d in expanded}.values())  # a folder given twice: once
     if not folders:
         raise BadInput("no results directory given")
-    out: dict[str, list[CommitResults]] = {}
-    seen: set[tuple[str, str, str | None]] = set()
+    tasks: list[Task] = []
     for folder in folders:
         for mdir in machine_dirs(folder):
-            if machine is not None and mdir.name != machine:
-                continue
-            here: dict[str, Path] = {}
-            for path in results_files(mdir):
-                full = full_sha(read_json(path).get("commit_hash"), str(path))
-                if full in here:
-                    raise BadInput(
-                        f"{mdir}: several results files for commit {full}: "
-                        f"{here[full].name}, {path.name}"
-                    )
-                here[full] = path
-                run = load_run(path, mdir.name, full, min_samples)
-                identity = (run.machine, run.commit, _started(run))
-                if identity not in seen:
-                    seen.add(identity)
-                    out.setdefault(mdir.name, []).append(run)
+            if machine is None or mdir.name == machine:
+                files = results_files(mdir)
+                tasks += [(p, mdir.name, _known_hash(p, files), min_samples) for p in files]
+    jobs = _workers(len(tasks))
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs) as pool:
+            runs = list(pool.map(read_one, tasks, chunksize=4))
+    else:
+        runs = [read_one(t) for t in tasks]
+    out: dict[str, list[CommitResults]] = {}
+    seen: set[tuple[str, str, str | None]] = set()
+    where: dict[tuple[Path, str], Path] = {}
+    for (path, _, _, _), run in zip(tasks, runs, strict=True):
+        twin = where.setdefault((path.parent, run.commit), path)
+        if twin != path:
+            raise BadInput(
+                f"{path.parent}: several results files for commit {run.commit}: "
+                f"{twin.name}, {path.name}"
+            )
+        identity = (run.machine, run.commit, _started(run))
+        if identity not in seen:
+            seen.add(identity)
+            out.setdefault(run.machine, []).append(run)
     if machine is not None and machine not in out:
         raise BadInput(f"no results on machine {machine} in the results folders")
     if not out:

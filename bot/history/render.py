@@ -170,6 +170,11 @@ def _change_json(c: Change, follow: FollowUp | None, min_after: int) -> dict[str
         if ev is None
         else {"what": ev[0], **_interval(ev[1]), "t": ev[2] if math.isfinite(ev[2]) else None},
         "summary": g.summary,
+        "points": [
+            {"point": p.key.label, **_interval(p.cmp.change)}
+            for p in sorted(g.points, key=lambda p: -abs(p.cmp.log_change) if p.cmp else 0.0)
+            if p.state == c.direction and p.corroborated and p.cmp
+        ],
         "issue": None if follow is None else follow.state,
         "back_at": None if follow is None else follow.back_at,
         "reason": None if follow is None else follow.reason,

@@ -17,9 +17,8 @@ guard's business).
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -27,6 +26,7 @@ from numpy.typing import NDArray
 
 from bot.config import VerdictSettings
 from bot.decide.noise_model import Kind, NoiseModel, samples_of
+from bot.decide.others import PriorSums
 from bot.decide.stats import MAD_SCALE, MEDIAN_EFFICIENCY, Between, RunStat
 from bot.history.series import History
 from bot.results.types import REFERENCE, CommitResults, PointKey
@@ -39,7 +39,9 @@ Floats = NDArray[np.float64]
 
 @dataclass(frozen=True)
 class Aggregate:
-    """A variant's geometric mean over its members, per run, and its between-run noise."""
+    """A variant's geometric mean over its members, per run, and its between-run noise; the
+    two smallest round counts per run and the model's sums, to leave one member out in O(1)
+    (bot/decide/others.py does the same for the PR mode)."""
 
     variant: str
     members: tuple[int, ...]  # rows of the family
@@ -47,6 +49,17 @@ class Aggregate:
     w: Floats
     n: NDArray[np.int64]
     between: Between
+    prior: PriorSums
+    least: NDArray[np.int64]  # 2 x runs: the smallest and second smallest member n
+
+    def without(self, ft: FamilyTable, row: int, lo: int, hi: int) -> list[RunStat]:
+        """The geometric mean of every member but ``row``, over runs ``lo..hi-1``."""
+        m = len(self.members)
+        y = (self.y[lo:hi] * m - ft.y[row, lo:hi]) / (m - 1)
+        w = (self.w[lo:hi] * m * m - ft.w[row, lo:hi]) / ((m - 1) * (m - 1))
+        own, first, second = ft.n[row, lo:hi], self.least[0, lo:hi], self.least[1, lo:hi]
+        n = np.where(own == first, second, first)
+        return [RunStat(float(a), float(b), int(c)) for a, b, c in zip(y, w, n, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -108,13 +121,19 @@ def run_stats(
     return y, w, n
 
 
-def family_keys(
-    family: Family, runs: Sequence[CommitResults], s: VerdictSettings
-) -> list[PointKey]:
-    keys = {k for r in runs for k in r.points}
+def family_keys(family: Family, keys: Iterable[PointKey], s: VerdictSettings) -> list[PointKey]:
+    """The points of one family among ``keys`` (every point of a history's runs)."""
     if family == "nvfuser":
         return sorted(k for k in keys if k.variant == REFERENCE)
     return sorted(k for k in keys if k.variant != REFERENCE and s.is_gating(k.variant))
+
+
+def every_key(runs: Sequence[CommitResults]) -> set[PointKey]:
+    """Every point of the runs (a key is hashed once a run: ~900 a nightly run)."""
+    out: set[PointKey] = set()
+    for r in runs:
+        out.update(r.points)
+    return out
 
 
 def _aggregates(
@@ -133,14 +152,18 @@ def _aggregates(
         members = [keys[i] for i in rows]
         between = model.between_aggregate(kind, variant, members) if model else Between()
         m = len(rows)
+        counts = np.sort(n[list(rows)], axis=0)
+        least = counts[:2] if m > 1 else np.vstack([counts[0], counts[0]])
         out.append(
             Aggregate(
                 variant,
                 rows,
                 y[list(rows)].sum(axis=0) / m,
                 w[list(rows)].sum(axis=0) / (m * m),
-                n[list(rows)].min(axis=0),
+                counts[0],
                 between,
+                PriorSums(model, kind, variant, members),
+                least,
             )
         )
     return tuple(out)
@@ -154,9 +177,10 @@ def build(history: History, s: VerdictSettings, model: NoiseModel | None) -> Tab
     for c in history.commits:
         starts.append(starts[-1] + len(c.runs))
     families = {}
+    everything = every_key(runs)
     for family in FAMILIES:
         kind = KIND[family]
-        keys = family_keys(family, runs, s)
+        keys = family_keys(family, everything, s)
         columns = [run_stats([samples_of(kind, r, k) for k in keys]) for r in runs]
         shape = (len(keys), len(runs))
         y = np.column_stack([c[0] for c in columns]) if columns and keys else np.full(shape, np.nan)
@@ -181,5 +205,20 @@ def build(history: History, s: VerdictSettings, model: NoiseModel | None) -> Tab
     return Table(history, tuple(starts), families, s, model)
 
 
-def log_threshold(fraction: float) -> float:
-    return math.log1p(fraction)
+def select(table: Table, commits: Sequence[int]) -> Table:
+    """The table of some of the history's commits, in the order given (a follow-up compares a
+    change's before window with commits further on): the same arrays, sliced, and each
+    variant's geometric mean over the points with data in every run kept."""
+    h = table.history
+    chosen = [h.commits[i] for i in commits]
+    cols = [r for i in commits for r in range(table.starts[i], table.starts[i + 1])]
+    starts = [0]
+    for c in chosen:
+        starts.append(starts[-1] + len(c.runs))
+    families = {}
+    for f, ft in table.families.items():
+        y, w, n = ft.y[:, cols], ft.w[:, cols], ft.n[:, cols]
+        aggs = _aggregates(ft.kind, ft.keys, y, w, n, table.model)
+        families[f] = replace(ft, y=y, w=w, n=n, aggregates=aggs)
+    sub = History(h.machine, tuple(chosen), h.notes)
+    return Table(sub, tuple(starts), families, table.settings, table.model)

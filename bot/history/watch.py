@@ -58,7 +58,8 @@ def analyse(
     table = build(history, s, used)
     scan = find_changes(table, m, note)
     ups = follow_ups(table, scan, m, note) if follow else ()
-    breaks, said = find_breaks(history, s, m.min_after)
+    keys = [*table.families["ratio"].keys, *table.families["nvfuser"].keys]
+    breaks, said = find_breaks(history, s, m.min_after, keys)
     notes = (*history.notes, *said)
     if used is None and history.runs:
         notes = (*notes, note)

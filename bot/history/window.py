@@ -37,7 +37,7 @@ from bot.decide.rules import (
     ratio_owner,
     side_moved,
 )
-from bot.decide.stats import Between, Comparison, RunStat, compare, holm
+from bot.decide.stats import Comparison, RunStat, compare, holm
 from bot.decide.types import Guard, GuardKind, PointVerdict, State, VariantSummary, Verdict
 from bot.decide.wording import guard_summary
 from bot.history.scan import SLACK, window_stats
@@ -102,29 +102,14 @@ def _agg_stats(a: Aggregate, lo: int, hi: int) -> list[RunStat]:
 
 
 def _others(
-    table: Table, ft: FamilyTable, a: Aggregate, row: int, cols: tuple[int, int, int]
+    ft: FamilyTable, a: Aggregate, row: int, cols: tuple[int, int, int]
 ) -> Comparison | None:
     """The geometric mean of the variant's OTHER points (for corroboration), leave-one-out."""
     if row not in a.members or len(a.members) < 2:
         return None
-    rest = [m for m in a.members if m != row]
-    k = len(rest)
     lo, mid, hi = cols
-
-    def side(x: int, z: int) -> list[RunStat]:
-        return [
-            RunStat(
-                float(ft.y[rest, r].sum() / k),
-                float(ft.w[rest, r].sum() / (k * k)),
-                int(ft.n[rest, r].min()),
-            )
-            for r in range(x, z)
-        ]
-
-    model = table.model
-    keys = [ft.keys[m] for m in rest]
-    prior = model.between_aggregate(ft.kind, a.variant, keys) if model else Between()
-    return compare(side(lo, mid), side(mid, hi), prior)
+    prior = a.prior.without(a.members.index(row))
+    return compare(a.without(ft, row, lo, mid), a.without(ft, row, mid, hi), prior)
 
 
 def _summaries(
@@ -221,7 +206,7 @@ def family_rows(
         corroborated = is_corroborated(state, c, t, None, alone=alone)
         if state in ("regressed", "improved") and not corroborated:  # the group, then
             agg = next((g for g in ft.aggregates if g.variant == key.variant), None)
-            others = _others(table, ft, agg, j, (lo, mid, hi)) if agg else None
+            others = _others(ft, agg, j, (lo, mid, hi)) if agg else None
             corroborated = is_corroborated(state, c, t, others, alone=alone)
         rows.append(PointVerdict(key, True, t, state, c, pu, pd, corroborated, kind=ft.kind))
     return Rows(tuple(rows), _summaries(table, ft, span, alpha, min_after))

@@ -147,4 +147,6 @@ def test_json_to_stdout_is_the_json_alone(
     assert changes == {("thunder", "confirmed", THUNDER_2[0]), ("ratio", "confirmed", THUNDER_2[0])}
     size = next(c["size"] for c in m["changes"] if c["guard"] == "ratio")
     assert size["low"] > 1.0 and "geometric mean" in size["what"]
+    points = next(c["points"] for c in m["changes"] if c["guard"] == "thunder")
+    assert points and all(p["low"] > 1.0 and p["point"].startswith("thunder-") for p in points)
     assert [c["sha"][:8] for c in m["commits"]] == STEP

@@ -1,0 +1,132 @@
+"""``python3 -m tests.perf.bench_history``: seconds and peak memory of ``python -m bot
+history`` over 100 commits of a nightly-sized run (the ``nightly`` size set: 180 dtype x shape
+points), tiled from the recorded ``pr`` runs (tests/perf/tile.py).
+
+    python3 -m tests.perf.bench_history [--runs 3] [--commits 100]
+
+Two histories, each commit a recorded run tiled over the nightly points under a commit and
+date of its own (in turn): the twelve stock runs (A/A), and the same with the two recorded
+slow-thunder-2 runs from the middle on (a real +2.5-2.8% step, confirmed, its issues built, dry).
+Each case runs the real command in its own process, ``--runs`` times, and prints the machine,
+then per case the commits, the exit code, the wall seconds (fastest, median), the CPU seconds
+and the peak resident memory of the process (its rusage). Printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+from collections.abc import Sequence
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from tests.perf.bench_report import REPO_ROOT, cpu_model
+from tests.perf.tile import tile
+
+DATA = REPO_ROOT / "data"
+REPEATS = DATA / "h200-repeats"
+#: The recorded stock (A/A) runs: (results folder, commit), those the noise model pools.
+STATES = DATA / "h200-states" / "results"
+STOCK = [
+    (DATA / "h200" / "results", "06f650c8"),
+    (DATA / "h200" / "results", "da17d548"),
+    *((STATES, c) for c in ("6c840f30", "022fefdd", "324c493b", "016e16b1")),
+    *((REPEATS / f"call-{n}" / "results" / "rep-1", c) for n, c in (
+        (1, "223f991a"), (1, "ae560ef0"), (2, "983be29d"), (3, "240f289b"), (4, "6033818a"),
+        (4, "70e55a95"),
+    )),
+]  # fmt: skip
+SLOW_THUNDER_2 = [
+    (DATA / "h200-states" / "results", "63e9dde7"),
+    (REPEATS / "call-3" / "results" / "rep-1", "8b5a6516"),
+]
+
+
+def fake_commit(case: str, i: int) -> str:
+    return hashlib.sha1(f"bench-history {case} {i}".encode()).hexdigest()
+
+
+def build(out: Path, case: str, commits: int, step_at: int | None) -> Path:
+    """``commits`` tiled runs in ``out``, one a day; the slower runs from ``step_at`` on.
+
+    Each lab session wrote its own machine.json (tile.py keeps a folder to one), so each
+    source is tiled into a folder of its own and the runs are then put in one machine folder,
+    as a history store holds them."""
+    start = datetime(2027, 1, 1, tzinfo=timezone.utc)
+    parts = out.parent / "parts"
+    sources: dict[Path, Path] = {}
+    for i in range(commits):
+        pool = SLOW_THUNDER_2 if step_at is not None and i >= step_at else STOCK
+        results, commit = pool[i % len(pool)]
+        part = sources.setdefault(results, parts / str(len(sources)))
+        day = (start + timedelta(days=i)).isoformat()
+        tile(results, commit, part, size_set="nightly", as_commit=fake_commit(case, i), date=day)
+    for n, part in enumerate(sources.values()):
+        for path in part.rglob("*"):
+            if path.is_file() and (n == 0 or path.name not in ("machine.json", "benchmarks.json")):
+                target = out / path.relative_to(part)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, target)
+    return out
+
+
+def run_once(results: Path) -> tuple[float, float, float, int]:
+    """One ``python -m bot history`` process (dry: no token): wall, CPU, peak MB, exit code."""
+    import subprocess
+    import time
+
+    cmd = [sys.executable, "-m", "bot", "history", "--results", str(results), "--dry-run"]
+    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "PERFBOT_ISSUES_TOKEN")}
+    begin = time.perf_counter()
+    proc = subprocess.Popen(
+        cmd, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - begin
+    return (
+        wall,
+        usage.ru_utime + usage.ru_stime,
+        usage.ru_maxrss / 1024,
+        os.waitstatus_to_exitcode(status),
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python3 -m tests.perf.bench_history",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("--runs", type=int, default=3, help="processes a case (default 3)")
+    ap.add_argument("--commits", type=int, default=100, help="commits a history (default 100)")
+    args = ap.parse_args(argv)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    print(f"machine: {cpus} CPU(s) (nproc), {cpu_model()}")
+    print(f"load average at start: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    with tempfile.TemporaryDirectory(prefix="bench-history-") as tmp:
+        cases = [
+            ("A/A", None),
+            (f"+2% Thunder from commit {args.commits // 2 + 1}", args.commits // 2),
+        ]
+        head = f"{'case':<36}{'commits':>8}{'exit':>5}{'wall s (min, median)':>22}"
+        print(f"{head}{'cpu s':>7}{'peak MB':>9}")
+        for n, (name, step_at) in enumerate(cases):
+            results = build(Path(tmp) / f"case-{n}" / "results", name, args.commits, step_at)
+            runs = [run_once(results) for _ in range(args.runs)]
+            best = min(runs)
+            median = statistics.median(r[0] for r in runs)
+            peak = max(r[2] for r in runs)
+            print(
+                f"{name:<36}{args.commits:>8}{best[3]:>5}{f'{best[0]:.2f}, {median:.2f}':>22}"
+                f"{best[1]:>7.2f}{peak:>9.1f}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
