@@ -13,6 +13,7 @@ class ExitCode(IntEnum):
     GITHUB_FAILURE = 4  # a GitHub step failed; the message names it
     BROKEN = 5  # ran to the end; a point that ran at base fails at head (and was reported)
     UNTRUSTED = 6  # a workflow run or artifact failed a trust check: nothing was used or posted
+    CONFLICT = 7  # the history store holds another result for that commit: nothing was changed
     UNFINISHED = 8  # bisect: stopped at its budget with builds left; the same command resumes
     INCONCLUSIVE = 9  # bisect: no first bad build can be named (said why; the issue says so)
     MEASURE_FAILED = 10  # bisect: a build could not be measured (install, GPU); nothing recorded
@@ -27,6 +28,7 @@ MEANING = {
     ExitCode.GITHUB_FAILURE: "a GitHub step failed (the message names it)",
     ExitCode.BROKEN: "broken: a point that ran at base fails at head (and was reported)",
     ExitCode.UNTRUSTED: "untrusted: a run or artifact failed a trust check (nothing was used)",
+    ExitCode.CONFLICT: "store: another result for that commit is stored (--replace); unchanged",
     ExitCode.UNFINISHED: "bisect: stopped at its budget, builds left; run it again to resume",
     ExitCode.INCONCLUSIVE: "bisect: no first bad build can be named (unsure, another change)",
     ExitCode.MEASURE_FAILED: "bisect: a build could not be measured (install, GPU); resumable",

@@ -466,6 +466,27 @@ def test_data_readme_capture_figures() -> None:
     assert definition.strip() == "# no nvFuser fusion in the trace"
 
 
+STORE_DOC = (REPO_ROOT / "docs" / "STORE.md").read_text(encoding="utf-8")
+STORE_ESTIMATE = (
+    "python -m bot store estimate --results data/h200-thunder-nightlies/results --commit cee6d116"
+)
+
+
+def test_store_doc_size_figures_are_what_estimate_prints() -> None:
+    """docs/STORE.md's transcript of `store estimate` (one year) and its three-year line;
+    WORKFLOWS.md's quote of the year's size."""
+    blocks = re.findall(r"```\n(.*?)```", STORE_DOC, flags=re.DOTALL)
+    at = blocks.index(STORE_ESTIMATE + "\n")
+    year = run(STORE_ESTIMATE)
+    assert blocks[at + 1] == year
+    three = run(STORE_ESTIMATE + " --days 1095").splitlines()[-1]
+    assert blocks[at + 2] == three + "\n"
+    size = re.search(r"store (\d+\.\d) MB \(peak", year)
+    assert size is not None
+    workflows = " ".join((REPO_ROOT / "docs" / "WORKFLOWS.md").read_text(encoding="utf-8").split())
+    assert f"{size[1]} MB after a simulated year" in workflows
+
+
 BISECT_DOC = (REPO_ROOT / "docs" / "BISECT.md").read_text(encoding="utf-8")
 
 

@@ -28,6 +28,7 @@ from bot.commands.pr import run_pr
 from bot.commands.report import run_report
 from bot.commands.site import run_site_build, run_site_serve
 from bot.commands.steps import StepFailed, step
+from bot.commands.store import cmd_store
 from bot.config import Config
 from bot.decide.config_check import check_gating, unused_thresholds
 from bot.decide.verdict import decide
@@ -214,6 +215,7 @@ HANDLERS = {
     "history": cmd_history,
     "history-calibrate": cmd_history_calibrate,
     "bisect": cmd_bisect,
+    "store": cmd_store,
 }
 
 

@@ -148,6 +148,10 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
 
     add_bisect_command(add, handlers)
 
+    from bot.commands.store import add_store_command  # the history store (docs/STORE.md)
+
+    add_store_command(add, handlers)
+
     p = add(
         "calibrate",
         "measure the verdict's A/A false alarms and power out of sample, on recorded A/A runs",

@@ -25,6 +25,8 @@ from workflow_rules import (
     CI,
     FORK,
     GATE_LABEL,
+    GPU_LOCK_SH,
+    NIGHTLY,
     OUR_REPO,
     POSTER,
     REPO,
@@ -66,7 +68,7 @@ ALL = sorted(p.name for p in WORKFLOWS.glob("*.yml"))
 
 
 def test_the_workflows_exist() -> None:
-    assert {BENCH, "bench-package.yml", POSTER, SITE, CI} <= set(ALL)
+    assert {BENCH, "bench-package.yml", POSTER, SITE, CI, NIGHTLY} <= set(ALL)
     assert not list(WORKFLOWS.glob("*.yaml")), "use .yml, so every check here sees the file"
 
 
@@ -204,10 +206,13 @@ def test_bench_checks_out_the_commit_of_the_event_and_cancels_per_pr() -> None:
     """The label vouches for the head the maintainer saw, not for what is pushed later."""
     wf = load_workflow(WORKFLOWS / BENCH)
     (job,) = jobs(wf).values()
-    (checkout,) = [
-        s for _, s in iter_steps(wf) if str(s.get("uses")).startswith("actions/checkout@")
-    ]
+    checkouts = [s for _, s in iter_steps(wf) if str(s.get("uses")).startswith("actions/checkout@")]
+    (checkout,) = [s for s in checkouts if "path" not in s["with"]]
     assert checkout["with"]["ref"] == "${{ github.event.pull_request.head.sha }}"
+    # The other checkout: the base's helper scripts only (the GPU lock), in a folder aside.
+    (helpers,) = [s for s in checkouts if "path" in s["with"]]
+    assert helpers["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
+    assert helpers["with"]["sparse-checkout"] == ".github/scripts"
     assert job["permissions"] == {"contents": "read"}
     # A new push cancels the PR's run (workflow level); the GPU job queues per runner group
     # and is never cancelled by another PR's run (job level).
@@ -256,11 +261,14 @@ def test_poster_checks_before_it_trusts_and_installs_by_hash() -> None:
 
 
 def test_site_deploy_job_alone_can_write_pages() -> None:
+    """Called by the nightly too (workflow_call): the caller's grant is a ceiling, and each job
+    here narrows it: the build reads, the deploy alone writes Pages and runs no script."""
     wf = load_workflow(WORKFLOWS / SITE)
-    assert set(triggers(wf)) == {"push", "schedule", "workflow_dispatch"}
+    assert set(triggers(wf)) == {"push", "workflow_dispatch", "workflow_call"}
     assert triggers(wf)["push"] == {"branches": ["main"]}
     build, deploy = jobs(wf)["build"], jobs(wf)["deploy"]
     assert build["permissions"] == {"contents": "read"}
+    assert build["if"] == "${{ github.ref == 'refs/heads/main' }}"
     assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
     assert all("run" not in step for step in deploy["steps"])
 
@@ -794,6 +802,7 @@ fi"""
         "CALLS": str(calls),
         "HEAD_STORE_STATUS": str(head_store_status),
         "PERFBOT_GPU_LOCK": str(tmp_path / "gpu.lock"),
+        "PERFBOT_GPU_LOCK_SH": str(GPU_LOCK_SH),
     }
     proc = run_step(step_by_id(load_workflow(WORKFLOWS / BENCH), "bench"), tmp_path, env)
     runs = calls.read_text().splitlines() if calls.exists() else []

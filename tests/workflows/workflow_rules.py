@@ -28,11 +28,16 @@ from workflow_expr import ExpressionError, evaluate_if, truthy
 REPO = REPO_ROOT
 WORKFLOWS = REPO / ".github" / "workflows"
 BENCH, POSTER, SITE, CI = "bench-pr.yml", "post-results.yml", "publish-site.yml", "ci.yml"
+NIGHTLY = "nightly.yml"
+SCRIPTS = REPO / ".github" / "scripts"
+#: The GPU host's lock, one script every GPU workflow sources (bench-pr, bench-package, nightly).
+GPU_LOCK_SH = SCRIPTS / "gpu-lock.sh"
 # The raw text is checked as well as the parsed YAML, because the version comment after a
 # pinned SHA exists only in the text.
 USES_LINE = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<ref>\S+)(?P<rest>.*)$")
 PINNED_WITH_VERSION = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
 VERSION_COMMENT = re.compile(r"^\s+#\s+v\d+(\.\d+)*\b")
+SELF = re.compile(r"\$/\.github/workflows/[A-Za-z0-9._-]+\.yml")
 GATE_LABEL = "run-gpu-bench"
 OUR_REPO = "example-org/fusion-perfbot"
 # Events only people with write access can cause: the only ones besides the gated
@@ -111,14 +116,16 @@ def check_uses_pinned(wf: Workflow) -> list[str]:
     problems += [f"{ref}: not pinned to a full commit SHA" for ref in refs if not pinned(ref)]
     for number, line in enumerate(wf.text.splitlines(), 1):
         match = USES_LINE.match(line)
-        if match and not VERSION_COMMENT.match(match["rest"]):
+        if match and not SELF.fullmatch(match["ref"]) and not VERSION_COMMENT.match(match["rest"]):
             problems.append(f"line {number}: a pinned uses: needs a '# vX.Y.Z' comment")
     return problems
 
 
 def pinned(ref: str) -> bool:
-    """owner/repo[/path]@<40 hex digits>: a short SHA can be shadowed by a branch or tag."""
-    return PINNED_WITH_VERSION.fullmatch(ref) is not None
+    """owner/repo[/path]@<40 hex digits>: a short SHA can be shadowed by a branch or tag. Or
+    GitHub's self-repository form, ``$/.github/workflows/x.yml``: it resolves at the run's own
+    commit, so it is pinned by construction (and, unlike ``./``, not read from the work tree)."""
+    return PINNED_WITH_VERSION.fullmatch(ref) is not None or SELF.fullmatch(ref) is not None
 
 
 def check_checkout_credentials(wf: Workflow) -> list[str]:
@@ -350,10 +357,12 @@ def check_jsonschema(cwd: Path, *files: str) -> subprocess.CompletedProcess[str]
 
 
 def run_step(
-    step: dict[str, Any], cwd: Path, env: dict[str, str]
+    step: dict[str, Any], cwd: Path, env: dict[str, str], script_dir: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """As the runner does: `bash --noprofile --norc -eo pipefail` or `python` on the script."""
-    script = cwd / "step-script"
+    """As the runner does: `bash --noprofile --norc -eo pipefail` or `python` on the script.
+    The script is written to `script_dir` (default `cwd`: give another when cwd is the
+    repository itself)."""
+    script = (script_dir or cwd) / "step-script"
     script.write_text(step["run"], encoding="utf-8")
     shell = step.get("shell", "bash")
     cmd = (
@@ -363,7 +372,7 @@ def run_step(
     )
     full_env = {"PATH": os.environ["PATH"], "HOME": str(cwd), **env}
     return subprocess.run(
-        cmd, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=60, check=False
+        cmd, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=300, check=False
     )
 
 
