@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import os
 import re
 import statistics
 import subprocess
@@ -597,3 +598,112 @@ def test_data_readme_nightly_finding() -> None:
     assert ("bf16 16x49152 nvFuser 8.3 us, thunder-prims 22.0 us, ratio 2.636; fp16 ratio 2.689"
             in DATA_README)
     assert "thunder-func (F.rms_norm) is faster there (bf16 ratio 0.829)" in DATA_README
+
+
+HISTORY_DOC = (REPO_ROOT / "docs" / "HISTORY.md").read_text(encoding="utf-8")
+HISTORY_TEXT = " ".join(HISTORY_DOC.split())
+
+
+def history_transcripts() -> dict[str, str]:
+    """Each `python -m bot history...` command block of HISTORY.md -> the output after it."""
+    blocks = re.findall(r"```\n(.*?)```", HISTORY_DOC, flags=re.DOTALL)
+    return {
+        command.strip(): output
+        for command, output in itertools.pairwise(blocks)
+        if command.startswith("python -m bot history") and command.count("\n") == 1
+    }
+
+
+def run_dry(command: str) -> str:
+    """The command as a maintainer without a token runs it (dry: says what it would file)."""
+    tokens = ("GITHUB_TOKEN", "PERFBOT_ISSUES_TOKEN")
+    env = {k: v for k, v in os.environ.items() if k not in tokens}
+    argv = [sys.executable, *command.split()[1:]]
+    return subprocess.run(argv, cwd=REPO_ROOT, capture_output=True, text=True, env=env).stdout
+
+
+HISTORY_CAL = "python -m bot history-calibrate " + RESULTS + (
+    " --states data/h200-under-test/thunder-broken-pair/results"
+    " --nightlies data/h200-thunder-nightlies/results"
+)
+
+
+def test_the_history_examples_are_what_history_prints() -> None:
+    found = history_transcripts()
+    assert HISTORY_CAL in found and len(found) == 3
+    for command, output in found.items():
+        if command != HISTORY_CAL:
+            assert run_dry(command) == output, command
+
+
+@pytest.mark.docs
+def test_the_history_calibration_is_what_history_calibrate_prints() -> None:
+    assert run(HISTORY_CAL) == history_transcripts()[HISTORY_CAL]
+
+
+def _history_rows(block: str) -> dict[tuple[str, ...], list[tuple[int, int]]]:
+    """(first cells) -> every hits/trials of a row of the calibration transcript."""
+    text = history_transcripts()[HISTORY_CAL]
+    part = text.split(block, 1)[1].split("\n\n", 1)[0]
+    rows = {}
+    for line in part.splitlines():
+        counts = [(int(a), int(b)) for a, b in re.findall(r"(\d+)/(\d+) [<>]=", line)]
+        if counts:
+            rows[tuple(re.split(r"\s{2,}", line.strip())[:3])] = counts
+    return rows
+
+
+def test_history_doc_figures_are_the_calibrations() -> None:
+    quiet = _history_rows("timing guards).")
+    steps = _history_rows("confirmed change at another split.")
+    assert {c for counts in quiet.values() for c, _ in counts} == {0}  # no false alarm at all
+    out_of_sample = quiet["A/A, random orders", "8", "fitted on the 4 other runs"]
+    assert out_of_sample == [(0, 200), (0, 200), (0, 10000)]
+    assert "0 of 200 histories of 8 of the 12 A/A runs" in HISTORY_TEXT
+    assert "fitted on the 4 others (upper bound 1.49%)" in HISTORY_TEXT
+    assert "0/200 <= 1.49%" in history_transcripts()[HISTORY_CAL]
+    nightly = quiet["Thunder nightlies, every order", "6", "the shipped model"]
+    assert nightly[0] == (0, 720) and "0/720 <= 0.415%" in history_transcripts()[HISTORY_CAL]
+    assert "0 of the 720 orderings of the six Thunder nightlies" in HISTORY_TEXT
+    assert "(upper bound 0.415%)" in HISTORY_TEXT
+    assert "Not one of the 10000 (history" in HISTORY_TEXT
+    assert quiet["A/A, recorded order", "12", "fitted on these runs (in sample)"][2] == (0, 50)
+    assert "not the nightly's 180" in HISTORY_TEXT
+    assert "(45 series and 5 geometric means)" in HISTORY_TEXT
+    for (state, _, _), counts in steps.items():
+        found, _, elsewhere = counts
+        assert found == (200, 200) and elsewhere[0] == 0, state
+    pendings = [counts[1][0] for counts in steps.values()]
+    assert f"in {min(pendings)} to {max(pendings)} of 200 histories" in HISTORY_TEXT
+    text = history_transcripts()[HISTORY_CAL]
+    lows = re.findall(r"\d+/200 >= ([\d.]+)%", text.split("pending at 1", 1)[1])
+    pending_lows = sorted({float(x) for x in lows[1::2]})
+    assert f"(lower bounds {pending_lows[0]}% to {pending_lows[-1]}%)" in HISTORY_TEXT
+    row = r"^  (slow-thunder-2 .*?(?:time|ratio))\s.*?(\+[\d.]+% to \+[\d.]+%)$"
+    sizes = dict(re.findall(row, text, flags=re.MULTILINE))
+    assert len(sizes) == 2
+    kernel, ratio = (v for k, v in sorted(sizes.items()))
+    assert f"at {kernel} and {ratio} (the headline geometric mean)" in HISTORY_TEXT
+    assert "(lower bound 98.5%)" in HISTORY_TEXT and "200/200 >= 98.5%" in text
+    assert "A/A runs (12)" in text and "there are 12 recorded A/A runs" in HISTORY_TEXT
+
+
+def test_history_doc_constants_are_the_codes() -> None:
+    from benchmarks.rmsnorm_bwd.config import load_size_set
+    from benchmarks.under_test.keys import build_date
+    from bot.decide.stats import PRIOR_DF
+    from bot.history.changepoint import Method
+
+    m, s = Method(), Config.from_env({}, REPO_ROOT / "perfbot.toml").verdict
+    assert (m.window, m.min_before, m.min_after) == (8, 2, 2) and PRIOR_DF == 4
+    assert f"(`--window`, {m.window})" in HISTORY_TEXT
+    assert "weighing at most 4 runs" in HISTORY_TEXT
+    assert f"only the first {m.min_after} after (`--min-after`)" in HISTORY_TEXT
+    assert f"{m.min_before} before a split and {m.min_after} after it" in HISTORY_TEXT
+    assert (s.effect, s.broad_effect, s.alpha) == (0.02, 0.01, 0.01)
+    assert "(2%, `perfbot.toml`)" in HISTORY_TEXT and "from 1% on" in HISTORY_TEXT
+    assert "alpha (0.01) over the number of splits" in HISTORY_TEXT
+    assert build_date("0.2.6").startswith("2000-01-01")
+    assert "(a release: 2000-01-01)" in HISTORY_TEXT
+    shapes, dtypes = load_size_set("nightly")
+    assert len(shapes) * len(dtypes) == 180 and "size set's 180 points" in HISTORY_TEXT

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import platform
 import shutil
 import statistics
 import sys
@@ -25,9 +26,9 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from tests.perf.bench_report import REPO_ROOT, cpu_model
 from tests.perf.tile import tile
 
+REPO_ROOT = Path(__file__).resolve().parents[2]
 DATA = REPO_ROOT / "data"
 REPEATS = DATA / "h200-repeats"
 #: The recorded stock (A/A) runs: (results folder, commit), those the noise model pools.
@@ -45,6 +46,16 @@ SLOW_THUNDER_2 = [
     (DATA / "h200-states" / "results", "63e9dde7"),
     (REPEATS / "call-3" / "results" / "rep-1", "8b5a6516"),
 ]
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
 
 
 def fake_commit(case: str, i: int) -> str:
