@@ -131,3 +131,62 @@ def test_holm_over_a_part_is_holm_when_the_part_is_everything() -> None:
     assert holm_within(ps, len(ps)) == holm(ps)
     smallest = sorted(ps)[:3]
     assert holm_within(smallest, len(ps)) == sorted(holm(ps))[:3]
+
+
+@pytest.mark.parametrize("name", sorted(HISTORIES))
+def test_the_screen_is_its_stated_rule(name: str) -> None:
+    """A split passes when some series or geometric mean, by compare()'s own arithmetic, has
+    |t| at least the normal quantile of the per-split alpha and a change past its bar."""
+    from statistics import NormalDist
+
+    from bot.decide.stats import RunStat
+
+    s, model = shipped()
+    table = build(real(HISTORIES[name]), s, model)
+    m = Method()
+    alpha = s.alpha / (table.size - m.min_before)
+    z = NormalDist().inv_cdf(1 - alpha)
+    every = [
+        sp for i in range(m.min_before - 1, table.size - 1) for sp in spans(i, (), m, table.size)
+    ]
+    w = Windows(*(np.asarray([getattr(sp, f) for sp in every]) for f in ("split", "first", "last")))
+    lo, mid, hi = w.columns(table)
+    passed = screen(table, w, alpha, m.min_before)
+
+    def passes(before: list[RunStat], after: list[RunStat], prior: object, bar: float) -> bool:
+        if len(before) < m.min_before or not after:
+            return False
+        c = compare(before, after, prior)  # type: ignore[arg-type]
+        t = c.log_change / c.se if c.se else math.copysign(math.inf, c.log_change)
+        return abs(t) >= z and abs(c.log_change) >= math.log1p(bar)
+
+    for k in range(len(every)):
+        a, b, e = int(lo[k]), int(mid[k]), int(hi[k])
+        want = False
+        for ft in table.families.values():
+            for j in range(len(ft.keys)):
+                want |= passes(
+                    ft.stats(j, a, b), ft.stats(j, b, e), ft.between[j], ft.thresholds[j]
+                )
+            for g in ft.aggregates:
+                stats = [RunStat(float(g.y[r]), float(g.w[r]), int(g.n[r])) for r in range(a, e)]
+                want |= passes(stats[: b - a], stats[b - a :], g.between, s.broad_effect)
+        assert bool(passed[k]) == want, every[k]
+
+
+def test_a_split_one_commit_early_is_not_the_change() -> None:
+    """The persistence rule: after a stock commit, three really slower ones; at the split
+    before that stock commit the window's mean moved by the threshold, but its first commit
+    did not: no change there (the change is at the next split, where it belongs)."""
+    from history_data import THUNDER_5
+
+    from bot.history.window import Span
+
+    s, model = shipped()
+    order = (*STOCK[:5], STOCK[9], *THUNDER_2, THUNDER_5)
+    table = build(real(order), s, model)
+    alpha = s.alpha / (table.size - 2)
+    early = decide_span(table, Span(4, 0, 8), alpha, 2, 2, "", full=True)
+    assert early.guard("ratio").state != "regressed"  # type: ignore[union-attr]
+    right = decide_span(table, Span(5, 0, 8), alpha, 2, 2, "", full=True)
+    assert right.guard("ratio").state == "regressed"  # type: ignore[union-attr]
