@@ -469,7 +469,7 @@ def test_data_readme_capture_figures() -> None:
 
 STORE_DOC = (REPO_ROOT / "docs" / "STORE.md").read_text(encoding="utf-8")
 STORE_ESTIMATE = (
-    "python -m bot store estimate --results data/h200-thunder-nightlies/results --commit cee6d116"
+    "python -m bot store estimate --results data/h200-nightly/results --commit 4e57021e"
 )
 
 
@@ -482,10 +482,11 @@ def test_store_doc_size_figures_are_what_estimate_prints() -> None:
     assert blocks[at + 1] == year
     three = run(STORE_ESTIMATE + " --days 1095").splitlines()[-1]
     assert blocks[at + 2] == three + "\n"
-    size = re.search(r"store (\d+\.\d) MB \(peak", year)
+    size = re.search(r"store (\d+\.\d) MB \(peak .*zlib-compressed (\d+\.\d) MB", year)
     assert size is not None
     workflows = " ".join((REPO_ROOT / "docs" / "WORKFLOWS.md").read_text(encoding="utf-8").split())
     assert f"{size[1]} MB after a simulated year" in workflows
+    assert f"zlib-compressed {size[2]} MB" in workflows
 
 
 BISECT_DOC = (REPO_ROOT / "docs" / "BISECT.md").read_text(encoding="utf-8")

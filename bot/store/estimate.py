@@ -16,6 +16,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from bot.results.folders import commit_files
+from bot.results.locate import load_run
 from bot.results.types import BadInput
 from bot.store.files import stripped_text
 from bot.store.policy import MB, Action, Policy, Row, plan
@@ -28,24 +29,27 @@ except ModuleNotFoundError:  # Python 3.10
 
 @dataclass(frozen=True)
 class Sizes:
-    """Bytes of one run's files: raw and zlib-compressed."""
+    """Bytes of one run's files (raw, or zlib-compressed); the runner checks are a few lines a
+    measuring process, not a point, so scaling to more points leaves them as they are."""
 
     asv: int
     provenance: int
     stripped_provenance: int
+    hygiene: int = 0
 
     @property
     def whole(self) -> int:
-        return self.asv + self.provenance
+        return self.asv + self.provenance + self.hygiene
 
     @property
     def stripped(self) -> int:
-        return self.asv + self.stripped_provenance
+        return self.asv + self.stripped_provenance + self.hygiene
 
     def scaled(self, factor: float) -> Sizes:
-        return Sizes(
-            *(round(v * factor) for v in (self.asv, self.provenance, self.stripped_provenance))
+        asv, prov, stripped = (
+            round(v * factor) for v in (self.asv, self.provenance, self.stripped_provenance)
         )
+        return Sizes(asv, prov, stripped, self.hygiene)
 
 
 @dataclass(frozen=True)
@@ -74,15 +78,16 @@ def measure(results: Path, commit: str, machine: str | None = None) -> Sample:
         raise BadInput(f"{prov}: missing: the estimate needs the provenance record")
     asv_bytes, prov_bytes = path.read_bytes(), prov.read_bytes()
     stripped = stripped_text(prov).encode()
-    from bot.results.locate import load_run
+    hygiene = path.parent / f"{full}.hygiene.jsonl"
+    checks = hygiene.read_bytes() if hygiene.is_file() else b""
 
     points = {f"{k.dtype}/{k.shape}" for k in load_run(path, mach, full, 1).points}
     return Sample(
         mach,
         full,
         len(points),
-        Sizes(len(asv_bytes), len(prov_bytes), len(stripped)),
-        Sizes(_packed(asv_bytes), _packed(prov_bytes), _packed(stripped)),
+        Sizes(len(asv_bytes), len(prov_bytes), len(stripped), len(checks)),
+        Sizes(_packed(asv_bytes), _packed(prov_bytes), _packed(stripped), _packed(checks)),
     )
 
 
@@ -153,7 +158,8 @@ def report(sample: Sample, size_set: str, points: int, days: int, policy: Policy
     return [
         f"sample: {sample.machine} {sample.commit[:12]}, {sample.points} points: asv "
         f"{sample.raw.asv:,} B, provenance {sample.raw.provenance:,} B "
-        f"({sample.raw.stripped_provenance:,} B without per-call samples)",
+        f"({sample.raw.stripped_provenance:,} B without per-call samples), runner checks "
+        f"{sample.raw.hygiene:,} B",
         f"one '{size_set}' run ({points} points, x{factor:g}): asv {raw.asv / MB:.2f} MB + "
         f"provenance {raw.provenance / MB:.2f} MB = {raw.whole / MB:.2f} MB whole, "
         f"{raw.stripped / MB:.2f} MB stripped",

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from paths import DATA
 from store_runs import MACHINE, RUN_A, RUN_B, bot, day, filed_as, git, sha, tree_state
 
 from bot.exitcodes import ExitCode
@@ -54,6 +55,23 @@ def test_a_run_is_added_once_and_read_back_by_the_bot(store: Path, tmp_path: Pat
     assert tree_state(store) == before
     stored = load_commit(store / "results", sha(1), MACHINE)
     assert stored.points == load_commit(results, sha(1), MACHINE).points
+    assert bot("store", "check", "--store", str(store)).returncode == 0
+
+
+def test_the_recorded_nightly_sweep_is_stored_whole(store: Path) -> None:
+    """The real 180-point nightly (data/h200-nightly, three shards merged): its asv file,
+    record and runner checks; the shards' own folder stays out."""
+    results = DATA / "h200-nightly" / "results"
+    commit = "4e57021e32936a96ba33e0293901790ffae9e73d"
+    code, out = add(store, results, commit)
+    assert code == 0, out
+    stored = sorted(p.name for p in (store / "results" / MACHINE).iterdir())
+    assert stored == sorted(
+        [p.name for p in (results / MACHINE).glob(f"{commit[:8]}-*.json")]
+        + [f"{commit}.hygiene.jsonl", f"{commit}.provenance.jsonl", "machine.json"]
+    )
+    points = load_commit(store / "results", commit).points.values()
+    assert sum(p.no_data is None for p in points) == 180 * 3  # nvFuser and two Thunder variants
     assert bot("store", "check", "--store", str(store)).returncode == 0
 
 

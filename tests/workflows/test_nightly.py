@@ -139,6 +139,13 @@ def test_one_gpu_kind_queued_like_bench_pr_and_every_shard_kept() -> None:
 
 def test_the_plan_checks_its_inputs(tmp_path: Path) -> None:
     step = step_by_id(WF, "inputs")
+    # The runner label as bench-pr's matrix has it: the nightly's variable, else the first.
+    assert step["env"]["RUNNER"] == (
+        "${{ vars.PERFBOT_NIGHTLY_RUNNER"
+        " || fromJSON(vars.PERFBOT_GPU_RUNNERS || '[\"gpu-h200\"]')[0] }}"
+    )
+    bench = load_workflow(WORKFLOWS / "bench-pr.yml")
+    assert "fromJSON(vars.PERFBOT_GPU_RUNNERS || '[\"gpu-h200\"]')" in bench.text
     out = tmp_path / "out"
     good = {"PACKAGE": "thunder", "BUILD": "", "RUNNER": "gpu-h200", "GITHUB_OUTPUT": str(out)}
     proc = run_step(step, tmp_path, good)
