@@ -125,7 +125,7 @@ def test_the_search_decides_as_the_full_decision_does(name: str) -> None:
 
 def test_holm_over_a_part_is_holm_when_the_part_is_everything() -> None:
     from bot.decide.stats import holm
-    from bot.history.window import holm_within
+    from bot.history.rows import holm_within
 
     ps = [0.04, 0.001, 0.2, 0.01, 0.5, 0.0004]
     assert holm_within(ps, len(ps)) == holm(ps)
