@@ -13,10 +13,14 @@ folders given are never written. What cannot be merged is refused, never resolve
 One machine name is one machine of the history. Each lab call is a fresh host of the same
 kind, and asv copies the host's description (``machine.json``: its RAM total, which differs by
 a few MB between H200 hosts) into every results file's ``params``, from which it keys its
-graphs: published as they are, one machine's history would split into one graph per host. So
-the newest folder's ``machine.json`` is published, and in the staging copy of a results file
-whose host description differs from it, those ``params`` (never a measured value, sample or
-date) are set to the published one; the build report names the machine and the values.
+graphs: published as they are, one machine's history would split into one graph per host. The
+interpreter asv ran under (``params["python"]``) splits graphs the same way, and it names where
+asv *stored* a run, not where it was measured: the nightly sweep's shards are merged and
+stored on a CPU machine (benchmarks/shards). So the description of the folder holding most of
+the machine's results (the newest among equals) is published, and in the staging copy of a
+results file whose description differs from it, those ``params`` (never a measured value,
+sample or date) are set to the published one; the build report names the machine and the
+values.
 Provenance records, which hold the host's real GPU and clocks, are copied byte for byte.
 """
 
@@ -100,9 +104,18 @@ def _commit_files(mdir: Path) -> dict[str, list[Path]]:
     return out
 
 
-def _newest(mdir: Path) -> int:
-    dates = [read_json(p).get("date") for p in results_files(mdir)]
-    return max((d for d in dates if isinstance(d, int)), default=0)
+def _weight(mdir: Path) -> tuple[int, int, str | None]:
+    """How many results the folder holds, its newest date, and the interpreter asv ran under
+    for that newest one: the folder with the most results describes the machine."""
+    found = [read_json(p) for p in results_files(mdir)]
+    dated: list[tuple[int, dict[str, Any]]] = [
+        (r["date"], r) for r in found if isinstance(r.get("date"), int)
+    ]
+    if not dated:
+        return len(found), 0, None
+    date, newest = max(dated, key=lambda item: item[0])
+    python = newest.get("params", {}).get("python")
+    return len(found), date, python if isinstance(python, str) else None
 
 
 def merge_results(dirs: Sequence[Path], dest: Path) -> Merged:
@@ -111,10 +124,10 @@ def merge_results(dirs: Sequence[Path], dest: Path) -> Merged:
     dest.mkdir(parents=True)
     (dest / "benchmarks.json").write_text(json.dumps(benchmarks, indent=4), encoding="utf-8")
     owner: dict[tuple[str, str], tuple[Path, dict[str, bytes]]] = {}
-    machines: dict[str, list[tuple[int, Path]]] = {}
+    machines: dict[str, list[tuple[tuple[int, int, str | None], Path]]] = {}
     for d in dirs:
         for mdir in machine_dirs(d):
-            machines.setdefault(mdir.name, []).append((_newest(mdir), mdir / "machine.json"))
+            machines.setdefault(mdir.name, []).append((_weight(mdir), mdir / "machine.json"))
             for sha, files in _commit_files(mdir).items():
                 content = {p.name: p.read_bytes() for p in files}
                 key = (mdir.name, sha)
@@ -128,12 +141,14 @@ def merge_results(dirs: Sequence[Path], dest: Path) -> Merged:
     hosts: dict[str, dict[str, Any]] = {}
     for machine, found in machines.items():
         (dest / machine).mkdir()
-        kept = max(found, key=lambda item: item[0])[1]
+        weight, kept = max(found, key=lambda item: item[0][:2])
         shutil.copyfile(kept, dest / machine / "machine.json")
         info = _json(kept)
         hosts[machine] = {
             k: v for k, v in (info if isinstance(info, dict) else {}).items() if k not in _OWN
         }
+        if weight[2] is not None:
+            hosts[machine]["python"] = weight[2]
     changed: dict[str, dict[str, set[str]]] = {}
     for (machine, _), (_, content) in sorted(owner.items()):
         for name, data in content.items():
@@ -143,7 +158,7 @@ def merge_results(dirs: Sequence[Path], dest: Path) -> Merged:
     warnings = [
         f"machine {machine}: its results come from hosts described differently ("
         + "; ".join(f"{k}: {', '.join(sorted(v))}" for k, v in sorted(diff.items()))
-        + "); published as one machine, described as in the newest folder ("
+        + "); published as one machine, described as in the folder with most of its results ("
         + ", ".join(f"{k} {v}" for k, v in sorted(hosts[machine].items()))
         + ")"
         for machine, diff in sorted(changed.items())

@@ -256,3 +256,16 @@ def test_a_run_of_another_size_set_joins_the_history(tmp_path: Path) -> None:
 def plain(benchmarks: dict[str, Any], axis: int) -> list[str]:
     """One parameter's values of the ratio, without asv's repr quotes."""
     return [v.strip("'") for v in benchmarks[RATIO]["params"][axis]]
+
+
+def test_the_real_nightly_sweep_joins_the_history_as_one_graph(tmp_path: Path) -> None:
+    """data/h200-nightly was measured on an H200 but merged and stored by asv on a CPU machine
+    (another interpreter, another RAM total): the published description is the one most of the
+    machine's results carry, so its 180 points join the same graphs as the lab's runs."""
+    nightly = HISTORY[0].parents[1] / "h200-nightly" / "results"
+    report = build_site([*HISTORY, nightly], tmp_path / "site")
+    assert report.commits[-1] == _commits(nightly)[0]
+    assert len(report.ratio_graphs) == 1
+    machine_dir = report.out_dir / "graphs" / "branch-main" / f"machine-{MACHINE}"
+    assert [p.name for p in machine_dir.iterdir()] == ["python-_opt_torch_.venv_bin_python3"]
+    assert any("python" in w and "most of its results" in w for w in report.warnings)
