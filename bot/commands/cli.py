@@ -19,12 +19,10 @@ from typing import IO, TextIO, cast
 
 from bot.commands.calibrate import run_calibrate
 from bot.commands.captures import with_hints
-from bot.commands.demo import run_demo
 from bot.commands.inputs import Loaded, Selection
 from bot.commands.noise import run_noise
 from bot.commands.noise_file import read_noise_model
 from bot.commands.parser import build_parser
-from bot.commands.pr import run_pr
 from bot.commands.report import run_report
 from bot.commands.site import run_site_build, run_site_serve
 from bot.commands.steps import StepFailed, step
@@ -53,7 +51,9 @@ def load(sel: Selection, env: Mapping[str, str]) -> Loaded:
             model = read_noise_model(s.noise_model)
     with step("read results", ExitCode.BAD_INPUT):
         machine = sel.machine or config.machine
-        sides = load_machines(sel.results, sel.base, sel.head, machine, s.min_samples)
+        sides = load_machines(
+            sel.results, sel.base, sel.head, machine, s.min_samples, per_round=False
+        )
     every_run = [r for m in sides for r in (*m.base_runs, *m.head_runs)]
     with step("check configuration against the results", ExitCode.USAGE):
         check_gating(s, every_run)
@@ -85,10 +85,12 @@ def _selection(args: argparse.Namespace) -> Selection:
 
 
 def cmd_report(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
-    return run_report(load(_selection(args), env), out, json_path=args.json)
+    return run_report(load(_selection(args), env), out, json_path=args.json, full=args.full)
 
 
 def cmd_pr(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
+    from bot.commands.pr import run_pr  # PyGithub: 0.2 s and 30 MB that report does not need
+
     return run_pr(
         load(_selection(args), env),
         out,
@@ -129,6 +131,8 @@ def cmd_noise(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) ->
 
 
 def cmd_demo(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
+    from bot.commands.demo import run_demo
+
     return run_demo(
         env,
         out,

@@ -120,6 +120,12 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
         metavar="FILE",
         help="write the full verdict as JSON to FILE; '-': to stdout, instead of the comment",
     )
+    p.add_argument(
+        "--full",
+        action="store_true",
+        help="every row of every table, however long (a sweep of more than 12 points is "
+        "otherwise summarised by variant and dtype, as the PR comment is)",
+    )
 
     p = add(
         "pr",

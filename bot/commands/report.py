@@ -64,10 +64,11 @@ def report_json(got: Loaded) -> dict[str, object]:
     }
 
 
-def run_report(got: Loaded, out: IO[str], *, json_path: Path | None) -> int:
+def run_report(got: Loaded, out: IO[str], *, json_path: Path | None, full: bool = False) -> int:
+    """``full``: every row of every table, however long (a sweep is otherwise summarised)."""
     with step("render comment", ExitCode.BAD_INPUT):
         ctx = Context(run_url=got.config.run_url, site_url=got.config.site_url)
-        body = render_report(got.reports(), ctx, {})
+        body = render_report(got.reports(), ctx, {}, full=full)
     if json_path is not None:
         with step(f"write {json_path}", ExitCode.USAGE):
             if emit_json(json_path, report_json(got), out):

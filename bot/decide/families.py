@@ -31,7 +31,7 @@ class _Side:
     error: str | None = None
     failed_runs: int = 0  # runs of this side in which the point failed (a flaky failure)
 
-    @property
+    @functools.cached_property
     def stats(self) -> tuple[RunStat, ...]:
         """The runs with data."""
         return tuple(s for s in self.per_run if s is not None)
@@ -188,14 +188,12 @@ def _aggregates(
     bot/decide/others.py)."""
     summaries, cmps = [], []
     loo: dict[PointKey, tuple[int, SideSums, SideSums, PriorSums]] = {}
+    complete: dict[str, list[PointKey]] = {}  # per variant, its points with every run's data
+    for k in keys:
+        if len(sides[k][0].stats) == len(base) and len(sides[k][1].stats) == len(head):
+            complete.setdefault(k.variant, []).append(k)
     for variant in sorted({k.variant for k in keys}):
-        members = [
-            k
-            for k in keys
-            if k.variant == variant
-            and len(sides[k][0].stats) == len(base)
-            and len(sides[k][1].stats) == len(head)
-        ]
+        members = complete.get(variant, [])
         if not members:
             continue
         b = aggregate([sides[k][0].stats for k in members])

@@ -109,6 +109,22 @@ def _samples(where: str, raw: Any, min_samples: int) -> tuple[float, ...]:
     return tuple(float(v) for v in raw)
 
 
+def _checked(
+    path: Path, bench: str, combo: _Combo, raw: Any, min_samples: int
+) -> tuple[float, ...]:
+    """:func:`_samples`, building its message only when there is one to give: a sweep has
+    tens of thousands of sample lists, and the usual one (floats, all finite and positive)
+    passes two plain scans."""
+    if (
+        isinstance(raw, list)
+        and min_samples <= len(raw) <= MAX_SAMPLES
+        and all(type(v) is float for v in raw)
+        and all(0.0 < v < math.inf for v in raw)
+    ):
+        return tuple(raw)
+    return _samples(_where(path, bench, combo), raw, min_samples)
+
+
 def _status(value: Any) -> str | None:
     """None when the point has data, else why not (asv: null = failed, NaN = skipped)."""
     if value is None:
@@ -148,10 +164,13 @@ def _table(path: Path, rows: Mapping[str, _Row], bench: str) -> dict[_Combo, _Ro
     return {c: {"result": r, "samples": s} for c, r, s in zip(combos, result, samples, strict=True)}
 
 
-def _scalar(where: str, entry: _Row | None) -> float | None:
+def _scalar(path: Path, bench: str, combo: _Combo, entry: _Row | None) -> float | None:
     if entry is None or _status(entry["result"]) is not None:
         return None
     value = entry["result"]
+    if type(value) is float and 0.0 <= value < math.inf:
+        return value
+    where = _where(path, bench, combo)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise BadInput(f"{where}: value {value!r:.80} is not a finite number")
     if value < 0:
@@ -160,7 +179,7 @@ def _scalar(where: str, entry: _Row | None) -> float | None:
 
 
 def _paired(
-    where: str, ratio: tuple[float, ...], kernel_entries: Mapping[str, _Row | None]
+    path: Path, combo: _Combo, ratio: tuple[float, ...], kernel_entries: Mapping[str, _Row | None]
 ) -> None:
     """Ratio sample i and kernel sample i must come from the same round (docs/DATA.md): the
     contender's kernel times and nvFuser's, each named when it is the one that differs."""
@@ -169,6 +188,7 @@ def _paired(
             continue
         n = len(entry["samples"]) if isinstance(entry["samples"], list) else 0
         if n != len(ratio):
+            where = _where(path, BENCH_RATIO, combo)
             raise BadInput(
                 f"{where}: {len(ratio)} ratio samples but {n} kernel-time samples of {variant}: "
                 "rounds are not paired"
@@ -189,27 +209,26 @@ def parse_points(path: Path, data: Mapping[str, Any], min_samples: int) -> dict[
         k_status = "missing" if k_entry is None else _status(k_entry["result"])
         kernel_s = None
         if k_entry is not None and k_status is None:
-            kernel_s = _samples(_where(path, BENCH_KERNEL, combo), k_entry["samples"], min_samples)
+            kernel_s = _checked(path, BENCH_KERNEL, combo, k_entry["samples"], min_samples)
         host_s = None
         if h_entry is not None and _status(h_entry["result"]) is None:
-            host_s = _samples(_where(path, BENCH_HOST, combo), h_entry["samples"], 1)
+            host_s = _checked(path, BENCH_HOST, combo, h_entry["samples"], 1)
         ratio_s, no_data = None, k_status
         if key.variant != REFERENCE:
             r_entry = ratio.get(combo)
             no_data = "missing" if r_entry is None else _status(r_entry["result"])
             if r_entry is not None and no_data is None:
-                where = _where(path, BENCH_RATIO, combo)
-                ratio_s = _samples(where, r_entry["samples"], min_samples)
+                ratio_s = _checked(path, BENCH_RATIO, combo, r_entry["samples"], min_samples)
                 reference = kernel.get((REFERENCE, key.dtype, key.shape))
-                _paired(where, ratio_s, {key.variant: k_entry, REFERENCE: reference})
+                _paired(path, combo, ratio_s, {key.variant: k_entry, REFERENCE: reference})
         points[key] = Point(
             key=key,
             ratio=ratio_s,
             kernel_s=kernel_s,
             host_s=host_s,
-            bandwidth_pct=_scalar(_where(path, BENCH_BANDWIDTH, combo), bandwidth.get(combo)),
-            kernel_count=_scalar(_where(path, BENCH_COUNT, combo), count.get(combo)),
-            compile_s=_scalar(_where(path, BENCH_COMPILE, combo), compile_.get(combo)),
+            bandwidth_pct=_scalar(path, BENCH_BANDWIDTH, combo, bandwidth.get(combo)),
+            kernel_count=_scalar(path, BENCH_COUNT, combo, count.get(combo)),
+            compile_s=_scalar(path, BENCH_COMPILE, combo, compile_.get(combo)),
             no_data=no_data,
         )
     return points

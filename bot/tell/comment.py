@@ -14,7 +14,7 @@ from bot.decide.types import Verdict
 from bot.fusion.hints import Hints
 from bot.results.types import Provenance
 from bot.tell.hints import hints_section
-from bot.tell.markdown import Section, change_text, escape_md, fit, link
+from bot.tell.markdown import MAX_CHARS, Section, change_text, escape_md, fit, link
 from bot.tell.rows import (
     BROKEN_HEADER,
     DETAIL_HEADER,
@@ -33,6 +33,8 @@ from bot.tell.rows import (
     worst_first,
 )
 from bot.tell.sections import mermaid_charts, provenance_table
+from bot.tell.summary import SUMMARY_CHARS, WORST, is_summarised
+from bot.tell.sweep import sweep_parts
 from bot.tell.under_test import side_label
 
 __all__ = [
@@ -160,7 +162,7 @@ def headline_words(v: Verdict) -> str:
     return words
 
 
-def broken_table(v: Verdict) -> list[str]:
+def broken_table(v: Verdict, limit: int | None = MAX_MAIN_ROWS) -> list[str]:
     g = v.guard("broken")
     if g is None or not g.points:
         return []
@@ -169,7 +171,7 @@ def broken_table(v: Verdict) -> list[str]:
         "**Points that fail**",
         "",
         BROKEN_HEADER,
-        *(broken_row(p) for p in g.points[:MAX_MAIN_ROWS]),
+        *(broken_row(p) for p in g.points[:limit]),
     ]
 
 
@@ -182,9 +184,10 @@ def render_comment(
     warning: Sequence[str] = (),
     notes: Sequence[str] = (),
 ) -> str:
-    """The whole sticky comment of one machine, marker first, under :data:`MAX_CHARS`."""
+    """The whole sticky comment of one machine, marker first, under :data:`MAX_CHARS` (a
+    summarised sweep: under :data:`~bot.tell.summary.SUMMARY_CHARS`)."""
     lines, sections = comment_parts(v, ctx, base, head, warning=warning, notes=notes)
-    return fit("\n".join(lines), sections)
+    return fit("\n".join(lines), sections, SUMMARY_CHARS if is_summarised(v) else MAX_CHARS)
 
 
 def comment_parts(
@@ -196,16 +199,30 @@ def comment_parts(
     warning: Sequence[str] = (),
     notes: Sequence[str] = (),
     hints: Hints | None = None,
+    full: bool = False,
+    worst: int = WORST,
+    script: bool = True,
 ) -> tuple[list[str], list[Section]]:
     """One machine's comment as its open lines and its folded sections (for :func:`fit`);
-    bot/tell/machines.py puts several machines' under one headline."""
+    bot/tell/machines.py puts several machines' under one headline. A sweep of more than
+    :data:`~bot.tell.summary.FULL_POINTS` points is summarised (its ``worst`` rows of each
+    variant and dtype) unless ``full``; ``script=False``: the hints name their reproducer
+    without posting it."""
     lines = header(v, ctx, base, head, warning=warning, notes=notes)
-    lines += broken_table(v)
+    tail = [
+        *([hints_section(hints, 1, script=script)] if hints is not None else []),
+        Section("Provenance", provenance_table(base, head, v), (), 2),
+        Section("How this is decided", METHOD, (), 3),
+    ]
+    if is_summarised(v) and not full:
+        return sweep_parts(v, ctx.site_url, lines, tail, worst)
+    lines += broken_table(v, None if full else MAX_MAIN_ROWS)
     gating = worst_first(p for p in v.points if p.gating)
     lines += ["", "**Thunder/nvFuser ratio, gating points**", "", MAIN_HEADER]
-    lines += [main_row(p, v) for p in gating[:MAX_MAIN_ROWS]]
-    if len(gating) > MAX_MAIN_ROWS:
-        lines.append(f"\n{len(gating) - MAX_MAIN_ROWS} more gating point(s) in the details below.")
+    shown = len(gating) if full else MAX_MAIN_ROWS
+    lines += [main_row(p, v) for p in gating[:shown]]
+    if len(gating) > shown:
+        lines.append(f"\n{len(gating) - shown} more gating point(s) in the details below.")
     if not gating:
         lines.append("| no gating points in these results | | | | | | | |")
     context = worst_first(p for p in v.points if not p.gating)
@@ -223,9 +240,7 @@ def comment_parts(
             [main_row(p, v) for p in context],
             1,
         ),
-        *([hints_section(hints, 1)] if hints is not None else []),
-        Section("Provenance", provenance_table(base, head, v), (), 2),
-        Section("How this is decided", METHOD, (), 3),
+        *tail,
         Section("Ratio by size (charts)", "", mermaid_charts(v), 4),
         Section(
             f"All {len(v.points)} ratio points: p-values, kernel times, history",

@@ -53,7 +53,8 @@ def _bullets(findings: tuple[Finding, ...]) -> list[str]:
     return out
 
 
-def hints_markdown(h: Hints) -> str:
+def hints_markdown(h: Hints, *, script: bool = True) -> str:
+    """``script=False``: the reproducer named, not posted (an issue body that must stay short)."""
     lines = [f"**Head against base** ({h.points_compared} point(s) captured at both sides)"]
     lines += _bullets(h.changed) or ["- no capture to compare"]
     lines += ["", "**Thunder against the hand-written fusion, at head**"]
@@ -65,7 +66,12 @@ def hints_markdown(h: Hints) -> str:
     if h.reproducer is not None:
         r = h.reproducer
         lines += ["", f"**Reproducer** for {escape_md(r.point, 80)}: {escape_md(r.what, 200)}", ""]
-        if len(r.script) > MAX_SCRIPT_CHARS:
+        if not script:
+            lines.append(
+                f"_The script ({len(r.script)} characters) is left out to keep this issue short; "
+                "`fusion-perfbot report` with both sides' captures prints it._"
+            )
+        elif len(r.script) > MAX_SCRIPT_CHARS:
             lines.append(f"_The script is too long to post ({len(r.script)} characters)._")
         else:
             lines.append(_fence(r.script))
@@ -80,5 +86,5 @@ def hints_summary(h: Hints) -> str:
     return f"{SUMMARY} ({material} finding(s) at head against base{owner})"
 
 
-def hints_section(h: Hints, priority: int = 1) -> Section:
-    return Section(hints_summary(h), hints_markdown(h), (), priority)
+def hints_section(h: Hints, priority: int = 1, *, script: bool = True) -> Section:
+    return Section(hints_summary(h), hints_markdown(h, script=script), (), priority)

@@ -43,6 +43,8 @@ from bot.tell.rows import (
     point_name,
     worst_first,
 )
+from bot.tell.summary import SUMMARY_CHARS, WORST, is_summarised
+from bot.tell.sweep import guard_evidence
 
 FAMILY = "rmsnorm-bwd"
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
@@ -153,18 +155,38 @@ def _evidence(v: Verdict, g: Guard) -> list[str]:
 def issue_body(v: Verdict, g: Guard, ctx: Context, hints: Hints | None = None) -> str:
     """The evidence: the whole headline, then this guard's points, then what changed inside
     the fusion (open, not folded: it is the first clue); the key marker is added later by the
-    filer."""
+    filer. A summarised sweep (bot/tell/summary.py) shows its points by variant and dtype and
+    stays under SUMMARY_CHARS: fewer worst rows, then the reproducer, then the hints go first."""
+    if not is_summarised(v):
+        return _body(v, g, ctx, hints, _evidence(v, g), 40_000)
+    body = ""
+    for k, script in (*((k, True) for k in range(WORST, -1, -1)), (0, False)):
+        body = _body(v, g, ctx, hints, guard_evidence(v, g, k), SUMMARY_CHARS, script)
+        if len(body) <= SUMMARY_CHARS and "How this is decided" in body:
+            return body
+    return _body(v, g, ctx, None, guard_evidence(v, g, 0), SUMMARY_CHARS)
+
+
+def _body(
+    v: Verdict,
+    g: Guard,
+    ctx: Context,
+    hints: Hints | None,
+    evidence: list[str],
+    limit: int,
+    script: bool = True,
+) -> str:
     lines = header(v, ctx)[1:]  # no comment marker: this is not the sticky comment
-    lines += ["", f"**This issue tracks: {escape_md(g.title)}** ({g.state})", *_evidence(v, g)]
+    lines += ["", f"**This issue tracks: {escape_md(g.title)}** ({g.state})", *evidence]
     if hints is not None:
-        lines += ["", f"### {SUMMARY}", "", hints_markdown(hints)]
+        lines += ["", f"### {SUMMARY}", "", hints_markdown(hints, script=script)]
     if ctx.site_url and g.kind == "ratio":
         bad = [p for p in g.points if p.state == "regressed"][:10]
         graphs = [link(point_name(p.key), graph_url(ctx.site_url, p.key, v.machine)) for p in bad]
         if graphs:
             lines += ["", "History: " + ", ".join(graphs)]
     sections = [Section("How this is decided", METHOD, (), 0)]
-    return fit("\n".join(lines), sections, limit=40_000)
+    return fit("\n".join(lines), sections, limit=limit)
 
 
 def update_note(v: Verdict, g: Guard, ctx: Context) -> str:

@@ -21,8 +21,9 @@ from bot.decide.types import Verdict
 from bot.fusion.hints import Hints
 from bot.results.types import CommitResults, Provenance, RunCheck
 from bot.tell.comment import HEADLINE, MARKER, METHOD, TITLE, Context, comment_parts, headline_words
-from bot.tell.markdown import MAX_CHARS, Section, details, escape_md, fit
+from bot.tell.markdown import MAX_CHARS, Section, details, escape_md, fit, fit_whole
 from bot.tell.rows import ICON
+from bot.tell.summary import SUMMARY_CHARS, WORST, is_summarised
 
 __all__ = ["MachineReport", "check_notes", "check_warning", "render_report", "worst_state"]
 
@@ -133,37 +134,90 @@ def _headline(reports: Sequence[MachineReport]) -> str:
     return f"{HEADLINE[worst]} on {names}"
 
 
-def _one(m: MachineReport, ctx: Context, links: Links) -> tuple[list[str], list[Section]]:
+def _one(
+    m: MachineReport,
+    ctx: Context,
+    links: Links,
+    *,
+    full: bool = False,
+    worst: int = WORST,
+    script: bool = True,
+) -> tuple[list[str], list[Section]]:
     assert m.verdict is not None
     c = replace(ctx, issue_links=tuple(links.get(m.machine, ())))
     return comment_parts(
-        m.verdict, c, m.base, m.head, warning=check_warning(m), notes=check_notes(m), hints=m.hints
+        m.verdict,
+        c,
+        m.base,
+        m.head,
+        warning=check_warning(m),
+        notes=check_notes(m),
+        hints=m.hints,
+        full=full,
+        worst=worst,
+        script=script,
     )
 
 
 METHOD_SECTION = "How this is decided"
+#: ``full``: no limit at all (the console's ``report --full``, never posted).
+UNLIMITED = 10**9
+#: A summarised sweep that does not fit shows fewer worst rows a variant and dtype, then its
+#: hints without the reproducer's script: (worst rows, script), in the order tried.
+LADDER = (*((k, True) for k in range(WORST, -1, -1)), (0, False))
 
 
-def render_report(reports: Sequence[MachineReport], ctx: Context, links: Links) -> str:
-    """The sticky comment for every machine, marker first, under :data:`MAX_CHARS`; `links`
-    are each machine's linked issues (label, url)."""
+def _fitted(
+    m: MachineReport, ctx: Context, links: Links, limit: int, *, full: bool, alone: bool
+) -> str:
+    """One machine's part within ``limit``: a summarised sweep takes the first rung of
+    :data:`LADDER` at which nothing is cut, else the last one cut to fit (the least needed
+    sections first), else a pointer to the command that prints it."""
+    assert m.verdict is not None
+    summarised = is_summarised(m.verdict) and not full
+    text = ""
+    for k, script in LADDER if summarised else ((WORST, True),):
+        lines, sections = _one(m, ctx, links, full=full, worst=k, script=script)
+        if not alone:  # under the overall headline: no marker, no title, the method once
+            lines = lines[3:]
+            sections = [sec for sec in sections if sec.summary != METHOD_SECTION]
+        whole = fit_whole("\n".join(lines), sections, limit) if summarised else None
+        if whole is not None:
+            return whole
+        text = fit("\n".join(lines), sections, limit=limit)
+        if not summarised:
+            return text
+    if len(text) <= limit:
+        return text
+    name = escape_md(m.machine, 100)
+    return (
+        f"{HEADLINE[m.verdict.overall]} on {name}: too long to show here; "
+        f"`fusion-perfbot report --machine {name}` prints it."
+    )
+
+
+def render_report(
+    reports: Sequence[MachineReport], ctx: Context, links: Links, *, full: bool = False
+) -> str:
+    """The sticky comment for every machine, marker first, under :data:`MAX_CHARS` (a
+    summarised sweep: under :data:`~bot.tell.summary.SUMMARY_CHARS`); `links` are each
+    machine's linked issues (label, url). ``full``: every row, no limit (for the console)."""
     compared = [m for m in reports if m.verdict is not None]
+    summarised = any(m.verdict is not None and is_summarised(m.verdict) for m in compared)
+    limit = UNLIMITED if full else SUMMARY_CHARS if summarised else MAX_CHARS
     if len(reports) == 1 and compared:
-        lines, sections = _one(compared[0], ctx, links)
-        return fit("\n".join(lines), sections)
+        return _fitted(compared[0], ctx, links, limit, full=full, alone=True)
     top = [MARKER, TITLE, "", _headline(reports), ""]
     top += [MACHINE_HEADER, *(_machine_row(m) for m in reports)]
     method = details(METHOD_SECTION, METHOD)
-    share = (MAX_CHARS - len("\n".join(top)) - len(method) - 400) // max(len(compared), 1)
+    share = (limit - len("\n".join(top)) - len(method) - 400) // max(len(compared), 1)
     parts = ["\n".join(top)]
     for m in reports:
         parts.append(f"---\n\n#### Machine {escape_md(m.machine, 100)}")
         if m.verdict is None:
             parts.append(f"Not compared: {escape_md(m.missing or 'one side only', 300)}.")
             continue
-        lines, sections = _one(m, ctx, links)
-        kept = [sec for sec in sections if sec.summary != METHOD_SECTION]
-        parts.append(fit("\n".join(lines[3:]), kept, limit=share))  # no marker, no title
+        parts.append(_fitted(m, ctx, links, share, full=full, alone=False))
     parts += ["---", method]
     return "\n\n".join(parts)
 

@@ -20,7 +20,9 @@ from bot.results.locate import load_pair
 from bot.results.types import PointKey
 from bot.tell.comment import MARKER, Context, graph_url, render_comment
 from bot.tell.issue import guard_issues, issue_body, issue_key, issue_title, update_note
+from bot.tell.machines import MachineReport, render_report
 from bot.tell.markdown import MAX_CHARS, escape_md, link
+from bot.tell.summary import SUMMARY_CHARS
 
 __all__ = ["synthetic"]
 S = VerdictSettings()
@@ -134,13 +136,17 @@ def _many_points(n: int) -> Verdict:
     return decide(state_from_rounds("a", base), state_from_rounds("b", head), S)
 
 
-def test_body_stays_under_githubs_limit_and_says_what_was_cut() -> None:
+def test_a_large_sweep_is_summarised_under_its_limit() -> None:
+    """600 points: counts by variant and dtype and the worst rows, far under GitHub's limit;
+    the full tables (report --full) are longer than GitHub would take."""
     v = _many_points(600)
     body = render_comment(v, CTX, None, None)
-    assert len(body) <= MAX_CHARS < 65536
-    assert "_Truncated:" in body and "`fusion-perfbot report --json FILE` writes everything" in body
+    assert len(body) <= SUMMARY_CHARS < MAX_CHARS < 65536
     assert body.startswith(MARKER) and "**Regressed**" in body
-    assert "more gating point(s) in the details below" in body
+    assert "| thunder-prims | bfloat16 | 600 | 600 🔴 regressed |" in body
+    assert "`fusion-perfbot report --full` prints every row, `--json FILE` writes them" in body
+    full = render_report([MachineReport(v.machine, v)], CTX, {}, full=True)
+    assert len(full) > 65536 and full.count("| thunder-prims bfloat16 ") == 3 * 600
 
 
 def test_issue_title_body_and_note(synthetic: SyntheticResults) -> None:

@@ -1,0 +1,167 @@
+"""``python3 -m tests.perf.bench_report``: seconds and peak memory of ``python -m bot report``
+at the nightly sweep's size, on pairs tiled from the recorded ``pr`` data (tests/perf/tile.py).
+
+    python3 -m tests.perf.bench_report [--runs 5] [--thousands]
+        [--results DIR --base SHA --head SHA]   # a real pair too (data/h200-nightly/, say)
+
+Each case runs the real command in its own process, ``--runs`` times; it prints the machine
+(CPU count and model), then per case the points, the comment's characters, the exit code, the
+wall seconds (the fastest run, and the median), the CPU seconds of the fastest run and the
+peak resident memory (the largest run's, from the kernel's rusage of that process). The
+fastest wall time is the one least disturbed by whatever else the machine runs. Timings are
+printed, never asserted (docs/PERFORMANCE.md quotes them with the machine they ran on).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.results.locate import list_commits
+from tests.perf.tile import tile
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+RECORDED = REPO_ROOT / "data" / "h200" / "results"
+#: The nightly set measured on the H200 (data/README.md): one run, compared with itself.
+REAL = REPO_ROOT / "data" / "h200-nightly" / "results"
+BASE, REGRESSED, SAME = "06f650c8", "9dc51696", "da17d548"
+#: A sweep of thousands of points: 10 x 100 shapes x 3 dtypes, nvFuser and the two Thunder
+#: variants (asv's 10,000 combinations a benchmark allow no more), records without per-round lists.
+THOUSANDS = [
+    f"{m}x{n}"
+    for m in (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
+    for n in range(1024, 1024 + 128 * 100, 128)
+]
+THOUSANDS_VARIANTS = ("nvfuser", "thunder-prims", "thunder-func")
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    results: Path
+    base: str
+    head: str
+
+
+@dataclass(frozen=True)
+class Timing:
+    wall_s: float
+    cpu_s: float
+    peak_mb: float
+    code: int
+    chars: int
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def run_once(case: Case) -> Timing:
+    """One ``python -m bot report`` process: its wall time, CPU time and peak RSS."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "bot",
+        "report",
+        "--results",
+        str(case.results),
+        "--base",
+        case.base,
+        "--head",
+        case.head,
+    ]
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        cmd, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    out = proc.stdout.read() if proc.stdout else ""
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return Timing(
+        wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode, len(out)
+    )
+
+
+def cases(work: Path, thousands: bool) -> list[Case]:
+    """The tiled pairs: nightly-sized base against a regressed and an A/A head."""
+    nightly = work / "nightly"
+    for commit in (BASE, REGRESSED, SAME):
+        tile(RECORDED, commit, nightly, size_set="nightly")
+    out = [
+        Case("nightly 180 points, regressed", nightly, BASE, REGRESSED),
+        Case("nightly 180 points, A/A", nightly, BASE, SAME),
+    ]
+    if thousands:
+        big = work / "thousands"
+        for commit in (BASE, REGRESSED, SAME):
+            tile(
+                RECORDED,
+                commit,
+                big,
+                shapes=THOUSANDS,
+                variants=THOUSANDS_VARIANTS,
+                slim_provenance=True,
+            )
+        points = 3 * len(THOUSANDS)
+        out += [
+            Case(f"{points} points, regressed", big, BASE, REGRESSED),
+            Case(f"{points} points, A/A", big, BASE, SAME),
+        ]
+    for commit in sorted({c.commit for c in list_commits(REAL)}) if REAL.is_dir() else ():
+        out.append(Case(f"real nightly {commit[:8]} (base = head)", REAL, commit, commit))
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python3 -m tests.perf.bench_report",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("--runs", type=int, default=5, help="processes a case (default 5)")
+    ap.add_argument("--thousands", action="store_true", help="also a pair of 3,000 points")
+    ap.add_argument("--results", type=Path, help="also a real pair: its results folder")
+    ap.add_argument("--base", help="the real pair's base")
+    ap.add_argument("--head", help="the real pair's head")
+    args = ap.parse_args(argv)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    print(f"machine: {cpus} CPU(s) (nproc), {cpu_model()}; Python {platform.python_version()}")
+    print(f"load average at start: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    with tempfile.TemporaryDirectory(prefix="bench-report-") as tmp:
+        todo = cases(Path(tmp), args.thousands)
+        if args.results:
+            todo.append(Case(f"real {args.results}", args.results, args.base, args.head))
+        print(
+            f"{'case':<34}{'chars':>7}{'exit':>5}{'wall s (min, median)':>22}"
+            f"{'cpu s':>7}{'peak MB':>9}"
+        )
+        for case in todo:
+            runs = [run_once(case) for _ in range(args.runs)]
+            best = min(runs, key=lambda t: t.wall_s)
+            median = statistics.median(t.wall_s for t in runs)
+            peak = max(t.peak_mb for t in runs)
+            print(
+                f"{case.name:<34}{best.chars:>7}{best.code:>5}"
+                f"{f'{best.wall_s:.2f}, {median:.2f}':>22}{best.cpu_s:>7.2f}{peak:>9.1f}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+"""A sweep's comment and issue bodies stay under 20,000 characters whatever its number of points
+(bot/tell/summary.py): on tiled pairs of 180 (the nightly set) and 3,000 points, regressed and
+unchanged, on several machines, with the fusion hints present; and for any number of points
+past the limit. At or under FULL_POINTS points nothing is summarised."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+from random import Random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from paths import DATA, REPO_ROOT, run_bot
+
+from bot.commands.cli import load
+from bot.commands.inputs import Loaded, Selection
+from bot.decide.verdict import decide
+from bot.results.types import CommitResults
+from bot.tell.comment import Context
+from bot.tell.hints import SUMMARY as HINTS
+from bot.tell.issue import guard_issues
+from bot.tell.machines import MachineReport, render_report
+from bot.tell.rows import ICON
+from bot.tell.summary import COUNTS_HEADER, FULL_POINTS, SUMMARY_CHARS
+from tests.perf.bench_report import THOUSANDS, THOUSANDS_VARIANTS
+from tests.perf.tile import tile
+
+SOURCE = DATA / "h200" / "results"
+BASE, REGRESSED, SAME = "06f650c8", "9dc51696", "da17d548"
+#: Each commit's real fusion captures (data/h200-captures), put beside its tiled results.
+CAPTURES = {BASE: "stock-0.2.6", REGRESSED: "unfused-backward-0.2.6", SAME: "stock-0.2.6"}
+SITE = "https://nvidia.github.io/fusion-perfbot/"
+CTX = Context(repo="Lightning-AI/lightning-thunder", pr=7, run_url=None, site_url=SITE)
+REPOS = ("NVIDIA/Fuser", "Lightning-AI/lightning-thunder")
+MACHINES = ("nvidia-h200", "h200-runner-b", "h200-runner-c")
+
+
+def _tiled(out: Path, machines: tuple[str, ...], **options: object) -> Path:
+    for machine in machines:
+        for commit in (BASE, REGRESSED, SAME):
+            done = tile(SOURCE, commit, out, machine=machine, **options)  # type: ignore[arg-type]
+            beside = out / machine / f"{done.commit}.captures"
+            shutil.copytree(DATA / "h200-captures" / CAPTURES[commit], beside)
+    return out
+
+
+@pytest.fixture(scope="module")
+def nightly(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _tiled(tmp_path_factory.mktemp("nightly") / "results", MACHINES)
+
+
+@pytest.fixture(scope="module")
+def thousands(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Loaded]:
+    """The 3,000-point pair on two machines, loaded once for each head."""
+    out = _tiled(
+        tmp_path_factory.mktemp("thousands") / "results",
+        MACHINES[:2],
+        shapes=THOUSANDS,
+        variants=THOUSANDS_VARIANTS,
+        slim_provenance=True,
+    )
+    return {head: _load(out, head) for head in (REGRESSED, SAME)}
+
+
+def _load(results: Path, head: str) -> Loaded:
+    sel = Selection((results,), BASE, head, None, REPO_ROOT / "perfbot.toml")
+    return load(sel, {"PERFBOT_SITE_URL": SITE})
+
+
+def _texts(reports: tuple[MachineReport, ...]) -> dict[str, str]:
+    """The comment (every machine, and the one the noise model is for alone) and every issue
+    body. The other machines have no noise model: their A/A verdicts may be false alarms."""
+    alone = [m for m in reports if m.machine == MACHINES[0]] or list(reports[:1])
+    out = {
+        "comment": render_report(reports, CTX, {}),
+        "comment, one machine": render_report(alone, CTX, {}),
+    }
+    for m in reports:
+        assert m.verdict is not None and m.hints is not None
+        for issue in guard_issues(m.verdict, CTX, REPOS, "perf", hints=m.hints):
+            out[f"issue {m.machine} {issue.guard}"] = issue.spec.body
+    return out
+
+
+def _check(texts: dict[str, str], headline: str, points: int, machines: int) -> None:
+    for name, text in texts.items():
+        assert len(text) <= SUMMARY_CHARS, f"{name}: {len(text)} characters"
+        if not name.endswith(("broken", "nvfuser")):
+            assert f"| thunder-prims | bfloat16 | {points // 3} |" in text, name
+        assert COUNTS_HEADER in text or "No point is tracked here." in text, name
+    for name in ("comment", "comment, one machine"):
+        assert HINTS in texts[name] and f"[the history website]({SITE})" in texts[name]
+    assert headline in texts["comment, one machine"]
+    state = headline.strip("*").lower()
+    assert f"| {MACHINES[0]} | {ICON[state]} {state} |" in texts["comment"]
+    assert texts["comment"].count("#### Machine ") == machines
+    assert "#### Machine " not in texts["comment, one machine"]
+
+
+STATES = [(REGRESSED, "**Regressed**"), (SAME, "**No change**")]
+
+
+@pytest.mark.parametrize(("head", "headline"), STATES)
+def test_the_nightly_sweep_on_three_machines(nightly: Path, head: str, headline: str) -> None:
+    got = _load(nightly, head)
+    _check(_texts(got.reports()), headline, 180, 3)
+
+
+@pytest.mark.parametrize(("head", "headline"), STATES)
+def test_thousands_of_points_on_two_machines(
+    thousands: dict[str, Loaded], head: str, headline: str
+) -> None:
+    _check(_texts(thousands[head].reports()), headline, 3 * len(THOUSANDS), 2)
+
+
+def _subset(run: CommitResults, keep: set[tuple[str, str]], machine: str) -> CommitResults:
+    points = {k: p for k, p in run.points.items() if (k.dtype, k.shape) in keep}
+    return replace(run, points=points, machine=machine)
+
+
+def _reports(got: Loaded, keep: set[tuple[str, str]], machines: int) -> tuple[MachineReport, ...]:
+    first = got.reports()[0]
+    out = []
+    for name in MACHINES[:machines]:
+        b = tuple(_subset(r, keep, name) for r in first.base_runs)
+        h = tuple(_subset(r, keep, name) for r in first.head_runs)
+        out.append(MachineReport(name, decide(b, h, got.config.verdict), b, h, hints=first.hints))
+    return tuple(out)
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    count=st.integers(FULL_POINTS + 1, 600),
+    machines=st.integers(1, 3),
+    regressed=st.booleans(),
+    rnd=st.randoms(use_true_random=False),
+)
+def test_any_number_of_points_past_the_limit(
+    thousands: dict[str, Loaded], count: int, machines: int, regressed: bool, rnd: Random
+) -> None:
+    got = thousands[REGRESSED if regressed else SAME]
+    pool = sorted({(k.dtype, k.shape) for k in got.reports()[0].base_runs[0].points})
+    texts = _texts(_reports(got, set(rnd.sample(pool, count)), machines))
+    for name, text in texts.items():
+        assert len(text) <= SUMMARY_CHARS, f"{name}: {len(text)} characters"
+        assert COUNTS_HEADER in text or "No point is tracked here." in text, name
+
+
+def test_at_the_limit_nothing_is_summarised(thousands: dict[str, Loaded]) -> None:
+    got = thousands[REGRESSED]
+    pool = sorted({(k.dtype, k.shape) for k in got.reports()[0].base_runs[0].points})
+    at, past = _reports(got, set(pool[:FULL_POINTS]), 1), _reports(got, set(pool[:13]), 1)
+    assert COUNTS_HEADER not in render_report(at, CTX, {})
+    assert "All 24 ratio points" in render_report(at, CTX, {})
+    assert COUNTS_HEADER in render_report(past, CTX, {})
+
+
+def test_the_console_report_and_its_full_tables(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    for commit in (BASE, REGRESSED):
+        tile(SOURCE, commit, out)
+    args = ["report", "--results", str(out), "--base", BASE, "--head", REGRESSED]
+    short, full = run_bot(*args), run_bot(*args, "--full")
+    assert short.returncode == full.returncode == 1
+    assert len(short.stdout) <= SUMMARY_CHARS and COUNTS_HEADER in short.stdout
+    assert COUNTS_HEADER not in full.stdout
+    assert full.stdout.count("| thunder-prims ") == 3 * 180  # ratio, kernel and detail rows
+    assert "_Truncated" not in full.stdout
