@@ -636,13 +636,20 @@ def test_the_site_is_built_from_the_store_or_says_it_is_not(tmp_path: Path) -> N
     checkout = _checkout(tmp_path, _store_with_the_key(tmp_path))
     proc = run_step(step, checkout, _bot_env(tmp_path), tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    chosen = Path(outputs(tmp_path / "out")["dir"])
+    chosen = Path(outputs(tmp_path / "out")["dirs"])
     assert chosen == tmp_path / "perf-results" / "results"
     assert (chosen / MACHINE / f"{KEY}.provenance.jsonl").is_file()
     assert "the history store, perf-results at" in (tmp_path / "sum").read_text()
     fresh = tmp_path / "fresh"
     fresh.mkdir()
-    proc = run_step(step, _checkout(fresh, None), _bot_env(fresh), fresh)
+    bare = _checkout(fresh, None)
+    proc = run_step(step, bare, _bot_env(fresh), fresh)
     assert proc.returncode == 0 and "::notice::no history store" in proc.stdout
-    assert outputs(fresh / "out")["dir"].startswith("data/h200")
+    assert outputs(fresh / "out")["dirs"] == "data/h200-smoke/results"  # no recorded data
+    (bare / "data" / "h200" / "results").mkdir(parents=True)
+    (fresh / "out").unlink()
+    proc = run_step(step, bare, _bot_env(fresh), fresh)
+    assert outputs(fresh / "out")["dirs"].split() == [
+        "data/h200/results", "data/h200-thunder-nightlies/results", "data/h200-nightly/results",
+    ]
     assert "**no history store yet**" in (fresh / "sum").read_text()
