@@ -6,7 +6,8 @@ points), tiled from the recorded ``pr`` runs (tests/perf/tile.py).
 
 Two histories, each commit a recorded run tiled over the nightly points under a commit and
 date of its own (in turn): the twelve stock runs (A/A), and the same with the two recorded
-slow-thunder-2 runs from the middle on (a real +2.5-2.8% step, confirmed, its issues built, dry).
+slow-thunder-2 runs from the middle on (a real step, confirmed, its issues built, dry); and
+the A/A history with records thinned as the history store thins old ones (no per-round lists).
 Each case runs the real command in its own process, ``--runs`` times, and prints the machine,
 then per case the commits, the exit code, the wall seconds (fastest, median), the CPU seconds
 and the peak resident memory of the process (its rusage). Printed, never asserted.
@@ -62,7 +63,7 @@ def fake_commit(case: str, i: int) -> str:
     return hashlib.sha1(f"bench-history {case} {i}".encode()).hexdigest()
 
 
-def build(out: Path, case: str, commits: int, step_at: int | None) -> Path:
+def build(out: Path, case: str, commits: int, step_at: int | None, slim: bool = False) -> Path:
     """``commits`` tiled runs in ``out``, one a day; the slower runs from ``step_at`` on.
 
     Each lab session wrote its own machine.json (tile.py keeps a folder to one), so each
@@ -76,7 +77,15 @@ def build(out: Path, case: str, commits: int, step_at: int | None) -> Path:
         results, commit = pool[i % len(pool)]
         part = sources.setdefault(results, parts / str(len(sources)))
         day = (start + timedelta(days=i)).isoformat()
-        tile(results, commit, part, size_set="nightly", as_commit=fake_commit(case, i), date=day)
+        tile(
+            results,
+            commit,
+            part,
+            size_set="nightly",
+            as_commit=fake_commit(case, i),
+            date=day,
+            slim_provenance=slim,
+        )
     for n, part in enumerate(sources.values()):
         for path in part.rglob("*"):
             if path.is_file() and (n == 0 or path.name not in ("machine.json", "benchmarks.json")):
@@ -121,13 +130,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"load average at start: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory(prefix="bench-history-") as tmp:
         cases = [
-            ("A/A", None),
-            (f"+2% Thunder from commit {args.commits // 2 + 1}", args.commits // 2),
+            ("A/A", None, False),
+            (f"+2% Thunder from commit {args.commits // 2 + 1}", args.commits // 2, False),
+            ("A/A, records without per-round lists", None, True),
         ]
         head = f"{'case':<36}{'commits':>8}{'exit':>5}{'wall s (min, median)':>22}"
         print(f"{head}{'cpu s':>7}{'peak MB':>9}")
-        for n, (name, step_at) in enumerate(cases):
-            results = build(Path(tmp) / f"case-{n}" / "results", name, args.commits, step_at)
+        for n, (name, step_at, slim) in enumerate(cases):
+            folder = Path(tmp) / f"case-{n}" / "results"
+            results = build(folder, name, args.commits, step_at, slim)
             runs = [run_once(results) for _ in range(args.runs)]
             best = min(runs)
             median = statistics.median(r[0] for r in runs)
