@@ -3,9 +3,10 @@
 The nightly set (180 dtype x shape points) does not fit one GPU job. ``plan`` splits it into
 shards that each fit a budget (default 8 minutes on one GPU, from a cost model fitted on
 recorded runs: plan.py, fit.py); ``run`` measures one shard's points that this commit does not
-have yet (any runner of the GPU kind; a killed or failed shard re-runs alone and measures only
-what is missing); ``merge`` checks the shards measured the same thing the same way and writes
-the commit's one provenance record, which asv then stores (``--store``) as one asv result.
+have yet (any runner of the GPU kind; a failed shard re-runs alone and measures only what is
+missing: the points that raised, and every point of a process killed before its header);
+``merge`` checks the shards measured the same thing the same way and writes the commit's one
+provenance record, which asv then stores (``--store``) as one asv result.
 """
 
 from __future__ import annotations
@@ -133,7 +134,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if conflict:
         print(f"shards: {folder} holds runs measured otherwise: {conflict}", file=sys.stderr)
         return Exit.USAGE
-    done = store.measured(store.read_points([folder])) if folder.is_dir() else set()
+    done = store.done(folder)
     todo = [p for p in shards[k - 1].points if p not in done]
     print(f"shards: shard {args.shard}: {len(todo)} of {len(shards[k - 1].points)} points to "
           f"measure (about {shards[k - 1].estimate_s:.0f} s for all)", file=sys.stderr)
@@ -207,7 +208,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     cfg = _config(suite_env(args))
     folder = store.shards_dir(Path(args.results), args.machine, args.commit)
-    done = store.measured(store.read_points([folder])) if folder.is_dir() else set()
+    done = store.done(folder)
     missing = 0
     for s in _shards(args, cfg):
         left = [p for p in s.points if p not in done]

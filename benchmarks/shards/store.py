@@ -3,10 +3,11 @@
 ``<results>/<machine>/<commit>.shards/`` holds
 
 - ``point-<dtype>-<MxN>.json``: one measured point, written (atomically) the moment it is
-  measured, so a shard killed half-way keeps what it finished and a re-run measures only the
-  rest;
+  measured;
 - ``run-<id>.json``: one shard process's header (suite settings, GPU, versions, which points
-  it measured, when, on which host), written when the process ends;
+  it measured, when, on which host), written when the process ends: a re-run skips the points
+  of finished runs only, so a shard killed half-way is measured again, and merge never sees
+  a point whose settings no header states;
 - ``hygiene-<id>.jsonl``: that process's runner checks (benchmarks/runner_check.py).
 
 ``merge`` turns the folder into the one provenance record per commit that asv stores
@@ -88,6 +89,17 @@ def read_points(folders: Iterable[Path]) -> dict[str, dict[str, Any]]:
 def measured(points: dict[str, dict[str, Any]]) -> set[str]:
     """Points that need no re-measuring: a point-level error (an exception) is retried."""
     return {k for k, doc in points.items() if "error" not in doc["point"]}
+
+
+def done(folder: Path) -> set[str]:
+    """The points of ``folder`` a shard run skips: measured without an error by a process
+    that finished (wrote its header). A killed process's points are measured again, since
+    merge refuses points whose settings no header states."""
+    if not folder.is_dir():
+        return set()
+    finished = {r["id"] for r in read_runs(folder)}
+    points = read_points([folder])
+    return {k for k in measured(points) if points[k]["run"] in finished}
 
 
 def read_runs(folder: Path) -> list[dict[str, Any]]:

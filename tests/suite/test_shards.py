@@ -201,3 +201,23 @@ def test_plan_json_is_a_workflow_matrix(capsys: pytest.CaptureFixture[str]) -> N
     doc = json.loads(capsys.readouterr().out)
     assert doc["size_set"] == "nightly" and doc["count"] == len(doc["shards"])
     assert {"shard", "points", "estimate_s"} <= set(doc["shards"][0])
+
+
+def test_points_of_a_killed_shard_process_are_measured_again(copy: Path) -> None:
+    """A shard process killed part-way (the job's time limit, a lost runner) leaves point files
+    but no run header, which merge refuses; the re-run must measure those points again, or
+    the commit could never be merged."""
+    folder = store.shards_dir(copy, MACHINE, COMMIT)
+    _current_digest(folder)
+    killed = sorted(folder.glob("run-*.json"))[0]
+    orphans = set(json.loads(killed.read_text(encoding="utf-8"))["points"])
+    killed.unlink()
+    shards = plan(nightly(), Costs.load(), 480.0)
+    lost = [p for p in shards[0].points if p in orphans]
+    assert lost  # the current plan's first shard holds points of the killed process
+    again = _run_shard(copy, f"1/{len(shards)}")
+    assert f"{len(lost)} of {len(shards[0].points)} points to measure" in again.stderr, again.stderr
+    assert again.returncode in (Exit.NO_GPU, Exit.FAILED), again.stderr  # no CUDA here
+    status = main(["status", "--variants", VARIANTS, "--results", str(copy), "--commit", COMMIT,
+                   "--machine", MACHINE])
+    assert status == Exit.INCOMPLETE
