@@ -2,8 +2,9 @@
 
 The decision is pure (:func:`decide`: the index and the run's fingerprint in, what to do out);
 only :func:`add` touches the disk. The files are copied under temporary names and renamed into
-place, then the index is written: a failure part-way leaves files the index does not list
-(``store check`` names them, git shows them), never an index that lists files that are not there.
+place, then the index is written, and a replaced run's old files are removed last: a failure
+part-way leaves files the index does not list (``store check`` names them, git shows them),
+never an index that lists files that are not there.
 """
 
 from __future__ import annotations
@@ -85,10 +86,6 @@ def add(
         return Added(outcome, index.find(entry.key) or entry)
     mdir = store / RESULTS / run.machine
     mdir.mkdir(parents=True, exist_ok=True)
-    old = index.find(entry.key)
-    if old is not None:
-        for name in old.files():
-            (mdir / name).unlink(missing_ok=True)
     pairs = [
         (run.results_file, mdir / run.results_file.name),
         (run.provenance, mdir / run.provenance.name),
@@ -103,4 +100,9 @@ def add(
     _copy(pairs)
     rows = [e for e in index.without(entry.key).rows] + [entry]
     write_index(store, index.without(entry.key).with_rows(rows))
+    # A replaced run's files go only now, and only those the new run did not overwrite.
+    old = index.find(entry.key)
+    if old is not None:
+        for name in set(old.files()) - {dst.name for _, dst in pairs}:
+            (mdir / name).unlink(missing_ok=True)
     return Added(outcome, entry)

@@ -72,7 +72,7 @@ def thin(
         now = max((r.date for r in rows), default=datetime.now().astimezone())
     history = [Row(e.machine, e.commit, e.date, 0, 0, e.stripped) for e in index.retired]
     thinning = plan(rows, now, policy, frozenset(pins), history)
-    stripped, retired, kept = [], [], []
+    stripped, retired, kept, gone = [], [], [], []
     for e in index.rows:
         action = thinning.actions[e.key]
         mdir = store / RESULTS / e.machine
@@ -85,12 +85,14 @@ def thin(
         if action is Action.RETIRE:
             why = "over the cap" if e.key in thinning.capped else "by age"
             retired.append(replace(e, retired=f"{why}, {now:%Y-%m-%d}"))
-            if not dry_run:
-                for name in e.files():
-                    (mdir / name).unlink(missing_ok=True)
+            gone += [mdir / name for name in e.files()]
         else:
             kept.append(e)
     if not dry_run:
+        # The index first: a failure while removing leaves files it does not list, never
+        # an index that lists removed files.
         write_index(store, replace(index, rows=()).with_rows(kept, retired))
+        for path in gone:
+            path.unlink(missing_ok=True)
     size_before = sum(r.size for r in rows)
     return Thinned(thinning, now, size_before, tuple(stripped), tuple(retired), len(kept))
