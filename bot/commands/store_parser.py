@@ -37,6 +37,12 @@ def _count(text: str) -> int:
     return int(text)
 
 
+def _commits_kept(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 10**6:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of commits (at least 1)")
+    return int(text)
+
+
 def _megabytes(text: str) -> float:
     try:
         value = float(text)
@@ -106,7 +112,7 @@ def add_store_command(
     q.add_argument("--cap-mb", type=_megabytes, default=200.0)
     q.add_argument(
         "--keep-history",
-        type=int,
+        type=_commits_kept,
         default=30,
         metavar="N",
         help="commits the branch keeps (older ones are squashed away; default 30)",

@@ -148,3 +148,14 @@ def test_the_branch_keeps_a_bounded_history(nights: tuple[Path, Path], tmp_path:
     assert code == 0 and "history squashed: 4 older commit(s) dropped" in out, out
     assert git(store, "rev-parse", "HEAD^{tree}") == tip_tree
     assert old not in git(store, "rev-list", "--objects", "HEAD")
+
+
+def test_a_bad_keep_history_is_refused_before_anything_changes(
+    nights: tuple[Path, Path], tmp_path: Path
+) -> None:
+    store = copy(nights[1], tmp_path)
+    before = tree_state(store)
+    for bad in ("0", "-3"):
+        code, out = thin(store, "--keep-history", bad)
+        assert code == 2, out
+        assert tree_state(store) == before  # not thinned and committed first, then refused
