@@ -98,6 +98,8 @@ def run_bisect_command(args: argparse.Namespace, env: Mapping[str, str], out: IO
         raise _usage("give --issue or --issue-key, not both")
     if (args.issue is not None or args.issue_key is not None) and args.repo is None:
         raise _usage("--issue and --issue-key need --repo")
+    if args.repo is not None and args.issue is None and args.issue_key is None:
+        raise _usage("--repo needs --issue or --issue-key: the issue the section goes on")
     with step("choose the points", ExitCode.USAGE):
         points = parse_points(args.points) if args.points else read_report_points(args.from_report)
         variants = parse_variants(args.variants)

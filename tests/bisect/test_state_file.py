@@ -159,3 +159,15 @@ def test_a_measurement_whose_results_cannot_be_read_is_not_recorded(
     assert f"{NIGHTLIES[5]}: its results cannot be used:" in err and "truncated JSON" in err
     runs = json.loads((tmp_path / "state.json").read_text())["runs"]
     assert [r["build"] for r in runs] == [NIGHTLIES[0], UNFUSED]
+
+
+def test_a_repo_without_an_issue_is_refused_before_measuring(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--repo alone names no issue: refused at once, not after the GPU time (where a token
+    made it fail as a GitHub failure, exit 4, and no token printed a section for 'key None')."""
+    code, _ = bisect(tmp_path, TIMELINE, "--repo", "Lightning-AI/lightning-thunder")
+    assert code == ExitCode.USAGE and "--repo needs --issue or --issue-key" in (
+        capsys.readouterr().err
+    )
+    assert not (tmp_path / "state.json").exists()  # nothing measured
