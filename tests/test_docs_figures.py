@@ -703,7 +703,7 @@ def test_history_doc_constants_are_the_codes() -> None:
     assert f"{m.min_before} before a split and {m.min_after} after it" in HISTORY_TEXT
     assert (s.effect, s.broad_effect, s.alpha) == (0.02, 0.01, 0.01)
     assert "(2%, `perfbot.toml`)" in HISTORY_TEXT and "from 1% on" in HISTORY_TEXT
-    assert "alpha (0.01) over the number of splits" in HISTORY_TEXT
+    assert "alpha (0.01) over the number of windows tested" in HISTORY_TEXT
     assert build_date("0.2.6").startswith("2000-01-01")
     assert "(a release: 2000-01-01)" in HISTORY_TEXT
     shapes, dtypes = load_size_set("nightly")

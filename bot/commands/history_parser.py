@@ -21,7 +21,7 @@ DESCRIPTION = textwrap.fill(
     "(broken, the Thunder/nvFuser ratio, nvFuser's kernel time, Thunder's kernel time), and "
     "open, update or close the linked issues of confirmed regressions and breaks (dry without "
     "GITHUB_TOKEN or PERFBOT_ISSUES_TOKEN). At each split, at most --window commits a side are "
-    "compared with the PR mode's rules at alpha over the number of splits; a change is "
+    "compared with the PR mode's rules at alpha over the number of windows tested; a change is "
     f"confirmed once --min-after commits follow it (default {DEFAULTS.min_after}), pending "
     "before, and never filed while pending. Method and its measured false alarms: "
     "docs/HISTORY.md.",

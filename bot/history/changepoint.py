@@ -4,7 +4,7 @@ At every split between two commits (the last good commit and the first bad one),
 before it (at most ``window``) are compared with the commits after it (at most ``window``,
 and also only the first ``min_after`` of them, so that a change that lasted only a few commits
 is not diluted by the commits after its end) by bot/history/window.py: the PR mode's guards and
-rules on the two windows, at alpha over the number of splits tested (Bonferroni over
+rules on the two windows, at alpha over the number of windows tested (Bonferroni over
 positions; Holm within each guard's points, as in the PR mode). Only splits the screen
 (bot/history/scan.py) lets through are decided in full.
 
@@ -71,9 +71,10 @@ class Scan:
     changes: tuple[Change, ...]  # confirmed, in commit order
     pending: tuple[Change, ...]
     tested: int  # splits tested
-    alpha: float  # per split
+    alpha: float  # per window tested (the configured alpha over ``windows``)
     splits: tuple[int, ...]  # the change points, in commit order
     decided: int  # splits decided in full (the rest the screen let go)
+    windows: int = 0  # windows tested with no change point found (the Bonferroni count)
 
 
 def flagged(v: Verdict) -> list[tuple[GuardKind, Direction, float]]:
@@ -136,13 +137,28 @@ def _strongest(decide: _Decider, options: list[Span]) -> tuple[float, Span, Verd
     return max(found, key=lambda x: x[0], default=None)
 
 
+def tested_windows(size: int, m: Method) -> int:
+    """How many windows the search tests when nothing changed: a confirmable split's usable
+    spans (the full window and the short one) and a newest split's one; the Bonferroni count,
+    so that a false change anywhere, in any window, is at most alpha. A change point found only
+    shortens windows (the short one may then be the full one): never more tests than this."""
+    count = 0
+    for i in range(m.min_before - 1, size - 1):
+        if size - 1 - i >= m.min_after:
+            count += len(usable(i, [], m, size))
+        else:
+            count += int(spans(i, [], m, size)[0].before >= m.min_before)
+    return count
+
+
 def find_changes(table: Table, m: Method, model_note: str = "") -> Scan:
     size = table.size
     positions = list(range(m.min_before - 1, size - 1))
     confirmable = [i for i in positions if size - 1 - i >= m.min_after]
-    if not positions:
-        return Scan((), (), 0, table.settings.alpha, (), 0)
-    alpha = table.settings.alpha / len(positions)
+    windows = tested_windows(size, m)
+    if not positions or not windows:
+        return Scan((), (), len(positions), table.settings.alpha, (), 0, windows)
+    alpha = table.settings.alpha / windows
     decide = _Decider(table, m, alpha, model_note)
     splits: list[int] = []
     for _ in range(len(confirmable)):
@@ -171,6 +187,7 @@ def find_changes(table: Table, m: Method, model_note: str = "") -> Scan:
         alpha,
         tuple(sorted(splits)),
         len({span for span, _ in decide.cache}),
+        windows,
     )
 
 

@@ -46,7 +46,7 @@ def method_text(m: Method) -> str:
         f"(at most {m.window} a side) with the PR mode's four guards and rules: a 95% "
         "Student-t interval whose variance adds the within-run noise and the between-run noise "
         "of this machine, a change at least the threshold, one-sided p below alpha over the "
-        "number of splits tested (Holm-adjusted within each guard). A change is confirmed once "
+        "number of windows tested (Holm-adjusted within each guard). A change is confirmed once "
         f"{m.min_after} commits after it each moved at least half of it; the strongest change "
         "is taken first and the windows stop at the changes found. Full method and its "
         "false-alarm rate on recorded A/A runs: docs/HISTORY.md."
@@ -130,7 +130,8 @@ def _timing_issue(
         "",
         f"Decided on {v.runs[0]} run(s) of {c.span.split - c.span.first + 1} commit(s) before "
         f"against {v.runs[1]} run(s) of {c.span.after} commit(s) after, alpha "
-        f"{w.scan.alpha:.2g} a split ({w.scan.tested} splits tested); {escape_md(w.model, 200)}.",
+        f"{w.scan.alpha:.2g} a window ({w.scan.windows} windows at {w.scan.tested} splits "
+        f"tested); {escape_md(w.model, 200)}.",
         f"Now: {_state_words(f, h, repo)}.",
         "",
         *_rows(g, v),

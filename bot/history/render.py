@@ -100,8 +100,8 @@ def report_text(w: Watch) -> str:
         f"Main-branch history on {h.machine}: {len(commits)} commit(s)"
         + (f", {day(commits[0].date)} to {day(commits[-1].date)}" if commits else ""),
         f"Method: windows of at most {m.window} commits a side; a change is confirmed with "
-        f"{m.min_after} commits after it; {sc.tested} split(s) tested at alpha "
-        f"{w.scan.alpha:.3g} each, {sc.decided} decided in full (docs/HISTORY.md)",
+        f"{m.min_after} commits after it; {sc.tested} split(s) tested in {sc.windows} window(s) "
+        f"at alpha {w.scan.alpha:.3g} each, {sc.decided} decided in full (docs/HISTORY.md)",
         f"Noise: {w.model}",
         "",
         "Commits, oldest first:",
@@ -198,7 +198,8 @@ def to_json(watches: Sequence[Watch]) -> dict[str, Any]:
                     "min_after": w.method.min_after,
                 },
                 "splits_tested": w.scan.tested,
-                "alpha_per_split": w.scan.alpha,
+                "windows_tested": w.scan.windows,
+                "alpha_per_window": w.scan.alpha,
                 "decided_in_full": w.scan.decided,
                 "noise": w.model,
                 "changes": [

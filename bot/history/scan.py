@@ -5,7 +5,7 @@ and which splits could possibly flag a guard.
 Why a screen: deciding a split in full (bot/history/window.py) costs one ``compare`` per
 series, ~40 ms for a nightly's ~900 series, and a history has a split per commit. A guard can
 only be flagged at a split where some series or geometric mean moved by its threshold with a
-one-sided p below the per-split alpha; its t must then exceed the NORMAL quantile of that alpha
+one-sided p below the per-window alpha; its t must then exceed the NORMAL quantile of that alpha
 (a t quantile is always larger), so a split where nothing passes that is never decided in full
 and loses nothing.
 

@@ -7,8 +7,8 @@ What differs from ``pr`` (bot/decide/families.py) and why:
 
 * the runs of a window are several commits, never paired with the other window's by index
   (a job's repeats are; commits k of two windows are not): always the unpaired comparison;
-* alpha is the per-split alpha the caller passes (the configured alpha over the number of
-  splits tested: Bonferroni over positions, Holm over the points within each guard);
+* alpha is the per-window alpha the caller passes (the configured alpha over the number of
+  windows tested: Bonferroni over positions and windows, Holm over the points within each guard);
 * the persistence rule: a series or geometric mean flagged at a split counts only when each of
   the first ``min_after`` commits after it, on its own, moved at least half the window's change
   the same way (two consecutive commits past the midpoint, as PyTorch's HUD asks for two

@@ -44,6 +44,32 @@ def test_the_recorded_aa_order_reports_nothing() -> None:
     assert w.scan.tested == len(STOCK) - M.min_before
 
 
+def test_bonferroni_counts_every_window_the_search_tests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the screen letting every split through, every window the search can decide on an
+    A/A history is decided: their number times the alpha each is tested at is at most the
+    configured alpha (a split has two windows, the full one and the first commits after it:
+    alpha over the splits alone would be up to twice the stated rate)."""
+    import numpy as np
+
+    from bot.history import changepoint
+
+    seen: set[tuple[int, int, int]] = set()
+    decide = changepoint.decide_span
+
+    def recording(table, span, *args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.add((span.split, span.first, span.last))
+        return decide(table, span, *args, **kwargs)
+
+    monkeypatch.setattr(changepoint, "decide_span", recording)
+    monkeypatch.setattr(changepoint, "screen", lambda t, w, a, least: np.ones(w.split.shape, bool))
+    for size in (4, 6, len(STOCK)):
+        seen.clear()
+        w = watch(STOCK[:size])
+        assert not w.scan.changes and (len(seen) > w.scan.tested or size == 4)
+        assert len(seen) == w.scan.windows
+        assert w.scan.alpha * len(seen) <= shipped()[0].alpha * (1 + 1e-12)
+
+
 @pytest.mark.parametrize("k", [2, 4, 8])
 @pytest.mark.parametrize("slow", [THUNDER_2, THUNDER_2[::-1]])
 def test_a_real_thunder_step_of_about_3_percent_is_found_after_two_commits(
