@@ -653,3 +653,26 @@ def test_the_site_is_built_from_the_store_or_says_it_is_not(tmp_path: Path) -> N
         "data/h200/results", "data/h200-thunder-nightlies/results", "data/h200-nightly/results",
     ]
     assert "**no history store yet**" in (fresh / "sum").read_text()
+
+
+def test_a_build_the_store_retired_is_not_measured_again(tmp_path: Path) -> None:
+    """A retired run is not brought back by `store add` (docs/STORE.md): measuring its key
+    again would only spend the GPU, so the plan skips a retired key as it skips a stored one."""
+    store = _store_with_the_key(tmp_path)
+    index = json.loads((store / "index.json").read_text(encoding="utf-8"))
+    (row,) = index["rows"]
+    index["rows"], index["retired"] = [], [{**row, "retired": "by age, 2027-01-01"}]
+    (store / "index.json").write_text(json.dumps(index), encoding="utf-8")
+    git(store, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qam", "retire")
+    checkout = _checkout(tmp_path, store)
+    out, summary = tmp_path / "out", tmp_path / "summary"
+    env = {
+        "KEY": KEY,
+        "SPEC": "lightning-thunder==0.2.7.dev20260201",
+        "REPLACE": "false",
+        "GITHUB_OUTPUT": str(out),
+        "GITHUB_STEP_SUMMARY": str(summary),
+    }
+    proc = run_step(step_by_id(WF, "stored"), checkout, env, tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert outputs(out) == {"skip": "true"}
