@@ -51,7 +51,8 @@ def _persistent(
     table: Table, y: Floats, n: np.ndarray, span: Span, c: Comparison, min_after: int
 ) -> bool:
     """Each of the first ``min_after`` commits after the split (with data) moved at least
-    half the change, the same way, measured from the before window's mean."""
+    half the change, the same way, measured from the before window's mean; a series with data
+    at fewer of them (a pending span: at its commits after) has not persisted."""
     before_mean = math.log(c.base.estimate)
     seen = 0
     for commit in range(span.split + 1, span.last + 1):
@@ -65,7 +66,7 @@ def _persistent(
         seen += 1
         if seen == min_after:
             break
-    return True
+    return seen >= min(min_after, span.after)
 
 
 def columns(table: Table, span: Span) -> tuple[int, int, int]:

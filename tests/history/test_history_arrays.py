@@ -190,3 +190,24 @@ def test_a_split_one_commit_early_is_not_the_change() -> None:
     assert early.guard("ratio").state != "regressed"  # type: ignore[union-attr]
     right = decide_span(table, Span(5, 0, 8), alpha, 2, 2, "", full=True)
     assert right.guard("ratio").state == "regressed"  # type: ignore[union-attr]
+
+
+def test_persistence_needs_data_at_min_after_commits_after_the_split() -> None:
+    """A series confirmed with 2 commits after its split must have moved at 2 of them: one
+    commit with data (the other's run failed for it) is one odd run, not a persistent change;
+    a pending span (1 commit after) asks for its one."""
+    from types import SimpleNamespace
+
+    from bot.history.rows import Span, _persistent
+
+    table = SimpleNamespace(runs=lambda first, last: (first, last + 1))  # a run per commit
+    c = SimpleNamespace(base=SimpleNamespace(estimate=1.0), log_change=math.log(1.03))
+    y = np.asarray([0.0, 0.0, 0.0, math.log(1.03), 0.0])
+    moved_once = np.asarray([1, 1, 1, 1, 0])  # commit 4 has no data for this series
+    both = np.ones(5, dtype=np.int64)
+    span, pending = Span(2, 0, 4), Span(3, 0, 4)
+    assert not _persistent(table, y, moved_once, span, c, 2)  # type: ignore[arg-type]
+    y_both = np.asarray([0.0, 0.0, 0.0, math.log(1.03), math.log(1.03)])
+    assert _persistent(table, y_both, both, span, c, 2)  # type: ignore[arg-type]
+    assert _persistent(table, y_both, both, pending, c, 2)  # type: ignore[arg-type]
+    assert not _persistent(table, y_both, moved_once, pending, c, 2)  # type: ignore[arg-type]
