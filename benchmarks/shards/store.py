@@ -5,9 +5,11 @@
 - ``point-<dtype>-<MxN>.json``: one measured point, written (atomically) the moment it is
   measured;
 - ``run-<id>.json``: one shard process's header (suite settings, GPU, versions, which points
-  it measured, when, on which host), written when the process ends: a re-run skips the points
-  of finished runs only, so a shard killed half-way is measured again, and merge never sees
-  a point whose settings no header states;
+  it measures, when, on which host), written with ``finished`` false before its first point
+  and again when the process ends: a shard killed half-way keeps the points it finished and a
+  re-run measures only the rest; a point with no header at all (a process of an older
+  worker, killed) is measured again, and merge never sees a point whose settings no header
+  states;
 - ``hygiene-<id>.jsonl``: that process's runner checks (benchmarks/runner_check.py).
 
 ``merge`` turns the folder into the one provenance record per commit that asv stores
@@ -93,13 +95,13 @@ def measured(points: dict[str, dict[str, Any]]) -> set[str]:
 
 def done(folder: Path) -> set[str]:
     """The points of ``folder`` a shard run skips: measured without an error by a process
-    that finished (wrote its header). A killed process's points are measured again, since
-    merge refuses points whose settings no header states."""
+    whose header states its settings (finished or killed after its first point). Points
+    with no header are measured again, since merge refuses them."""
     if not folder.is_dir():
         return set()
-    finished = {r["id"] for r in read_runs(folder)}
+    headed = {r["id"] for r in read_runs(folder)}
     points = read_points([folder])
-    return {k for k in measured(points) if points[k]["run"] in finished}
+    return {k for k in measured(points) if points[k]["run"] in headed}
 
 
 def read_runs(folder: Path) -> list[dict[str, Any]]:
@@ -155,6 +157,8 @@ def merge(folder: Path, expected: list[str]) -> dict[str, Any]:
                 "started_at": r["header"]["started_at"],
                 "finished_at": r["header"]["finished_at"],
                 "process_wall_s": r.get("process_wall_s"),
+                # Only a killed run says so (runs of the first workers have no such field).
+                **({"finished": False} if r.get("finished") is False else {}),
                 "gpu": r["header"]["gpu"],
                 "points": [k for k in expected if points[k]["run"] == r["id"]],
             }

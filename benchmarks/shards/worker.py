@@ -34,6 +34,27 @@ def main() -> int:
     if isinstance(run, str):
         print(f"shards: {run}", file=sys.stderr)
         return 3
+    start = float(os.environ.get("SHARD_PROCESS_START", time.time()))
+
+    def write_run(finished: bool) -> None:
+        """The header first with ``finished`` false, before any point: a process killed
+        half-way (a job's time limit, a lost runner) leaves points whose settings are known,
+        so a re-run keeps them and measures only the rest; rewritten whole at the end."""
+        header = run_header(cfg, run)
+        header["suite_digest"] = os.environ.get("SHARD_SUITE_DIGEST")
+        write_json_atomic(folder / f"run-{run_id}.json", {
+            "schema": RUN_SCHEMA,
+            "id": run_id,
+            "shard": os.environ.get("SHARD_LABEL"),
+            "host": socket.gethostname(),
+            "finished": finished,
+            "points": [point_key(d, s) for d, s in todo],
+            # From before the imports: what a shard costs, not only its points.
+            "process_wall_s": round(time.time() - start, 1) if finished else None,
+            "header": header,
+        })
+
+    write_run(finished=False)
     failed = 0
     for i, (dtype, shape) in enumerate(todo, 1):
         key = point_key(dtype, shape)
@@ -41,19 +62,7 @@ def main() -> int:
         failed += "error" in point
         write_point(folder, key, point, run_id)
         print(progress_line(i, len(todo), key, point), file=sys.stderr, flush=True)
-    header = run_header(cfg, run)
-    header["suite_digest"] = os.environ.get("SHARD_SUITE_DIGEST")
-    start = float(os.environ.get("SHARD_PROCESS_START", time.time()))
-    write_json_atomic(folder / f"run-{run_id}.json", {
-        "schema": RUN_SCHEMA,
-        "id": run_id,
-        "shard": os.environ.get("SHARD_LABEL"),
-        "host": socket.gethostname(),
-        "points": [point_key(d, s) for d, s in todo],
-        # From before the imports: what the planner must budget for a shard, not only points.
-        "process_wall_s": round(time.time() - start, 1),
-        "header": header,
-    })
+    write_run(finished=True)
     return 4 if failed else 0
 
 

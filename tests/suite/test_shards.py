@@ -221,3 +221,23 @@ def test_points_of_a_killed_shard_process_are_measured_again(copy: Path) -> None
     status = main(["status", "--variants", VARIANTS, "--results", str(copy), "--commit", COMMIT,
                    "--machine", MACHINE])
     assert status == Exit.INCOMPLETE
+
+
+def test_a_shard_process_killed_after_its_header_keeps_its_points(copy: Path) -> None:
+    """The worker writes its header (finished: false) before its first point: killed half-way,
+    its points keep their settings, a re-run measures only the rest, and merge takes them,
+    saying the run did not finish."""
+    folder = store.shards_dir(copy, MACHINE, COMMIT)
+    _current_digest(folder)
+    killed = sorted(folder.glob("run-*.json"))[0]
+    doc = json.loads(killed.read_text(encoding="utf-8"))
+    doc.update(finished=False, process_wall_s=None)  # as the worker leaves it when killed
+    killed.write_text(json.dumps(doc), encoding="utf-8")
+    shards = plan(nightly(), Costs.load(), 480.0)
+    again = _run_shard(copy, f"1/{len(shards)}")
+    assert again.returncode == 0 and "0 of" in again.stderr, again.stderr
+    assert main(["merge", "--results", str(copy), "--commit", COMMIT, "--machine", MACHINE]) == 0
+    merged = json.loads((copy / MACHINE / f"{COMMIT}.provenance.jsonl").read_text())
+    runs = {r["id"]: r for r in merged["shards"]}
+    assert runs[doc["id"]]["finished"] is False and runs[doc["id"]]["process_wall_s"] is None
+    assert all("finished" not in r for i, r in runs.items() if i != doc["id"])
