@@ -471,3 +471,51 @@ def test_the_regressions_page_lists_a_ratio_step(
                               " return p && p.getData().length > 0; }")  # fmt: skip
         assert BENCH_RATIO in tab.locator("#title").inner_text()
     _assert_clean(traffic)
+
+
+NIGHTLY = REPO / "data/h200-nightly/results"
+#: The nightly sweep's most striking point (data/README.md): thunder-prims 2.6x the fusion.
+NIGHTLY_POINT = PointKey("thunder-prims", "bfloat16", "16x49152")
+
+
+@pytest.fixture(scope="module")
+def whole_history(tmp_path_factory: pytest.TempPathFactory) -> SiteReport:
+    """Everything real: data/h200, the six Thunder nightlies, then the whole nightly sweep."""
+    return build_site([*HISTORY, NIGHTLY], tmp_path_factory.mktemp("whole") / "site")
+
+
+def test_the_nightly_sweep_on_the_site(
+    whole_history: SiteReport, page: tuple[Any, Traffic]
+) -> None:
+    """The newest commit is the 180-point sweep: the landing view compares the 9 points the
+    commit before measured, calls the other 171 new, colours by the rule, and the sweep's
+    slowest point draws its ratio above the line at 1."""
+    tab, traffic = page
+    nightly_commit = _shas(NIGHTLY)[0]
+    assert whole_history.commits[-1] == nightly_commit
+    p = NIGHTLY_POINT
+    value = measured(NIGHTLY, SITE.machine, BENCH_RATIO, _params(p.variant, p.dtype, p.shape))
+    with start_server(whole_history.out_dir) as server:
+        tab.goto(server.url + "/")
+        tab.wait_for_selector("#perfbot-landing table.points", state="attached")
+        tab.wait_for_load_state("networkidle")
+        found = tab.evaluate(CHANGE_CELLS)
+        _shot(tab, "site-nightly-landing.png")
+        tab.goto(graph_url(server.url, NIGHTLY_POINT, SITE.machine))
+        drawn = _plot(tab)
+        _assert_reference_line(tab)
+        _shot(tab, "site-nightly-ratio-graph.png")
+    ratio_cells = [c for c in found if c["column"] == "ratio"]
+    points = {c["point"] for c in ratio_cells}
+    assert len(points) == 2 * 180  # both Thunder variants at every point of the set
+    compared = {c["point"] for c in ratio_cells if c["kind"] != "new"}
+    assert {p.split("/", 1)[1] for p in compared} == {
+        f"{d}/{s}" for d in ("bfloat16", "float16", "float32")
+        for s in ("512x4096", "2048x8192", "16384x8192")
+    }
+    for cell in found:
+        change = float(cell["change"]) if cell["change"] is not None else None
+        assert cell["kind"] == expected_kind(change, cell["threshold"]), cell
+    (series,) = drawn["series"]
+    assert [p["y"] for p in series["points"] if p["y"] is not None] == [value] and value > 2.5
+    _assert_clean(traffic)
