@@ -1,19 +1,23 @@
 """What each confirmed regression's linked issue should do now (pure).
 
-A regression found at a split stays news until what its guard tracks is back. So each one is
-judged again, as one comparison at the configured alpha (no positions to correct for): its
-before window (the last good level) against
+A regression found at a split stays news until what its guard tracks is back, and each one is
+judged on its own change: its before window (the last good level), as one comparison at the
+configured alpha (no positions to correct for), against its checkpoints, in commit order:
 
-* the first commits after the same guard's next confirmed improvement (at most a window of
-  them, up to the next change point), when there is one: did that change bring it back?
-* otherwise the newest commits (at most a window, after the newest change point): is it
-  still regressed?
+* after each later confirmed change of the same guard: when an improvement, the first commits
+  after it (at most a window of them, up to the next change point): did that change bring it
+  back? when a regression, the last commits before it (at most a window, after the change
+  point before it): was it back by then, so that the new regression is a change of its own?
+* the newest commits (at most a window, after the newest change point).
 
-and the PR mode's rule turns that verdict into the issue's state (bot/tell/issue.py
-``sync_state``): open on alarm; close only when every point of the guard was measured on both
-sides and none is regressed or unsure (a lower ratio is no recovery while nvFuser's fusion is
-slower); anything between holds. A later regression of the same guard after a recovery is a
-change of its own, with its own issue, so an issue once closed is not reopened by it.
+The first checkpoint where it is back decides: recovered (so an issue closed on a return is
+never reopened by a later regression of the same guard, which has its own issue and key; and a
+regression with a later one stacked on it closes once a later improvement brings the guard
+back to where the first one started, not when the second one alone recovers). Back nowhere:
+the newest commits decide (still regressed, or neither). The PR mode's rule turns each verdict
+into the issue's state (bot/tell/issue.py ``sync_state``): open on alarm; close only when every
+point of the guard was measured on both sides and none is regressed or unsure (a lower ratio
+is no recovery while nvFuser's fusion is slower); anything between holds.
 
 One case the level comparison would get wrong: nvFuser's fusion got slower (the ratio fell:
 not a gain, never filed) and later got fast again (the ratio rose back). The ratio's rise is
@@ -37,36 +41,64 @@ from bot.tell.issue import SyncState, sync_state
 class FollowUp:
     change: Change
     state: SyncState
-    verdict: Verdict  # the change's before window against the commits it is judged on now
+    verdict: Verdict  # the change's before window against the commits that decided its state
     back_at: str | None  # the first commit of the recovery, when a later change brought it
     reason: str | None = None  # why it is not news though the windows say regressed
+    #: back before the same guard's next confirmed regression (its first bad commit), which
+    #: is a change of its own
+    back_before: str | None = None
 
 
-def _target(change: Change, scan: Scan, m: Method, size: int) -> tuple[int, int, str | None]:
-    later = [
-        c
-        for c in scan.changes
-        if c.guard == change.guard
-        and c.direction == "improved"
-        and c.span.split > change.span.split
-    ]
-    if later:
-        back = later[0].span.split
-        nxt = min((k for k in scan.splits if k > back), default=size - 1)
-        return back + 1, min(back + m.window, nxt), later[0].first_bad
-    newest = max(k for k in (*scan.splits, change.span.split) if k >= change.span.split)
-    return max(newest + 1, size - m.window), size - 1, None
+@dataclass(frozen=True)
+class Checkpoint:
+    """Commits ``start..end`` that a regression is judged against, and what they follow."""
+
+    start: int
+    end: int
+    back_at: str | None = None  # after this improvement's first bad commit
+    before: str | None = None  # just before this regression's first bad commit
 
 
-def follow_up(table: Table, scan: Scan, change: Change, m: Method, model_note: str) -> FollowUp:
-    start, end, back_at = _target(change, scan, m, table.size)
+def checkpoints(change: Change, scan: Scan, m: Method, size: int) -> list[Checkpoint]:
+    """Where ``change`` is judged, in commit order (see the module docstring)."""
+    cuts = sorted({*scan.splits, change.span.split})
+    out: list[Checkpoint] = []
+    for c in scan.changes:
+        k = c.span.split
+        if c.guard != change.guard or k <= change.span.split:
+            continue
+        if c.direction == "improved":
+            nxt = min((j for j in cuts if j > k), default=size - 1)
+            out.append(Checkpoint(k + 1, min(k + m.window, nxt), back_at=c.first_bad))
+        else:
+            prev = max(j for j in cuts if j < k)
+            out.append(Checkpoint(max(prev + 1, k - m.window + 1), k, before=c.first_bad))
+    newest = max(k for k in cuts if k >= change.span.split)
+    last = Checkpoint(max(newest + 1, size - m.window), size - 1)
+    if not out or (out[-1].start, out[-1].end) != (last.start, last.end):
+        out.append(last)
+    return out
+
+
+def _judge(
+    table: Table, change: Change, at: Checkpoint, m: Method, model_note: str
+) -> tuple[SyncState, Verdict]:
     before = list(range(change.span.first, change.span.split + 1))
-    sub = select(table, [*before, *range(start, end + 1)])
+    sub = select(table, [*before, *range(at.start, at.end + 1)])
     span = Span(len(before) - 1, 0, sub.size - 1)
     v = decide_span(sub, span, table.settings.alpha, m.min_before, m.min_after, model_note)
     guard = v.guard(change.guard)
     assert guard is not None
-    return FollowUp(change, sync_state(guard, v), v, back_at)
+    return sync_state(guard, v), v
+
+
+def follow_up(table: Table, scan: Scan, change: Change, m: Method, model_note: str) -> FollowUp:
+    *earlier, newest = checkpoints(change, scan, m, table.size)
+    for at in (*earlier, newest):
+        state, v = _judge(table, change, at, m, model_note)
+        if state == "recovered" or at is newest:
+            return FollowUp(change, state, v, at.back_at, back_before=at.before)
+    raise AssertionError("unreachable: the newest commits always decide")
 
 
 def follow_ups(table: Table, scan: Scan, m: Method, model_note: str) -> tuple[FollowUp, ...]:

@@ -105,6 +105,11 @@ def _state_words(f: FollowUp, h: History, repo: str | None) -> str:
         return escape_md(f.reason, 400)
     if f.state == "recovered" and f.back_at:
         return f"back since {commit_ref(h, f.back_at, repo)}"
+    if f.state == "recovered" and f.back_before:
+        return (
+            f"back before the same guard regressed again at {commit_ref(h, f.back_before, repo)} "
+            "(a change of its own, with its own issue)"
+        )
     return {
         "regressed": "still regressed at the newest commits",
         "recovered": "back at the newest commits",
