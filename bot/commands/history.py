@@ -1,8 +1,9 @@
 """The ``history`` command: the main-branch watch. Reads every commit's results in commit
 order, finds where the four guards changed (bot/history), prints the report (or JSON), and
 opens, updates or closes the linked issues of confirmed regressions and breaks with the PR
-mode's code (bot/github/issues.py); without an issues token, or with ``--dry-run``, it says
-what it would file and touches nothing.
+mode's code (bot/github/issues.py), then notes (once) and closes when back the bot's open
+history issues that no current change matches (bot/commands/history_stranded.py); without an
+issues token, or with ``--dry-run``, it says what it would file and touches nothing.
 
 Exit code: BROKEN when a confirmed break still fails at the newest commit, REGRESSION when a
 confirmed regression still stands there, OK otherwise (a regression that was fixed later is in
@@ -52,8 +53,12 @@ def _dry(issues: Sequence[GuardIssue], several: bool, why: str) -> list[str]:
     return lines
 
 
-def _sync(cfg: Config, issues: Sequence[GuardIssue], several: bool) -> tuple[list[str], list[str]]:
-    """What each issue sync did, and what failed (every change gets its turn first)."""
+def _sync(
+    cfg: Config, watches: Sequence[Watch], issues: Sequence[GuardIssue], several: bool
+) -> tuple[list[str], list[str]]:
+    """What each issue sync did, and what failed (every change gets its turn first); then the
+    bot's open history issues that no current change matches (bot/commands/history_stranded.py)."""
+    from bot.commands.history_stranded import sync_stranded
     from bot.github.client import make_github
     from bot.github.issues import sync_regression_issues
 
@@ -88,7 +93,8 @@ def _sync(cfg: Config, issues: Sequence[GuardIssue], several: bool) -> tuple[lis
                 lines.append(
                     f"issue ({tag}) in {o.repo}: {o.action} {o.url or ''}".rstrip() + folded
                 )
-    return lines, failures
+    more, failed = sync_stranded(gh, cfg, watches, issues)
+    return lines + more, failures + failed
 
 
 def cmd_history(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
@@ -154,7 +160,7 @@ def run_history(
         why = "--dry-run" if dry_run else "no GITHUB_TOKEN or PERFBOT_ISSUES_TOKEN"
         said = _dry(issues, several, why)
     else:
-        said, failures = _sync(cfg, issues, several)
+        said, failures = _sync(cfg, watches, issues, several)
     code = worst(watches)
     to_stdout = False
     if json_path is not None:

@@ -26,9 +26,11 @@ races are folded the same way by the next run, which says so in its outcome.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
+from urllib.parse import unquote
 
 import github
 from github.Issue import Issue
@@ -36,6 +38,7 @@ from github.Repository import Repository
 
 from bot.github.client import GitHubFailure, authenticated_login, github_step
 from bot.github.issue_body import (
+    KEY_MARKER,
     Link,
     key_marker,
     links_section,
@@ -184,6 +187,26 @@ def _find(run: _Run, spec: IssueSpec) -> list[Issue]:
     with github_step(f"list '{spec.label}' issues in {run.name}"):
         listed = list(run.repo.get_issues(state="all", labels=[spec.label]))
         return [issue for issue in listed if is_own_match(issue, marker, run.login)]
+
+
+_MARKED_KEY = re.compile(re.escape(KEY_MARKER).replace(re.escape("{}"), r"(\S+)"))
+
+
+def own_open_keyed(
+    gh: github.Github, repo_name: str, label: str, login: str
+) -> list[tuple[str, Issue]]:
+    """The bot's open issues labelled `label` in `repo_name`, each with the key its marker
+    names, found as a sync finds its own (by listing; the key marker AND the bot's login,
+    never a PR, never a human's copy). A folded duplicate, its marker retired, is none."""
+    with github_step(f"list open '{label}' issues in {repo_name}"):
+        listed = list(gh.get_repo(repo_name).get_issues(state="open", labels=[label]))
+    out = []
+    for issue in sorted(listed, key=lambda i: i.number):
+        found = _MARKED_KEY.search(issue.body or "")
+        key = unquote(found.group(1)) if found else None
+        if key and is_own_match(issue, key_marker(key), login):
+            out.append((key, issue))
+    return out
 
 
 def _open_ones(matches: Sequence[Issue]) -> list[Issue]:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from bot.decide.types import Verdict
+from bot.decide.types import GuardKind, Verdict
 from bot.history.changepoint import Change, Method, Scan
 from bot.history.table import Table, select
 from bot.history.window import Span, decide_span
@@ -59,13 +59,14 @@ class Checkpoint:
     before: str | None = None  # just before this regression's first bad commit
 
 
-def checkpoints(change: Change, scan: Scan, m: Method, size: int) -> list[Checkpoint]:
-    """Where ``change`` is judged, in commit order (see the module docstring)."""
-    cuts = sorted({*scan.splits, change.span.split})
+def checkpoints(guard: GuardKind, split: int, scan: Scan, m: Method, size: int) -> list[Checkpoint]:
+    """Where a regression of ``guard`` at ``split`` is judged, in commit order (see the module
+    docstring); the newest commits last, always."""
+    cuts = sorted({*scan.splits, split})
     out: list[Checkpoint] = []
     for c in scan.changes:
         k = c.span.split
-        if c.guard != change.guard or k <= change.span.split:
+        if c.guard != guard or k <= split:
             continue
         if c.direction == "improved":
             nxt = min((j for j in cuts if j > k), default=size - 1)
@@ -73,7 +74,8 @@ def checkpoints(change: Change, scan: Scan, m: Method, size: int) -> list[Checkp
         else:
             prev = max(j for j in cuts if j < k)
             out.append(Checkpoint(max(prev + 1, k - m.window + 1), k, before=c.first_bad))
-    newest = max(k for k in cuts if k >= change.span.split)
+    out = [at for at in out if at.end - at.start + 1 >= m.min_after]  # enough to speak
+    newest = max(k for k in cuts if k >= split)
     last = Checkpoint(max(newest + 1, size - m.window), size - 1)
     if not out or (out[-1].start, out[-1].end) != (last.start, last.end):
         out.append(last)
@@ -81,24 +83,45 @@ def checkpoints(change: Change, scan: Scan, m: Method, size: int) -> list[Checkp
 
 
 def _judge(
-    table: Table, change: Change, at: Checkpoint, m: Method, model_note: str
+    table: Table, guard: GuardKind, first: int, split: int, at: Checkpoint, m: Method, note: str
 ) -> tuple[SyncState, Verdict]:
-    before = list(range(change.span.first, change.span.split + 1))
+    before = list(range(first, split + 1))
     sub = select(table, [*before, *range(at.start, at.end + 1)])
     span = Span(len(before) - 1, 0, sub.size - 1)
-    v = decide_span(sub, span, table.settings.alpha, m.min_before, m.min_after, model_note)
-    guard = v.guard(change.guard)
-    assert guard is not None
-    return sync_state(guard, v), v
+    v = decide_span(sub, span, table.settings.alpha, m.min_before, m.min_after, note)
+    g = v.guard(guard)
+    assert g is not None
+    return sync_state(g, v), v
+
+
+def _follow(
+    table: Table, scan: Scan, guard: GuardKind, first: int, split: int, m: Method, note: str
+) -> tuple[SyncState, Verdict, Checkpoint]:
+    """The state of a regression of ``guard`` at ``split`` whose before window starts at
+    ``first``: the first checkpoint where it is back, else the newest commits."""
+    *earlier, newest = checkpoints(guard, split, scan, m, table.size)
+    for at in (*earlier, newest):
+        state, v = _judge(table, guard, first, split, at, m, note)
+        if state == "recovered" or at is newest:
+            return state, v, at
+    raise AssertionError("unreachable: the newest commits always decide")
 
 
 def follow_up(table: Table, scan: Scan, change: Change, m: Method, model_note: str) -> FollowUp:
-    *earlier, newest = checkpoints(change, scan, m, table.size)
-    for at in (*earlier, newest):
-        state, v = _judge(table, change, at, m, model_note)
-        if state == "recovered" or at is newest:
-            return FollowUp(change, state, v, at.back_at, back_before=at.before)
-    raise AssertionError("unreachable: the newest commits always decide")
+    span = change.span
+    state, v, at = _follow(table, scan, change.guard, span.first, span.split, m, model_note)
+    return FollowUp(change, state, v, at.back_at, back_before=at.before)
+
+
+def range_state(
+    table: Table, scan: Scan, guard: GuardKind, last_good: int, m: Method, model_note: str
+) -> SyncState:
+    """The follow-up of a regression of ``guard`` after commit ``last_good`` that the history
+    no longer confirms (a stranded issue's range): its before window (at most a window, after
+    the change point before it) judged as a confirmed regression's is."""
+    prev = max((k for k in scan.splits if k < last_good), default=-1)
+    first = max(last_good - m.window + 1, prev + 1)
+    return _follow(table, scan, guard, first, last_good, m, model_note)[0]
 
 
 def follow_ups(table: Table, scan: Scan, m: Method, model_note: str) -> tuple[FollowUp, ...]:

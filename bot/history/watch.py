@@ -13,7 +13,7 @@ from bot.history.broken import Break, find_breaks
 from bot.history.changepoint import Method, Scan, find_changes
 from bot.history.follow import FollowUp, follow_ups
 from bot.history.series import History
-from bot.history.table import build
+from bot.history.table import Table, build
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,7 @@ class Watch:
     breaks: tuple[Break, ...]
     notes: tuple[str, ...]
     model: str  # which between-run noise was used, in words
+    table: Table | None = None  # what the changes were found in (stranded issues are judged on it)
 
     @property
     def standing(self) -> tuple[FollowUp, ...]:
@@ -63,4 +64,4 @@ def analyse(
     notes = (*history.notes, *said)
     if used is None and history.runs:
         notes = (*notes, note)
-    return Watch(history, m, scan, ups, breaks, notes, note)
+    return Watch(history, m, scan, ups, breaks, notes, note, table)

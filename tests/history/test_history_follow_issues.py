@@ -12,6 +12,7 @@ from history_tiled import made_up, tiled_history
 from paths import REPO_ROOT
 
 from bot.commands import cli
+from bot.decide.types import GuardKind
 from bot.exitcodes import ExitCode
 from bot.github.fake import BOT_LOGIN, BOT_TOKEN, LocalGitHub
 from bot.github.issue_body import key_marker
@@ -27,7 +28,7 @@ def night(fake: LocalGitHub, out: Path, case: str, levels: str) -> int:
     return cli.main(["history", "--results", str(folder), *CONFIG], env=env)
 
 
-def states(fake: LocalGitHub, case: str, split: int, guard: str = "thunder") -> list[str]:
+def states(fake: LocalGitHub, case: str, split: int, guard: GuardKind = "thunder") -> list[str]:
     """The state of the bot's issue for the change at ``split`` in each repository."""
     key = history_key("nvidia-h200", made_up(case, split), made_up(case, split + 1), guard)
     out = []

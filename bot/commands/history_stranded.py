@@ -1,0 +1,78 @@
+"""``history``'s second pass over GitHub: the bot's open history issues that no current change
+matches (bot/history/stranded.py says why they happen and what is done): one note each, said
+once, and a close as not planned when the series at that range is back within the threshold.
+Run only with an issues token and without ``--dry-run``; a rerun on the same results changes
+nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import github
+from github.Issue import Issue
+
+from bot.commands.steps import StepFailed, step
+from bot.config import Config
+from bot.exitcodes import ExitCode
+from bot.github.client import authenticated_login, github_step
+from bot.github.issues import own_open_keyed
+from bot.github.sticky import own_comments
+from bot.history.stranded import CLOSED_MARK, NOTE_MARK, Stranded, stranded
+from bot.history.watch import Watch
+from bot.tell.issue import GuardIssue
+
+
+def settle(repo: str, login: str, issue: Issue, s: Stranded) -> str:
+    """Note once; close as not planned when back. An issue this rule closed once and a person
+    reopened is left alone."""
+    where = f"{repo}#{issue.number}"
+    with github_step(f"list comments on {where}"):
+        comments = list(issue.get_comments())
+    if own_comments(comments, CLOSED_MARK, login):
+        return "unchanged"
+    said = bool(own_comments(comments, NOTE_MARK, login))
+    if not said:
+        note = f"{s.note}\n{CLOSED_MARK}" if s.back else s.note
+        with github_step(f"comment on {where}"):
+            issue.create_comment(note)
+    if not s.back:
+        return "unchanged" if said else "commented"
+    if said:
+        with github_step(f"comment on {where}"):
+            issue.create_comment(s.closed_note)
+    with github_step(f"close {where} as not planned"):
+        issue.edit(state="closed", state_reason="not_planned")
+    return "closed"
+
+
+def sync_stranded(
+    gh: github.Github, cfg: Config, watches: Sequence[Watch], issues: Sequence[GuardIssue]
+) -> tuple[list[str], list[str]]:
+    """What was done to each stranded issue, and what failed (each repository in turn)."""
+    current = frozenset(gi.spec.key for gi in issues)
+    lines: list[str] = []
+    failures: list[str] = []
+    try:
+        with step("identify the bot account", ExitCode.GITHUB_FAILURE):
+            login = cfg.issues_login or authenticated_login(gh)
+    except StepFailed as failure:
+        return lines, [str(failure)]
+    for repo in cfg.issue_repos:
+        try:
+            with step(f"find stranded issues in {repo}", ExitCode.GITHUB_FAILURE):
+                found = own_open_keyed(gh, repo, cfg.issue_label, login)
+        except StepFailed as failure:
+            failures.append(str(failure))
+            continue
+        for key, issue in found:
+            s = next((x for w in watches if (x := stranded(w, key, current)) is not None), None)
+            if s is None:
+                continue
+            try:
+                with step(f"settle stranded issue {repo}#{issue.number}", ExitCode.GITHUB_FAILURE):
+                    action = settle(repo, login, issue, s)
+            except StepFailed as failure:
+                failures.append(str(failure))
+                continue
+            lines.append(f"issue (no longer shown: {key}) in {repo}: {action} {issue.html_url}")
+    return lines, failures
