@@ -708,3 +708,44 @@ def test_history_doc_constants_are_the_codes() -> None:
     assert "(a release: 2000-01-01)" in HISTORY_TEXT
     shapes, dtypes = load_size_set("nightly")
     assert len(shapes) * len(dtypes) == 180 and "size set's 180 points" in HISTORY_TEXT
+
+
+PERF_DOC = (REPO_ROOT / "docs" / "PERFORMANCE.md").read_text(encoding="utf-8")
+PERF_TEXT = " ".join(PERF_DOC.split())
+
+
+def test_performance_doc_comment_sizes_are_what_report_prints(tmp_path: Any) -> None:
+    """docs/PERFORMANCE.md's comment sizes: report on the tiled nightly pair (tiled from the
+    committed pr runs) and on the committed nightly run, in its text and its bench block."""
+    from tests.perf.tile import tile
+
+    for commit in ("06f650c8", "9dc51696", "da17d548"):
+        tile(DATA / "h200" / "results", commit, tmp_path / "results")
+    tiled = str(tmp_path / "results")
+    regressed, same = (
+        len(run_bot("report", "--results", tiled, "--base", "06f650c8", "--head", h).stdout)
+        for h in ("9dc51696", "da17d548")
+    )
+    key = NIGHTLY_KEY[:8]
+    real = run_bot("report", "--results", "data/h200-nightly/results", "--base", key, "--head", key)
+    assert f"is {regressed:,} characters regressed, {same:,} A/A" in PERF_TEXT
+    assert f"the real nightly run against itself: {len(real.stdout):,}" in PERF_TEXT
+    after = PERF_DOC.split("After (commit", 1)[1].split("```")[1]
+    chars = dict(re.findall(r"^(\S.*?)\s+(\d+)\s+\d\s+[\d.]+, ", after, flags=re.MULTILINE))
+    assert chars["nightly 180 points, regressed"] == str(regressed)
+    assert chars["nightly 180 points, A/A"] == str(same)
+    assert chars[f"real nightly {key} (base = head)"] == str(len(real.stdout))
+
+
+def test_performance_doc_constants_are_the_codes() -> None:
+    from benchmarks.rmsnorm_bwd.config import load_size_set
+    from bot.tell.summary import FULL_POINTS, SUMMARY_CHARS, WORST, WORST_CONTEXT, WORST_KERNELS
+
+    assert f"Above {FULL_POINTS} dtype x shape points" in PERF_TEXT
+    assert f"under {SUMMARY_CHARS:,} characters" in PERF_TEXT
+    assert (
+        f"the {WORST} worst rows of each for the ratio ({WORST_KERNELS} for the kernel times, "
+        f"{WORST_CONTEXT} for the context)" in PERF_TEXT
+    )
+    shapes, dtypes = load_size_set("nightly")
+    assert f"is {len(shapes) * len(dtypes)} dtype x shape points" in PERF_TEXT

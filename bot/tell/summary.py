@@ -24,6 +24,9 @@ SUMMARY_CHARS = 20_000
 #: Worst rows shown per variant and dtype: the ratio's, the kernel times', the context's. A
 #: renderer that runs out of room asks for fewer (down to none: the counts alone).
 WORST = 3
+WORST_KERNELS = 2
+WORST_CONTEXT = 1
+WORST_BROKEN = 1  # each failing row carries its error text
 #: Worst first: a state's place when the worst rows of a group are chosen.
 SEVERITY = ("broken", "regressed", "unsure", "still failing", "no data", "improved", "no change")
 

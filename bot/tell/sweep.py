@@ -23,7 +23,14 @@ from bot.tell.rows import (
     kernel_row,
     main_row,
 )
-from bot.tell.summary import counts_table, everything_else, worst_rows
+from bot.tell.summary import (
+    WORST_BROKEN,
+    WORST_CONTEXT,
+    WORST_KERNELS,
+    counts_table,
+    everything_else,
+    worst_rows,
+)
 
 
 def _broken(p: PointVerdict, v: Verdict) -> str:
@@ -56,7 +63,7 @@ def sweep_parts(
     broken = v.guard("broken")
     if broken is not None and broken.points:
         lines += _table(
-            "**Points that fail**", broken.points, v, min(k, 1), BROKEN_HEADER, "broken"
+            "**Points that fail**", broken.points, v, min(k, WORST_BROKEN), BROKEN_HEADER, "broken"
         )
     gating = [p for p in v.points if p.gating]
     title = "**Thunder/nvFuser ratio, gating points**"
@@ -75,7 +82,7 @@ def sweep_parts(
             f"Kernel times: nvFuser's fusion and Thunder's ({len(kernels)} gating rows)",
             kernels,
             v,
-            min(k, 2),
+            min(k, WORST_KERNELS),
             KERNEL_HEADER,
             "kernel",
             1,
@@ -84,7 +91,7 @@ def sweep_parts(
             f"Context: eager and torch.compile against nvFuser ({len(context)} rows, no marks)",
             context,
             v,
-            min(k, 1),
+            min(k, WORST_CONTEXT),
             MAIN_HEADER,
             "ratio",
             2,

@@ -7,7 +7,7 @@ at the nightly sweep's size, on pairs tiled from the recorded ``pr`` data (tests
 Each case runs the real command in its own process, ``--runs`` times; it prints the machine
 (CPU count and model), then per case the points, the comment's characters, the exit code, the
 wall seconds (the fastest run, and the median), the CPU seconds of the fastest run and the
-peak resident memory (the largest run's, from the kernel's rusage of that process). The
+peak resident memory (the largest run's high-water mark, which the process reports itself). The
 fastest wall time is the one least disturbed by whatever else the machine runs. Timings are
 printed, never asserted (docs/PERFORMANCE.md quotes them with the machine they ran on).
 """
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -71,31 +72,50 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+#: Runs ``python -m bot ARGS`` and reports the process's own peak resident memory (VmHWM) on
+#: stderr. Why not the kernel's rusage of the child: at exec, Linux records the high-water
+#: mark of the memory the child was forked from, so every child of this process would report
+#: at least this process's own peak (tiling the pairs), whatever it used itself.
+PEAK = """
+import atexit, resource, runpy, sys
+def _peak():
+    kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    try:
+        with open("/proc/self/status") as status:
+            kb = next(int(l.split()[1]) for l in status if l.startswith("VmHWM:"))
+    except OSError:
+        pass
+    sys.__stderr__.write(f"peak-kb {kb}\\n")
+atexit.register(_peak)
+sys.argv = ["bot", *sys.argv[1:]]
+runpy.run_module("bot", run_name="__main__", alter_sys=True)
+"""
+
+
 def run_once(case: Case) -> Timing:
-    """One ``python -m bot report`` process: its wall time, CPU time and peak RSS."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "bot",
-        "report",
-        "--results",
-        str(case.results),
-        "--base",
-        case.base,
-        "--head",
-        case.head,
-    ]
+    """One ``python -m bot report`` process: its wall time, CPU time and peak memory."""
+    args = ["report", "--results", str(case.results), "--base", case.base, "--head", case.head]
+    before = _children_cpu()
     start = time.perf_counter()
-    proc = subprocess.Popen(
-        cmd, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    done = subprocess.run(
+        [sys.executable, "-c", PEAK, *args],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
     )
-    out = proc.stdout.read() if proc.stdout else ""
-    _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    peaks = [
+        int(line.split()[1]) for line in done.stderr.splitlines() if line.startswith("peak-kb")
+    ]
     return Timing(
-        wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode, len(out)
+        wall, _children_cpu() - before, peaks[-1] / 1024, done.returncode, len(done.stdout)
     )
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def cases(work: Path, thousands: bool) -> list[Case]:
