@@ -15,9 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from paths import DATA, REPO_ROOT, run_bot
 
+from bot.commands import cli
 from bot.commands.cli import load
 from bot.commands.inputs import Loaded, Selection
 from bot.decide.verdict import decide
+from bot.exitcodes import ExitCode
+from bot.github.fake import BOT_LOGIN, BOT_TOKEN, HUMAN_LOGIN, LocalGitHub
 from bot.results.types import CommitResults
 from bot.tell.comment import Context
 from bot.tell.hints import SUMMARY as HINTS
@@ -171,3 +174,26 @@ def test_the_console_report_and_its_full_tables(tmp_path: Path) -> None:
     assert COUNTS_HEADER not in full.stdout
     assert full.stdout.count("| thunder-prims ") == 3 * 180  # ratio, kernel and detail rows
     assert "_Truncated" not in full.stdout
+
+
+def test_the_pr_flow_posts_the_summary_over_real_http(
+    nightly: Path, fake_github: LocalGitHub
+) -> None:
+    """The whole pr flow, real PyGithub against the local fake: the sticky comment and every
+    linked issue of a three-machine nightly-sized regression, as posted, within the bound."""
+    thunder = "Lightning-AI/lightning-thunder"
+    pull = fake_github.state.add_pull_request(thunder, "Rework", author=HUMAN_LOGIN, head_ref="w")
+    number = pull.number
+    argv = ["pr", "--repo", thunder, "--pr", str(number), "--results", str(nightly)]
+    argv += ["--base", BASE, "--head", REGRESSED, "--config", str(REPO_ROOT / "perfbot.toml")]
+    env = {"GITHUB_TOKEN": BOT_TOKEN, "GITHUB_API_URL": fake_github.base_url}
+    env["PERFBOT_SITE_URL"] = SITE
+    assert cli.main(argv, env=env) == ExitCode.REGRESSION
+    (comment,) = fake_github.state.comments_on(thunder, number)
+    assert len(comment.body) <= SUMMARY_CHARS and COUNTS_HEADER in comment.body
+    assert comment.body.count("#### Machine ") == 3 and HINTS in comment.body
+    issues = [i for repo in REPOS for i in fake_github.state.issues(repo) if i.pull is None]
+    assert issues and all(i.author == BOT_LOGIN for i in issues)
+    for issue in issues:  # the filer adds its key marker and the cross-links to the body
+        assert len(issue.body or "") <= SUMMARY_CHARS + 1_000, issue.title
+        assert COUNTS_HEADER in (issue.body or ""), issue.title
