@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import platform
 import shutil
 import statistics
 import sys
@@ -27,6 +26,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from tests.perf.host import Timing, machine_lines, run_bot_measured
 from tests.perf.tile import tile
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -47,16 +47,6 @@ SLOW_THUNDER_2 = [
     (DATA / "h200-states" / "results", "63e9dde7"),
     (REPEATS / "call-3" / "results" / "rep-1", "8b5a6516"),
 ]
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def fake_commit(case: str, i: int) -> str:
@@ -95,25 +85,10 @@ def build(out: Path, case: str, commits: int, step_at: int | None, slim: bool = 
     return out
 
 
-def run_once(results: Path) -> tuple[float, float, float, int]:
-    """One ``python -m bot history`` process (dry: no token): wall, CPU, peak MB, exit code."""
-    import subprocess
-    import time
-
-    cmd = [sys.executable, "-m", "bot", "history", "--results", str(results), "--dry-run"]
+def run_once(results: Path) -> Timing:
+    """One ``python -m bot history`` process (dry: no token)."""
     env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "PERFBOT_ISSUES_TOKEN")}
-    begin = time.perf_counter()
-    proc = subprocess.Popen(
-        cmd, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - begin
-    return (
-        wall,
-        usage.ru_utime + usage.ru_stime,
-        usage.ru_maxrss / 1024,
-        os.waitstatus_to_exitcode(status),
-    )
+    return run_bot_measured(["history", "--results", str(results), "--dry-run"], env)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -125,9 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=3, help="processes a case (default 3)")
     ap.add_argument("--commits", type=int, default=100, help="commits a history (default 100)")
     args = ap.parse_args(argv)
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(f"machine: {cpus} CPU(s) (nproc), {cpu_model()}")
-    print(f"load average at start: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print("\n".join(machine_lines()))
     with tempfile.TemporaryDirectory(prefix="bench-history-") as tmp:
         cases = [
             ("A/A", None, False),
@@ -140,12 +113,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             folder = Path(tmp) / f"case-{n}" / "results"
             results = build(folder, name, args.commits, step_at, slim)
             runs = [run_once(results) for _ in range(args.runs)]
-            best = min(runs)
-            median = statistics.median(r[0] for r in runs)
-            peak = max(r[2] for r in runs)
+            best = min(runs, key=lambda t: t.wall_s)
+            median = statistics.median(t.wall_s for t in runs)
+            peak = max(t.peak_mb for t in runs)
             print(
-                f"{name:<36}{args.commits:>8}{best[3]:>5}{f'{best[0]:.2f}, {median:.2f}':>22}"
-                f"{best[1]:>7.2f}{peak:>9.1f}"
+                f"{name:<36}{args.commits:>8}{best.code:>5}"
+                f"{f'{best.wall_s:.2f}, {median:.2f}':>22}{best.cpu_s:>7.2f}{peak:>9.1f}"
             )
     return 0
 

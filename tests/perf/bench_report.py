@@ -15,19 +15,15 @@ printed, never asserted (docs/PERFORMANCE.md quotes them with the machine they r
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from bot.results.locate import list_commits
+from tests.perf.host import Timing, machine_lines, run_bot_measured
 from tests.perf.tile import tile
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -51,71 +47,6 @@ class Case:
     results: Path
     base: str
     head: str
-
-
-@dataclass(frozen=True)
-class Timing:
-    wall_s: float
-    cpu_s: float
-    peak_mb: float
-    code: int
-    chars: int
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-#: Runs ``python -m bot ARGS`` and reports the process's own peak resident memory (VmHWM) on
-#: stderr. Why not the kernel's rusage of the child: at exec, Linux records the high-water
-#: mark of the memory the child was forked from, so every child of this process would report
-#: at least this process's own peak (tiling the pairs), whatever it used itself.
-PEAK = """
-import atexit, resource, runpy, sys
-def _peak():
-    kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    try:
-        with open("/proc/self/status") as status:
-            kb = next(int(l.split()[1]) for l in status if l.startswith("VmHWM:"))
-    except OSError:
-        pass
-    sys.__stderr__.write(f"peak-kb {kb}\\n")
-atexit.register(_peak)
-sys.argv = ["bot", *sys.argv[1:]]
-runpy.run_module("bot", run_name="__main__", alter_sys=True)
-"""
-
-
-def run_once(case: Case) -> Timing:
-    """One ``python -m bot report`` process: its wall time, CPU time and peak memory."""
-    args = ["report", "--results", str(case.results), "--base", case.base, "--head", case.head]
-    before = _children_cpu()
-    start = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-c", PEAK, *args],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    wall = time.perf_counter() - start
-    peaks = [
-        int(line.split()[1]) for line in done.stderr.splitlines() if line.startswith("peak-kb")
-    ]
-    return Timing(
-        wall, _children_cpu() - before, peaks[-1] / 1024, done.returncode, len(done.stdout)
-    )
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def cases(work: Path, thousands: bool) -> list[Case]:
@@ -160,9 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--base", help="the real pair's base")
     ap.add_argument("--head", help="the real pair's head")
     args = ap.parse_args(argv)
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(f"machine: {cpus} CPU(s) (nproc), {cpu_model()}; Python {platform.python_version()}")
-    print(f"load average at start: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print("\n".join(machine_lines()))
     with tempfile.TemporaryDirectory(prefix="bench-report-") as tmp:
         todo = cases(Path(tmp), args.thousands)
         if args.results:
@@ -172,7 +101,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{'cpu s':>7}{'peak MB':>9}"
         )
         for case in todo:
-            runs = [run_once(case) for _ in range(args.runs)]
+            cmd = ["report", "--results", str(case.results), "--base", case.base,
+                   "--head", case.head]
+            runs: list[Timing] = [run_bot_measured(cmd) for _ in range(args.runs)]
             best = min(runs, key=lambda t: t.wall_s)
             median = statistics.median(t.wall_s for t in runs)
             peak = max(t.peak_mb for t in runs)
