@@ -64,12 +64,27 @@ def binomial_upper(hits: int, trials: int, confidence: float = 0.95) -> float:
 
 
 @dataclass(frozen=True)
-class Rate:
-    """Hits over trials, and over the recorded (not resampled) trials among them. A count that
-    stopped early, once RELIABLE was out of reach, has fewer ``trials`` than ``planned``."""
+class Proportion:
+    """Hits over trials with their exact 95% bounds: every calibration (PR mode and history)
+    states its rates this way."""
 
     hits: int
     trials: int
+
+    @property
+    def upper95(self) -> float:
+        return binomial_upper(self.hits, self.trials)
+
+    @property
+    def lower95(self) -> float:
+        return 1.0 - binomial_upper(self.trials - self.hits, self.trials)
+
+
+@dataclass(frozen=True)
+class Rate(Proportion):
+    """Hits over trials, and over the recorded (not resampled) trials among them. A count that
+    stopped early, once RELIABLE was out of reach, has fewer ``trials`` than ``planned``."""
+
     real_hits: int
     real_trials: int
     planned: int
@@ -81,14 +96,6 @@ class Rate:
     @property
     def stopped(self) -> bool:
         return self.trials < self.planned
-
-    @property
-    def upper95(self) -> float:
-        return binomial_upper(self.hits, self.trials)
-
-    @property
-    def lower95(self) -> float:
-        return 1.0 - binomial_upper(self.trials - self.hits, self.trials)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.decide.calibrate import binomial_upper
+from bot.decide.calibrate import Proportion
 from bot.history.changepoint import Method
 from bot.results.types import CommitResults
 
@@ -17,18 +17,8 @@ HISTORIES = 200
 STEP_AT = (2, 4, 6, 8)
 
 
-@dataclass(frozen=True)
-class Rate:
-    hits: int
-    trials: int
-
-    @property
-    def upper95(self) -> float:
-        return binomial_upper(self.hits, self.trials)
-
-    @property
-    def lower95(self) -> float:
-        return 1.0 - binomial_upper(self.trials - self.hits, self.trials)
+#: A history calibration's rate: hits over trials with their exact 95% bounds.
+Rate = Proportion
 
 
 @dataclass(frozen=True)
