@@ -14,8 +14,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bot.results.limits import MAX_RESULTS_BYTES, read_capped
-from bot.results.strict_json import decode
+from bot.results.limits import MAX_RESULTS_BYTES
+from bot.results.strict_json import read_document
 from bot.results.types import REFERENCE, BadInput, CommitResults
 
 DTYPES = ("bfloat16", "float16", "float32")
@@ -110,12 +110,7 @@ def points_in_report(data: Any, where: str) -> tuple[str, ...]:
 
 
 def read_report_points(path: Path) -> tuple[str, ...]:
-    raw = read_capped(path, MAX_RESULTS_BYTES, "report JSON")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise BadInput(f"{path}: not UTF-8 text") from None
-    return points_in_report(decode(path, text), str(path))
+    return points_in_report(read_document(path, MAX_RESULTS_BYTES, "report JSON"), str(path))
 
 
 def restrict(run: CommitResults, points: Sequence[str], variants: Sequence[str]) -> CommitResults:

@@ -27,9 +27,8 @@ from typing import Any
 from bot.bisect.measure import Measured, MeasureError
 from bot.bisect.timeline import Build
 from bot.results.folders import commit_files
-from bot.results.limits import read_capped
 from bot.results.provenance import load_provenance
-from bot.results.strict_json import decode
+from bot.results.strict_json import read_document
 from bot.results.types import BadInput
 
 SCHEMA = "perfbot-bisect-recorded/1"
@@ -84,8 +83,7 @@ def _recorded_wall(record: Path, full: str) -> float | None:
 
 
 def read_recorded(path: Path) -> RecordedMeasurer:
-    raw = read_capped(path, 1024 * 1024, "recorded builds file")
-    data: Any = decode(path, raw.decode("utf-8", errors="replace"))
+    data: Any = read_document(path, 1024 * 1024, "recorded builds file")
     if not isinstance(data, Mapping) or data.get("schema") != SCHEMA:
         raise BadInput(f"{path}: not a recorded-builds file (schema is not {SCHEMA})")
     builds = data.get("builds")

@@ -21,8 +21,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from bot.commands.steps import write_json_atomically
-from bot.results.limits import full_sha, read_capped
-from bot.results.strict_json import decode
+from bot.results.limits import full_sha
+from bot.results.strict_json import read_document
 from bot.results.types import BadInput
 
 SCHEMA = "perfbot-bisect-state/1"
@@ -163,12 +163,7 @@ def _run(item: Any, where: str) -> Run:
 
 
 def read_state(path: Path) -> State:
-    raw = read_capped(path, MAX_STATE_BYTES, "bisect state file")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise BadInput(f"{path}: not UTF-8 text") from None
-    data = decode(path, text)
+    data = read_document(path, MAX_STATE_BYTES, "bisect state file")
     if not isinstance(data, Mapping) or data.get("schema") != SCHEMA:
         raise BadInput(f"{path}: not a bisect state file (schema is not {SCHEMA})")
     runs = data.get("runs")

@@ -6,15 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.decide.noise_model import NoiseModel, from_json
-from bot.results.limits import MAX_RESULTS_BYTES, read_capped
-from bot.results.strict_json import decode
-from bot.results.types import BadInput
+from bot.results.limits import MAX_RESULTS_BYTES
+from bot.results.strict_json import read_document
 
 
 def read_noise_model(path: Path) -> NoiseModel:
-    raw = read_capped(path, MAX_RESULTS_BYTES, "noise model (perfbot.toml's [verdict] noise_model)")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise BadInput(f"{path}: noise model is not UTF-8 text") from None
-    return from_json(decode(path, text), str(path))
+    what = "noise model (perfbot.toml's [verdict] noise_model)"
+    return from_json(read_document(path, MAX_RESULTS_BYTES, what), str(path))

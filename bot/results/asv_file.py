@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from bot.results.limits import MAX_POINTS, MAX_RESULTS_BYTES, MAX_SAMPLES, read_capped
-from bot.results.strict_json import decode
+from bot.results.limits import MAX_POINTS, MAX_RESULTS_BYTES, MAX_SAMPLES
+from bot.results.strict_json import read_document
 from bot.results.types import (
     BENCH_BANDWIDTH,
     BENCH_COMPILE,
@@ -41,12 +41,7 @@ _Combo = tuple[str, str, str]
 
 def read_json(path: Path) -> dict[str, Any]:
     """An asv results file (size capped), checked down to the keys the reader relies on."""
-    raw = read_capped(path, MAX_RESULTS_BYTES, "results file")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise BadInput(f"{path}: not UTF-8 text") from None
-    data = decode(path, text)
+    data = read_document(path, MAX_RESULTS_BYTES, "results file")
     if not isinstance(data, dict):
         raise BadInput(f"{path}: not an asv results file (top level is not an object)")
     if data.get("version") != 2:

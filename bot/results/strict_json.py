@@ -26,3 +26,16 @@ def decode(path: Path, text: str, line: int | None = None) -> Any:
         raise BadInput(
             f"{where}: corrupt JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
+
+
+def read_document(path: Path, limit: int, what: str) -> Any:
+    """A JSON file read under its size cap, strictly UTF-8, decoded with :func:`decode`'s
+    messages: what every reader of a bot-written or asv-written JSON file needs first."""
+    from bot.results.limits import read_capped
+
+    raw = read_capped(path, limit, what)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadInput(f"{path}: not UTF-8 text") from None
+    return decode(path, text)

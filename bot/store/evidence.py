@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from bot.results.limits import MAX_RESULTS_BYTES, read_capped
-from bot.results.strict_json import decode
+from bot.results.limits import MAX_RESULTS_BYTES
+from bot.results.strict_json import read_document
 from bot.results.types import BadInput
 
 HISTORY_SCHEMA = "perfbot-history/1"
@@ -36,8 +36,7 @@ def _commits(where: str, item: Mapping[str, Any], what: str) -> dict[str, str]:
 
 def pins_from_history(path: Path) -> dict[str, str]:
     """commit -> why, for every change and break of every machine in the history JSON."""
-    raw = read_capped(path, MAX_RESULTS_BYTES, "history JSON")
-    doc = decode(path, raw.decode("utf-8", errors="replace"))
+    doc = read_document(path, MAX_RESULTS_BYTES, "history JSON")
     if not isinstance(doc, dict) or doc.get("schema") != HISTORY_SCHEMA:
         raise BadInput(f"{path}: not a {HISTORY_SCHEMA} document (python -m bot history --json)")
     pins: dict[str, str] = {}

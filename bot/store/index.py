@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.results.limits import MAX_RESULTS_BYTES, read_capped
-from bot.results.strict_json import decode
+from bot.results.strict_json import read_document
 from bot.results.types import BadInput
 
 SCHEMA = "perfbot-store/1"
@@ -132,11 +132,7 @@ def read_index(store: Path) -> Index:
     path = store / INDEX
     if not path.is_file():
         raise StoreError(f"{store}: not a history store (no {INDEX}; make one with `store init`)")
-    raw = read_capped(path, MAX_RESULTS_BYTES, "store index")
-    try:
-        data = decode(path, raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise BadInput(f"{path}: not UTF-8 text") from None
+    data = read_document(path, MAX_RESULTS_BYTES, "store index")
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise BadInput(f"{path}: not a {SCHEMA} index")
     rows = data.get("rows")
