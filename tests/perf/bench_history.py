@@ -19,14 +19,13 @@ import argparse
 import hashlib
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from tests.perf.host import Timing, machine_lines, run_bot_measured
+from tests.perf.host import TIMING_HEADER, Timing, machine_lines, run_bot_measured, timing_cells
 from tests.perf.tile import tile
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -107,19 +106,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             (f"+2% Thunder from commit {args.commits // 2 + 1}", args.commits // 2, False),
             ("A/A, records without per-round lists", None, True),
         ]
-        head = f"{'case':<36}{'commits':>8}{'exit':>5}{'wall s (min, median)':>22}"
-        print(f"{head}{'cpu s':>7}{'peak MB':>9}")
+        print(f"{'case':<36}{'commits':>8}{TIMING_HEADER}")
         for n, (name, step_at, slim) in enumerate(cases):
             folder = Path(tmp) / f"case-{n}" / "results"
             results = build(folder, name, args.commits, step_at, slim)
             runs = [run_once(results) for _ in range(args.runs)]
-            best = min(runs, key=lambda t: t.wall_s)
-            median = statistics.median(t.wall_s for t in runs)
-            peak = max(t.peak_mb for t in runs)
-            print(
-                f"{name:<36}{args.commits:>8}{best.code:>5}"
-                f"{f'{best.wall_s:.2f}, {median:.2f}':>22}{best.cpu_s:>7.2f}{peak:>9.1f}"
-            )
+            print(f"{name:<36}{args.commits:>8}{timing_cells(runs)}")
     return 0
 
 

@@ -15,7 +15,6 @@ printed, never asserted (docs/PERFORMANCE.md quotes them with the machine they r
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -23,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.results.locate import list_commits
-from tests.perf.host import Timing, machine_lines, run_bot_measured
+from tests.perf.host import TIMING_HEADER, Timing, machine_lines, run_bot_measured, timing_cells
 from tests.perf.tile import tile
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -96,21 +95,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         todo = cases(Path(tmp), args.thousands)
         if args.results:
             todo.append(Case(f"real {args.results}", args.results, args.base, args.head))
-        print(
-            f"{'case':<34}{'chars':>7}{'exit':>5}{'wall s (min, median)':>22}"
-            f"{'cpu s':>7}{'peak MB':>9}"
-        )
+        print(f"{'case':<34}{'chars':>7}{TIMING_HEADER}")
         for case in todo:
             cmd = ["report", "--results", str(case.results), "--base", case.base,
                    "--head", case.head]
             runs: list[Timing] = [run_bot_measured(cmd) for _ in range(args.runs)]
-            best = min(runs, key=lambda t: t.wall_s)
-            median = statistics.median(t.wall_s for t in runs)
-            peak = max(t.peak_mb for t in runs)
-            print(
-                f"{case.name:<34}{best.chars:>7}{best.code:>5}"
-                f"{f'{best.wall_s:.2f}, {median:.2f}':>22}{best.cpu_s:>7.2f}{peak:>9.1f}"
-            )
+            chars = min(runs, key=lambda t: t.wall_s).chars
+            print(f"{case.name:<34}{chars:>7}{timing_cells(runs)}")
     return 0
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import platform
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -43,6 +44,20 @@ class Timing:
     peak_mb: float  # the bot's main process
     code: int
     chars: int  # of its stdout
+
+
+#: The columns every speed script prints after its own: exit code, wall, CPU, peak memory.
+TIMING_HEADER = f"{'exit':>5}{'wall s (min, median)':>22}{'cpu s':>7}{'peak MB':>9}"
+
+
+def timing_cells(runs: Sequence[Timing]) -> str:
+    """Several runs of one case as :data:`TIMING_HEADER`'s columns: the fastest run's exit
+    code, wall and CPU time (the least disturbed by whatever else the machine runs), the
+    median wall time, and the largest peak."""
+    best = min(runs, key=lambda t: t.wall_s)
+    median = statistics.median(t.wall_s for t in runs)
+    peak = max(t.peak_mb for t in runs)
+    return f"{best.code:>5}{f'{best.wall_s:.2f}, {median:.2f}':>22}{best.cpu_s:>7.2f}{peak:>9.1f}"
 
 
 def cpu_model() -> str:
