@@ -19,15 +19,10 @@ from typing import Any
 from . import model, timing, variants
 from . import slowdown as slow
 from .config import BASELINE, REL_TOLERANCE, Shape, SuiteConfig, bytes_moved, point_key
-from .session import SCHEMA, Run, open_run, run_header
+from .session import SCHEMA, Run, open_run, progress, run_header
 from .session import missing_stack as missing_stack  # re-exported: the GPU tests ask here
 
 HOST_ROUNDS = 10
-
-
-def _progress(message: str) -> None:
-    """Progress for a person watching a long GPU run (run_gpu.sh measures in the foreground)."""
-    print(message, file=sys.stderr, flush=True)
 
 
 def _rel_error(got: Any, want: Any) -> tuple[float, float]:
@@ -119,7 +114,7 @@ def measure_point(
                 )
         except Exception as exc:
             entry = {"status": "error", "error": f"{exc.__class__.__name__}: {exc}"}
-            _progress(traceback.format_exc())
+            progress(traceback.format_exc())
         entry.update(kernel_us=[], host_us=[], kernel_names=[], kernel_count=None)
         report[name] = entry
     del ref
@@ -195,7 +190,7 @@ def measure_key(run: Run, cfg: SuiteConfig, dtype: str, shape: Shape) -> dict[st
     try:
         return measure_point(shape, dtype, cfg, run.flush, run.sleep_fit)
     except Exception as exc:
-        _progress(traceback.format_exc())
+        progress(traceback.format_exc())
         torch.cuda.empty_cache()
         return {"dtype": dtype, "shape": shape.label, "error": f"{exc.__class__.__name__}: {exc}"}
 
@@ -215,9 +210,9 @@ def measure_suite(cfg: SuiteConfig) -> dict[str, Any]:
     keys = cfg.points_to_measure()
     for dtype, shape in keys:
         key = point_key(dtype, shape)
-        _progress(f"[{len(points) + 1}/{len(keys)}] {key} ...")
+        progress(f"[{len(points) + 1}/{len(keys)}] {key} ...")
         points[key] = measure_key(run, cfg, dtype, shape)
-        _progress(progress_line(len(points), len(keys), key, points[key]))
+        progress(progress_line(len(points), len(keys), key, points[key]))
     record = {**run_header(cfg, run), "points": points}
     target = os.environ.get("RMSNORM_BENCH_RECORD")
     if target:

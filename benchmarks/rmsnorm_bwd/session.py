@@ -8,6 +8,7 @@ point as it finishes and the header last.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,9 +19,8 @@ from .config import SuiteConfig
 SCHEMA = "rmsnorm-bwd-provenance/1"
 
 
-def _progress(message: str) -> None:
-    import sys
-
+def progress(message: str) -> None:
+    """Progress for a person watching a long GPU run (run_gpu.sh measures in the foreground)."""
     print(message, file=sys.stderr, flush=True)
 
 
@@ -73,7 +73,7 @@ def open_run(cfg: SuiteConfig) -> Run | str:
             "sleep_us_per_cycle": sleep_fit.us_per_cycle,
             "sleep_fit_points": fit_points,
         }
-        _progress(f"slowdown {cfg.slowdown.label}: sleep kernel {sleep_fit}")
+        progress(f"slowdown {cfg.slowdown.label}: sleep kernel {sleep_fit}")
     return Run(gpu, flush, sleep_fit, injected, started)
 
 

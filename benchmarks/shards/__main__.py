@@ -24,7 +24,7 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
-from benchmarks.rmsnorm_bwd.config import SuiteConfig
+from benchmarks.rmsnorm_bwd.config import SuiteConfig, point_key
 from benchmarks.shards import store
 from benchmarks.shards.fit import fit
 from benchmarks.shards.plan import COSTS_FILE, Costs, Shard, parse_shard, plan
@@ -100,12 +100,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return Exit.OK
 
 
-def _same_settings(cfg: SuiteConfig, runs: list[dict[str, Any]]) -> str | None:
+def _same_settings(cfg: SuiteConfig, digest: str, runs: list[dict[str, Any]]) -> str | None:
+    mine = {"size_set": cfg.size_set, "rounds": cfg.rounds, "variants": list(cfg.variants),
+            "calls_per_sample": cfg.calls_per_sample, "thunder_variant": cfg.thunder_variant,
+            "suite_digest": digest}
     for run in runs:
         h = run["header"]
-        mine = {"size_set": cfg.size_set, "rounds": cfg.rounds, "variants": list(cfg.variants),
-                "calls_per_sample": cfg.calls_per_sample, "thunder_variant": cfg.thunder_variant,
-                "suite_digest": suite_digest()}
         for key, value in mine.items():
             if h.get(key) != value:
                 return f"run {run['id']} has {key} {h.get(key)!r}, this one {value!r}"
@@ -130,7 +130,8 @@ def cmd_run(args: argparse.Namespace) -> int:
               "(costs.json or the budget changed?)", file=sys.stderr)
         return Exit.USAGE
     folder = store.shards_dir(Path(args.results).resolve(), args.machine, args.commit)
-    conflict = _same_settings(cfg, store.read_runs(folder)) if folder.is_dir() else None
+    digest = suite_digest()
+    conflict = _same_settings(cfg, digest, store.read_runs(folder)) if folder.is_dir() else None
     if conflict:
         print(f"shards: {folder} holds runs measured otherwise: {conflict}", file=sys.stderr)
         return Exit.USAGE
@@ -148,7 +149,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         **os.environ, **env,
         "RMSNORM_BENCH_COMMIT": args.commit, "RMSNORM_BENCH_MACHINE": args.machine,
         "SHARD_DIR": str(folder), "SHARD_RUN_ID": run_id, "SHARD_LABEL": args.shard,
-        "SHARD_POINTS": ",".join(todo), "SHARD_SUITE_DIGEST": suite_digest(),
+        "SHARD_POINTS": ",".join(todo), "SHARD_SUITE_DIGEST": digest,
         "SHARD_PROCESS_START": str(started),
     }
     code = subprocess.call([sys.executable, "-m", "benchmarks.shards.worker"], cwd=ROOT,
@@ -163,9 +164,7 @@ def _write_once(path: Path, text: str, replace: bool) -> bool:
     """Write ``text`` unless the file holds something else; True if it now holds ``text``."""
     if path.exists() and path.read_text(encoding="utf-8") != text and not replace:
         return False
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    store.write_text_atomic(path, text)
     return True
 
 
@@ -175,7 +174,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     runs = store.read_runs(folder) if folder.is_dir() else []
     size_set = args.size_set or (runs[0]["header"]["size_set"] if runs else "nightly")
     cfg = _config({"RMSNORM_BENCH_SIZES": size_set})
-    expected = [f"{d}/{s.label}" for d, s in cfg.points_to_measure()]
+    expected = [point_key(d, s) for d, s in cfg.points_to_measure()]
     try:
         record = store.merge(folder, expected)
     except store.MissingPoints as exc:

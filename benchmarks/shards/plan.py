@@ -91,8 +91,8 @@ def plan(cfg: SuiteConfig, costs: Costs, budget_s: float) -> list[Shard]:
         raise ValueError(
             f"points estimated over the {budget_s:.0f} s budget on their own: {', '.join(too_big)}"
         )
-    order = list(estimates)  # the set's order: ties below break by it, deterministically
-    ranked = sorted(order, key=lambda k: (-estimates[k], order.index(k)))
+    position = {k: i for i, k in enumerate(estimates)}  # the set's order: ties break by it
+    ranked = sorted(estimates, key=lambda k: (-estimates[k], position[k]))
     count = max(1, math.ceil(sum(estimates.values()) / room))
     while True:
         loads = [0.0] * count
@@ -108,7 +108,7 @@ def plan(cfg: SuiteConfig, costs: Costs, budget_s: float) -> list[Shard]:
         Shard(
             index=i + 1,
             count=count,
-            points=tuple(sorted(members[i], key=order.index)),
+            points=tuple(sorted(members[i], key=position.__getitem__)),
             estimate_s=round(loads[i] + costs.safety * costs.process_s, 1),
         )
         for i in range(count)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -56,18 +55,21 @@ def point_file(folder: Path, key: str) -> Path:
     return folder / f"point-{dtype}-{shape}.json"
 
 
-def write_json_atomic(path: Path, doc: dict[str, Any]) -> None:
+def write_text_atomic(path: Path, text: str) -> None:
     """Whole or not at all: a killed process leaves the old file or none, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, sort_keys=True)
-            fh.write("\n")
+            fh.write(text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_json_atomic(path: Path, doc: dict[str, Any]) -> None:
+    write_text_atomic(path, json.dumps(doc, sort_keys=True) + "\n")
 
 
 def write_point(folder: Path, key: str, point: dict[str, Any], run_id: str) -> None:
@@ -76,15 +78,14 @@ def write_point(folder: Path, key: str, point: dict[str, Any], run_id: str) -> N
     })
 
 
-def read_points(folders: Iterable[Path]) -> dict[str, dict[str, Any]]:
-    """Every point file in ``folders`` (later folders win), as ``key -> file doc``."""
+def read_points(folder: Path) -> dict[str, dict[str, Any]]:
+    """Every point file of the folder, as ``key -> file doc``."""
     found: dict[str, dict[str, Any]] = {}
-    for folder in folders:
-        for path in sorted(folder.glob("point-*.json")):
-            doc = json.loads(path.read_text(encoding="utf-8"))
-            if doc.get("schema") != POINT_SCHEMA or point_file(folder, doc["key"]) != path:
-                raise ValueError(f"{path}: not a {POINT_SCHEMA} file for its name")
-            found[doc["key"]] = doc
+    for path in sorted(folder.glob("point-*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if doc.get("schema") != POINT_SCHEMA or point_file(folder, doc["key"]) != path:
+            raise ValueError(f"{path}: not a {POINT_SCHEMA} file for its name")
+        found[doc["key"]] = doc
     return found
 
 
@@ -100,7 +101,7 @@ def done(folder: Path) -> set[str]:
     if not folder.is_dir():
         return set()
     headed = {r["id"] for r in read_runs(folder)}
-    points = read_points([folder])
+    points = read_points(folder)
     return {k for k in measured(points) if points[k]["run"] in headed}
 
 
@@ -135,7 +136,7 @@ def merge(folder: Path, expected: list[str]) -> dict[str, Any]:
         why = disagreement(first, run["header"])
         if why:
             raise Disagree(f"run {run['id']} differs from run {runs[0]['id']}: {why}")
-    points = read_points([folder])
+    points = read_points(folder)
     by_run = {r["id"] for r in runs}
     orphans = sorted(k for k, doc in points.items() if doc["run"] not in by_run)
     if orphans:  # measured by a process that never wrote its header: settings unknown
