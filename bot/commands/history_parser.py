@@ -11,7 +11,7 @@ import textwrap
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from bot.commands.parser import Handler, _config_option, _repo
+from bot.commands.parser import Handler, _config_option, _json_option, _repo
 from bot.history.changepoint import Method
 
 DEFAULTS = Method()
@@ -85,12 +85,7 @@ def add_history_commands(
         metavar="N",
         help=f"commits after a change before it is confirmed (default {DEFAULTS.min_after})",
     )
-    p.add_argument(
-        "--json",
-        type=Path,
-        metavar="FILE",
-        help="write the history as JSON to FILE; '-': to stdout, instead of the text",
-    )
+    _json_option(p, "the history")
 
     p = add(
         "history-calibrate",
@@ -137,9 +132,4 @@ def add_history_commands(
         help="worker processes (default: the CPUs this process may use); the result is the "
         "same for any N",
     )
-    p.add_argument(
-        "--json",
-        type=Path,
-        metavar="FILE",
-        help="write the calibration as JSON to FILE; '-': to stdout, instead of the text",
-    )
+    _json_option(p, "the calibration")

@@ -88,6 +88,16 @@ def _config_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _json_option(p: argparse.ArgumentParser, what: str, instead: str = "the text") -> None:
+    """``--json FILE``: every command that prints a report can write it as JSON instead."""
+    p.add_argument(
+        "--json",
+        type=Path,
+        metavar="FILE",
+        help=f"write {what} as JSON to FILE; '-': to stdout, instead of {instead}",
+    )
+
+
 def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
     """The whole command line; `handlers` maps each command to the function that runs it."""
     fmt = argparse.RawDescriptionHelpFormatter
@@ -114,12 +124,7 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
     )
     _common(p)
     _captures_options(p)
-    p.add_argument(
-        "--json",
-        type=Path,
-        metavar="FILE",
-        help="write the full verdict as JSON to FILE; '-': to stdout, instead of the comment",
-    )
+    _json_option(p, "the full verdict", "the comment")
     p.add_argument(
         "--full",
         action="store_true",
@@ -202,12 +207,7 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
         help="worker processes (default: the CPUs this process may use); the result is the "
         "same for any N",
     )
-    p.add_argument(
-        "--json",
-        type=Path,
-        metavar="FILE",
-        help="write the calibration as JSON to FILE; '-': to stdout, instead of the text",
-    )
+    _json_option(p, "the calibration")
 
     p = add(
         "noise",
@@ -234,12 +234,7 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
         metavar="FILE",
         help="write the model as JSON to FILE, for perfbot.toml's [verdict] noise_model",
     )
-    p.add_argument(
-        "--json",
-        type=Path,
-        metavar="FILE",
-        help="write the model as JSON to FILE; '-': to stdout, instead of the text",
-    )
+    _json_option(p, "the model")
 
     p = add(
         "demo",
