@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks.rmsnorm_bwd.config import Shape, SuiteConfig
+from benchmarks.rmsnorm_bwd.config import CONTEXT, Shape, SuiteConfig
 from benchmarks.shards.plan import HOST_CALLS, Costs, point_seconds
 
 
@@ -50,6 +50,11 @@ def _seconds(a: str, b: str) -> float:
 UNTIMED_START_S = 15.0
 
 
+def _inside_s(point: dict[str, Any]) -> float:
+    """Seconds a point's own phases took (building, rounds, host timing)."""
+    return sum(v for name, v in point["phases_s"].items() if name.endswith("_s"))
+
+
 def _process_overheads(record: dict[str, Any], spent: float) -> list[float]:
     """Seconds a process spends outside its points, per process the record knows of."""
     shards = [s for s in record.get("shards", []) if s.get("process_wall_s") is not None]
@@ -57,10 +62,7 @@ def _process_overheads(record: dict[str, Any], spent: float) -> list[float]:
         return [_seconds(record["started_at"], record["finished_at"]) - spent + UNTIMED_START_S]
     found = []
     for shard in shards:
-        inside = sum(
-            v for k in shard["points"] for name, v in record["points"][k]["phases_s"].items()
-            if name.endswith("_s")
-        )
+        inside = sum(_inside_s(record["points"][k]) for k in shard["points"])
         found.append(shard["process_wall_s"] - inside)
     return found
 
@@ -78,7 +80,7 @@ def fit(paths: Iterable[Path], root: Path | None = None) -> Costs:
                 continue
             ok = {v: e for v, e in point["variants"].items() if e.get("kernel_us")}
             phases = point["phases_s"]
-            spent += sum(v for k, v in phases.items() if k.endswith("_s"))
+            spent += _inside_s(point)
             builds.append(
                 (point["bytes_moved"] / 1e9, phases["build_and_check_s"] / len(point["variants"]))
             )
@@ -86,7 +88,7 @@ def fit(paths: Iterable[Path], root: Path | None = None) -> Costs:
             kernel_total_us = 0.0
             for name, entry in ok.items():
                 per_sample = len(entry["kernel_us_calls"][0]) if entry.get("kernel_us_calls") else (
-                    calls_ctx if name in ("eager", "torch-compile") else record["calls_per_sample"]
+                    calls_ctx if name in CONTEXT else record["calls_per_sample"]
                 )
                 n = len(entry["kernel_us"]) * per_sample
                 calls += n
