@@ -52,7 +52,7 @@ UNTIMED_START_S = 15.0
 
 def _inside_s(point: dict[str, Any]) -> float:
     """Seconds a point's own phases took (building, rounds, host timing)."""
-    return sum(v for name, v in point["phases_s"].items() if name.endswith("_s"))
+    return float(sum(v for name, v in point["phases_s"].items() if name.endswith("_s")))
 
 
 def _process_overheads(record: dict[str, Any], spent: float) -> list[float]:
