@@ -15,6 +15,9 @@
 #                       (every Thunder point fails): needs its wheel in .gpu/extra/
 #     thunder-VERSION   stock code with that Thunder (a nightly: thunder-0.2.7.dev20260201),
 #                       its wheel in .gpu/extra/ (pip download --no-deps lightning-thunder==V)
+#     nvfuser-VERSION   stock code with that nvFuser build (nvfuser-0.2.35.dev20260215), its
+#                       slimmed wheel (wheels.sh) in .gpu/wheels/, .gpu/extra/ or $RECORD_WHEELS,
+#                       linked to the image's NVRTC as setup.sh links the carried one
 # RECORD_VARIANTS (e.g. thunder-prims,thunder-func) measures a subset; nvFuser always runs.
 #
 # Each process runs `benchmarks/run_gpu.sh --size-set pr` under its own time limit
@@ -34,7 +37,7 @@
 # earlier one. Commit what comes back under data/ unchanged, and say in data/README.md which
 # commit is which state.
 set -uo pipefail
-usage() { sed -n '4,19p' "$0" >&2; exit 2; }
+usage() { sed -n '4,22p' "$0" >&2; exit 2; }
 [ $# -gt 0 ] || usage
 pair=0
 if [ "$1" = --pair ]; then
@@ -71,6 +74,25 @@ prepare() {
       rm -rf "$pythonpath" && python3 -m pip install -q --no-index --no-deps --target "$pythonpath" "$wheel" || exit 2
       message="$state: stock code, Thunder $version from its wheel"
       [ "$state" != broken-executor ] || message="$state: Thunder 0.2.5 (no usable nvFuser executor on nvFuser 0.2.36)" ;;
+    nvfuser-*)
+      version=${state#nvfuser-}
+      wheel=$(ls .gpu/wheels/nvfuser_*-"$version"-*.whl .gpu/extra/nvfuser_*-"$version"-*.whl \
+        ${RECORD_WHEELS:+"$RECORD_WHEELS"/nvfuser_*-"$version"-*.whl} 2>/dev/null | head -1)
+      [ -n "$wheel" ] || { echo "data/record.sh: $state needs nvfuser_*-$version-*.whl in .gpu/wheels, .gpu/extra or \$RECORD_WHEELS" >&2; exit 2; }
+      pythonpath=/tmp/nvfuser-$version
+      rm -rf "$pythonpath" && python3 -m pip install -q --no-index --no-deps --target "$pythonpath" "$wheel" || exit 2
+      # The slimmed wheel lacks its NVRTC: point the names it wants where setup.sh pointed the
+      # carried build's (the image's copy).
+      nvrtc=$(readlink -f /tmp/site/nvfuser_*.libs/libnvrtc-*.so* 2>/dev/null | head -1)
+      [ -n "$nvrtc" ] || { echo "data/record.sh: $state: source .gpu/setup.sh first (no linked NVRTC in /tmp/site)" >&2; exit 2; }
+      for want in $(readelf -d "$pythonpath"/nvfuser_common/lib/libnvfuser_codegen.so | sed -n 's/.*\[\(libnvrtc-[^]]*\)\].*/\1/p'); do
+        ln -sf "$nvrtc" "$pythonpath"/nvfuser_*.libs/"$want"
+      done
+      # The build measured must be the one asked for: a shadowed overlay would measure another.
+      got=$(PYTHONPATH=$pythonpath:${PYTHONPATH:-} python3 -W ignore -c 'import nvfuser_direct; print(nvfuser_direct.version())' 2>&1) \
+        || { echo "data/record.sh: $state: nvFuser $version does not import: $got" >&2; exit 2; }
+      case "$got" in "${version%%.dev*}"*) ;; *) echo "data/record.sh: $state imports nvFuser $got" >&2; exit 2 ;; esac
+      message="$state: stock code, nvFuser $version ($got) from its wheel" ;;
     *) echo "data/record.sh: unknown state $state" >&2; exit 2 ;;
   esac
   # Snapshot the tree that runs (the lab may keep an older .git between calls).
@@ -90,7 +112,7 @@ measure() {
   read -ra args <<< "${args_of[$state]}"
   args+=("$@")
   t0=$(date +%s.%N)
-  # A Thunder of another version shadows the carried one for this state only.
+  # A Thunder or nvFuser of another version shadows the carried one for this state only.
   PYTHONPATH=${pythonpath:+$pythonpath:}${PYTHONPATH:-} ASV_PYTHONPATH=${pythonpath:+$pythonpath:}${ASV_PYTHONPATH:-} \
     timeout "${RECORD_TIME_LIMIT:-180}" bash benchmarks/run_gpu.sh "${args[@]}" 2>&1 \
     | tee "$log" || status=$?
