@@ -5,7 +5,9 @@ These run the real asv (0.6.6) on the real suite; CI has no GPU, torch, nvFuser 
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -72,26 +74,42 @@ def test_asv_check_passes(lab_repo: Path, size_set: str) -> None:
 def test_asv_discovers_every_point_of_the_size_set(
     tmp_path: Path, size_set: str, dtypes: int, shapes: int
 ) -> None:
-    """What asv itself sees (its own discovery step, as `asv run` calls it): the six benchmarks
-    the bot reads, over the set's dtypes x shapes (size_sets.toml), and no other benchmark."""
-    out = tmp_path / "discovered.json"
-    runner = Path(asv.__file__).parent / "benchmark.py"
-    done = subprocess.run(
-        [sys.executable, str(runner), "discover", str(REPO / "benchmarks"), str(out)],
-        env={**os.environ, "RMSNORM_BENCH_SIZES": size_set},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    found = {
-        b["name"]: [len(values) for values in b["params"]] for b in json.loads(out.read_text())
-    }
+    """The six benchmarks the bot reads, over the set's dtypes x shapes (size_sets.toml), and no
+    other benchmark."""
+    found = _discover(tmp_path, RMSNORM_BENCH_SIZES=size_set)
     ratio = "bench_rmsnorm_bwd.RatioToNvfuser.track_ratio"
     assert found.pop(ratio) == [4, dtypes, shapes]  # nvFuser is the reference, not a contender
     kinds = ("kernel_time", "host_time", "bandwidth_pct", "kernel_count", "compile_time")
     expected = [5, dtypes, shapes]
     assert found == {f"bench_rmsnorm_bwd.RMSNormBackward.track_{k}": expected for k in kinds}
+
+
+def _discover(tmp_path: Path, **env: str) -> dict[str, list[int]]:
+    """What asv itself sees (its own discovery step, as `asv run` calls it): each benchmark's
+    parameter counts."""
+    out = tmp_path / "discovered.json"
+    runner = Path(asv.__file__).parent / "benchmark.py"
+    done = subprocess.run(
+        [sys.executable, str(runner), "discover", str(REPO / "benchmarks"), str(out)],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return {b["name"]: [len(values) for values in b["params"]] for b in json.loads(out.read_text())}
+
+
+def test_a_run_of_some_points_declares_only_their_dtypes_and_shapes(tmp_path: Path) -> None:
+    """A bisect step measures a few points; asv then visits only their combinations instead of
+    the whole set's (5220 in the nightly set, 85 s of asv for 2 points on the H200)."""
+    found = _discover(
+        tmp_path,
+        RMSNORM_BENCH_SIZES="nightly",
+        RMSNORM_BENCH_POINTS="bfloat16/16x49152,float16/16x49152,bfloat16/512x768",
+    )
+    assert found.pop("bench_rmsnorm_bwd.RatioToNvfuser.track_ratio") == [4, 2, 2]
+    assert set(map(tuple, found.values())) == {(5, 2, 2)} and len(found) == 5
 
 
 def test_run_without_gpu_skips_with_the_reason(lab_repo: Path) -> None:
@@ -205,6 +223,55 @@ def test_replaying_a_recorded_measurement_stores_the_same_asv_results(lab_repo: 
     for bench in theirs["results"]:
         assert columns(mine, bench) == columns(theirs, bench), bench
     assert columns(theirs, "bench_rmsnorm_bwd.RatioToNvfuser.track_ratio")["samples"]
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal, NaN (asv's skipped) equal to NaN."""
+    return json.dumps(a) == json.dumps(b)
+
+
+def test_replaying_the_h200_bisect_step_stores_its_points_alone(lab_repo: Path) -> None:
+    """The bisect's known-good step (data/h200-bisect): replayed with its RMSNORM_BENCH_POINTS,
+    asv stores the two points' combinations alone, each value and sample equal to the one asv
+    stored on the H200 among the nightly set's 5220."""
+    runs = REPO / "data" / "h200-bisect" / "state.runs"
+    run = runs / "000-lightning_thunder-0.2.6-py3-none-any.whl"
+    recorded = run / "run-1" / "nvidia-h200"
+    sha = "977510d71561a48ab060ea5a7fbcf9cf017dbd71"
+    here = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=lab_repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert _asv(["machine", "--yes", "--machine", "bisect"], lab_repo).returncode == 0
+    args = ["run", "-E", f"existing:{sys.executable}", "--set-commit-hash", here]
+    args += ["--record-samples", "--launch-method", "forkserver", "--machine", "bisect"]
+    done = _asv(
+        args,
+        lab_repo,
+        RMSNORM_BENCH_SIZES="nightly",
+        RMSNORM_BENCH_POINTS="bfloat16/16x49152,float16/16x49152",
+        RMSNORM_BENCH_REPLAY=str(recorded / f"{sha}.provenance.jsonl"),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    mine = json.loads(
+        next((lab_repo / "results" / "bisect").glob(f"{here[:8]}-*.json")).read_text()
+    )
+    theirs = json.loads(next(recorded.glob(f"{sha[:8]}-*.json")).read_text())
+
+    def by_combination(data: dict, bench: str) -> dict:  # type: ignore[type-arg]
+        row = dict(zip(data["result_columns"], data["results"][bench], strict=False))
+        combos = list(itertools.product(*row["params"]))
+        samples = row.get("samples") or [None] * len(combos)  # asv drops a trailing empty column
+        return {c: (r, s) for c, r, s in zip(combos, row["result"], samples, strict=True)}
+
+    stored = 0
+    for bench in theirs["results"]:
+        ours = by_combination(mine, bench)
+        assert len(ours) == (8 if "track_ratio" in bench else 10)  # 2 points x 4 or 5 variants
+        whole = by_combination(theirs, bench)
+        for combo, value in ours.items():
+            assert _same(value, whole[combo]), (bench, combo)
+            stored += not math.isnan(value[0])  # asv stores a skipped combination as NaN
+    assert stored == 2 * 3 * 5 + 2 * 2  # the measured 34; eager and torch.compile were not
 
 
 def test_replay_refuses_a_record_of_another_commit(tmp_path: Path) -> None:
