@@ -86,20 +86,36 @@ def render(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+USAGE = (
+    "usage: python -m benchmarks.rmsnorm_bwd.summary RESULTS/<machine>/<sha>.provenance.jsonl\n"
+    "  prints the record's table: each point's kernel time, ratio, spread, share of peak\n"
+    "  bandwidth, kernels, host time and compile time per variant (the last record of the file)"
+)
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print(
-            "usage: python -m benchmarks.rmsnorm_bwd.summary "
-            "RESULTS/<machine>/<sha>.provenance.jsonl",
-            file=sys.stderr,
-        )
+    if argv in (["-h"], ["--help"]):
+        print(USAGE)
+        return 0
+    if len(argv) != 1 or argv[0].startswith("-"):
+        print(USAGE, file=sys.stderr)
         return 2
-    with open(argv[0], encoding="utf-8") as fh:
-        lines = [line for line in fh if line.strip()]
+    try:
+        with open(argv[0], encoding="utf-8") as fh:
+            lines = [line for line in fh if line.strip()]
+    except OSError as err:
+        print(f"{argv[0]}: cannot read the provenance record: {err.strerror}", file=sys.stderr)
+        return 3
     if not lines:
         print(f"{argv[0]}: empty provenance record", file=sys.stderr)
         return 3
-    print(render(json.loads(lines[-1])))
+    try:
+        record = json.loads(lines[-1])
+    except json.JSONDecodeError as err:
+        why = f"{err.msg}, column {err.colno}"
+        print(f"{argv[0]}: the last record is not JSON ({why})", file=sys.stderr)
+        return 3
+    print(render(record))
     return 0
 
 

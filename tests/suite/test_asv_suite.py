@@ -162,6 +162,20 @@ def test_summary_refuses_an_empty_record(tmp_path: Path) -> None:
     assert main([str(empty)]) == 3
 
 
+def test_summary_says_how_it_is_called_and_refuses_what_it_cannot_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from benchmarks.rmsnorm_bwd.summary import main
+
+    assert main(["--help"]) == 0 and "provenance.jsonl" in capsys.readouterr().out
+    assert main([]) == 2 and main(["--bogus"]) == 2
+    assert main([str(tmp_path / "absent.jsonl")]) == 3
+    torn = tmp_path / "torn.provenance.jsonl"
+    torn.write_text('{"points": {', encoding="utf-8")
+    assert main([str(torn)]) == 3
+    assert "the last record is not JSON" in capsys.readouterr().err
+
+
 def test_committed_smoke_results_hold_samples_for_every_variant() -> None:
     saved = json.loads(next(SMOKE.glob("*-existing-*.json")).read_text())
     columns = saved["result_columns"]
