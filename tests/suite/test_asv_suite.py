@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import asv
 import pytest
@@ -205,29 +206,33 @@ def test_gpu_run_command_refuses_unknown_arguments() -> None:
     assert "unknown argument --sizes" in done.stderr
 
 
+def _replay(
+    lab_repo: Path, machine: str, recorded: Path, sha: str, **env: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What run_gpu.sh's store phase does: asv run replaying the record of ``sha`` (in the
+    recorded folder), as asv machine ``machine``. Returns (what asv stored here, what it had
+    stored on the H200)."""
+    here = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=lab_repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert _asv(["machine", "--yes", "--machine", machine], lab_repo).returncode == 0
+    args = ["run", "-E", f"existing:{sys.executable}", "--set-commit-hash", here]
+    args += ["--record-samples", "--launch-method", "forkserver", "--machine", machine]
+    replay = str(recorded / f"{sha}.provenance.jsonl")
+    done = _asv(args, lab_repo, RMSNORM_BENCH_REPLAY=replay, **env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    mine = json.loads(next((lab_repo / "results" / machine).glob(f"{here[:8]}-*.json")).read_text())
+    theirs = json.loads(next(recorded.glob(f"{sha[:8]}-*.json")).read_text())
+    return mine, theirs
+
+
 def test_replaying_a_recorded_measurement_stores_the_same_asv_results(lab_repo: Path) -> None:
     """What run_gpu.sh does after measuring, here on the committed H200 baseline: asv's results
     from the replayed record equal (value for value, sample for sample) those asv stored on the
     H200. Also a way to recover asv results when asv died after a measurement."""
     recorded = REPO / "data" / "h200" / "results" / "nvidia-h200"
     sha = "06f650c87bcca99fe961d28d3bec88c38e1bfdbe"
-    here = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=lab_repo, capture_output=True, text=True, check=True
-    ).stdout.strip()
-    assert _asv(["machine", "--yes", "--machine", "replay"], lab_repo).returncode == 0
-    args = ["run", "-E", f"existing:{sys.executable}", "--set-commit-hash", here]
-    args += ["--record-samples", "--launch-method", "forkserver", "--machine", "replay"]
-    done = _asv(
-        args,
-        lab_repo,
-        RMSNORM_BENCH_SIZES="pr",
-        RMSNORM_BENCH_REPLAY=str(recorded / f"{sha}.provenance.jsonl"),
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    mine = json.loads(
-        next((lab_repo / "results" / "replay").glob(f"{here[:8]}-*.json")).read_text()
-    )
-    theirs = json.loads(next(recorded.glob(f"{sha[:8]}-*.json")).read_text())
+    mine, theirs = _replay(lab_repo, "replay", recorded, sha, RMSNORM_BENCH_SIZES="pr")
     assert set(mine["results"]) == set(theirs["results"])
 
     def columns(data: dict, bench: str) -> dict:  # type: ignore[type-arg]
@@ -252,24 +257,14 @@ def test_replaying_the_h200_bisect_step_stores_its_points_alone(lab_repo: Path) 
     run = runs / "000-lightning_thunder-0.2.6-py3-none-any.whl"
     recorded = run / "run-1" / "nvidia-h200"
     sha = "977510d71561a48ab060ea5a7fbcf9cf017dbd71"
-    here = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=lab_repo, capture_output=True, text=True, check=True
-    ).stdout.strip()
-    assert _asv(["machine", "--yes", "--machine", "bisect"], lab_repo).returncode == 0
-    args = ["run", "-E", f"existing:{sys.executable}", "--set-commit-hash", here]
-    args += ["--record-samples", "--launch-method", "forkserver", "--machine", "bisect"]
-    done = _asv(
-        args,
+    mine, theirs = _replay(
         lab_repo,
+        "bisect",
+        recorded,
+        sha,
         RMSNORM_BENCH_SIZES="nightly",
         RMSNORM_BENCH_POINTS="bfloat16/16x49152,float16/16x49152",
-        RMSNORM_BENCH_REPLAY=str(recorded / f"{sha}.provenance.jsonl"),
     )
-    assert done.returncode == 0, done.stdout + done.stderr
-    mine = json.loads(
-        next((lab_repo / "results" / "bisect").glob(f"{here[:8]}-*.json")).read_text()
-    )
-    theirs = json.loads(next(recorded.glob(f"{sha[:8]}-*.json")).read_text())
 
     def by_combination(data: dict, bench: str) -> dict:  # type: ignore[type-arg]
         row = dict(zip(data["result_columns"], data["results"][bench], strict=False))
