@@ -17,7 +17,8 @@ import pytest
 
 from benchmarks.rmsnorm_bwd.config import Shape, SuiteConfig, parse_points, point_key
 from benchmarks.shards import store
-from benchmarks.shards.__main__ import Exit, main, suite_digest
+from benchmarks.shards.__main__ import main
+from benchmarks.shards.common import Exit, suite_digest
 from benchmarks.shards.fit import fit
 from benchmarks.shards.plan import COSTS_FILE, Costs, parse_shard, plan, point_seconds
 from tests.paths import DATA, REPO_ROOT
