@@ -16,9 +16,9 @@ from bot.site.commits_page import commits_page
 from bot.site.history import History
 from bot.site.inputs import Inputs
 from bot.site.landing import legend, machine_block, render
+from bot.site.lockfile import ASSETS, load_lock
 from bot.site.overview import MachineSummary, Settings, summaries
 from bot.site.page import SCRIPTS, patch_index
-from bot.site.vendor import ASSETS, load_lock
 
 #: Written into every built site; ``out_dir`` is replaced only if it is empty or has this.
 MARKER = ".fusion-perfbot-site"

@@ -36,8 +36,8 @@ from bot.site.commits import CommitNote
 from bot.site.commits_page import COMMIT_ROUTE
 from bot.site.history import History, Mode, choose
 from bot.site.inputs import gather
+from bot.site.lockfile import ASSETS, REPO_ROOT, VendorError
 from bot.site.thresholds import threshold_notes, thresholds
-from bot.site.vendor import ASSETS, REPO_ROOT, VendorError
 
 __all__ = ["MARKER", "SiteBuildError", "SiteReport", "build_site", "check_out_dir"]
 ASV_TIMEOUT_S = 600

@@ -19,7 +19,8 @@ import re
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from bot.site.vendor import Lock, css_refs, is_remote, resource_refs, urls_in, verify_dir
+from bot.site.lockfile import Lock, urls_in, verify_dir
+from bot.site.refs import css_refs, is_remote, resource_refs
 
 _ANCHOR_HREF = re.compile(r"""<a\b[^>]*?\bhref\s*=\s*(["'])(.*?)\1""", re.IGNORECASE)
 _XML_LINK = re.compile(r"""\b(?:href|xmlns(?::\w+)?)=(?:"|'|&quot;)([^"'&<>\s]+)""")

@@ -3,7 +3,7 @@
 Edits of asv 0.6.6's template, each anchored on text that must occur exactly once (another asv
 fails the build here rather than shipping a half-patched page):
 
-- the CDN ``<script>``/``<link>`` tags point at the vendored copies (bot/site/vendor.py);
+- the CDN ``<script>``/``<link>`` tags point at the vendored copies (bot/site/refs.py);
 - a Content-Security-Policy allows this site's own origin only, so even a reference that
   slipped through would be blocked by the browser, not fetched, also on GitHub Pages;
 - the landing view (site_assets/landing.html, filled in by bot/site/landing.py) and the
@@ -25,7 +25,8 @@ import json
 from collections.abc import Mapping
 
 from bot.site.commits_page import ROUTE as COMMITS
-from bot.site.vendor import Lock, VendorError, rewrite_page
+from bot.site.lockfile import Lock, VendorError
+from bot.site.refs import rewrite_page
 
 ROUTE = "overview"
 #: asv's page needs inline scripts (its js_load_failure hook) and inline styles (its layout).

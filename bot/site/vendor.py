@@ -20,136 +20,33 @@ fetches, rewrites the copies and recomputes every other recorded field.
 from __future__ import annotations
 
 import argparse
-import base64
 import hashlib
 import io
 import json
-import re
 import subprocess
 import sys
 import tarfile
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-ASSETS = REPO_ROOT / "site_assets"
-LOCKFILE = ASSETS / "vendor.lock.json"
-LOCK_SCHEMA = "fusion-perfbot-vendor-lock/1"
-#: Where vendored files live, both under site_assets/ and in the built site.
-VENDOR_DIR = "vendor"
-
-
-class VendorError(Exception):
-    """A vendored file, the lockfile or the page that refers to them is not as recorded."""
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One vendored file."""
-
-    package: str  # npm package name
-    version: str  # exact npm version
-    path: str  # path inside the tarball, e.g. "package/dist/jquery.min.js"
-    tarball_integrity: str  # npm's dist.integrity of the whole tarball
-    sha256: str  # hex digest of the file's bytes
-    integrity: str  # SRI value the site's HTML carries for it ("" for files not in a tag)
-    replaces: str | None  # the CDN URL in asv's index.html, None for support files
-    upstream_integrity: str | None  # asv's SRI value for that URL
-    byte_identical: bool  # the npm bytes match upstream_integrity
-    inert_urls: tuple[str, ...]  # URLs in the file's text (license banners), never fetched
-    note: str = ""
-
-    @property
-    def local_path(self) -> str:
-        """Site-relative path: vendor/<package>-<version>/<path minus 'package/'>."""
-        inner = self.path.removeprefix("package/")
-        return f"{VENDOR_DIR}/{self.package}-{self.version}/{inner}"
-
-
-@dataclass(frozen=True)
-class Lock:
-    asv_version: str
-    entries: tuple[Entry, ...]
-
-    def by_url(self) -> dict[str, Entry]:
-        return {e.replaces: e for e in self.entries if e.replaces}
-
-
-def sri(data: bytes, algorithm: str = "sha384") -> str:
-    """A Subresource Integrity value (``sha256-...``, ``sha384-...`` or ``sha512-...``)."""
-    if algorithm not in ("sha256", "sha384", "sha512"):
-        raise VendorError(f"unsupported SRI algorithm {algorithm!r}")
-    return f"{algorithm}-{base64.b64encode(hashlib.new(algorithm, data).digest()).decode()}"
-
-
-def sri_matches(data: bytes, value: str) -> bool:
-    algorithm, _, _ = value.partition("-")
-    return algorithm in ("sha256", "sha384", "sha512") and sri(data, algorithm) == value
-
-
-_URL = re.compile(r"""(?i)(?:https?:)?//[a-z0-9][-a-z0-9.]*\.[a-z]{2,}[^\s"'<>()\\]*""")
-
-
-def urls_in(text: str) -> list[str]:
-    """Absolute and protocol-relative URLs in a text, in order."""
-    return _URL.findall(text)
-
-
-def _entry(raw: Mapping[str, Any]) -> Entry:
-    try:
-        return Entry(
-            package=str(raw["package"]),
-            version=str(raw["version"]),
-            path=str(raw["path"]),
-            tarball_integrity=str(raw["tarball_integrity"]),
-            sha256=str(raw["sha256"]),
-            integrity=str(raw["integrity"]),
-            replaces=raw.get("replaces"),
-            upstream_integrity=raw.get("upstream_integrity"),
-            byte_identical=bool(raw["byte_identical"]),
-            inert_urls=tuple(raw.get("inert_urls", ())),
-            note=str(raw.get("note", "")),
-        )
-    except KeyError as exc:
-        raise VendorError(f"lockfile entry {raw.get('path')!r} lacks {exc}") from None
-
-
-def load_lock(path: Path = LOCKFILE) -> Lock:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise VendorError(f"{path}: cannot read the vendor lockfile: {exc}") from None
-    if not isinstance(data, dict) or data.get("schema") != LOCK_SCHEMA:
-        raise VendorError(f"{path}: not a {LOCK_SCHEMA} file")
-    return Lock(str(data["asv_version"]), tuple(_entry(e) for e in data["files"]))
-
-
-def check_bytes(entry: Entry, data: bytes) -> None:
-    """The file is exactly the one recorded (and, where claimed, the CDN's bytes)."""
-    where = entry.local_path
-    if hashlib.sha256(data).hexdigest() != entry.sha256:
-        raise VendorError(f"{where}: sha256 differs from the lockfile")
-    if entry.integrity and not sri_matches(data, entry.integrity):
-        raise VendorError(f"{where}: bytes do not match integrity {entry.integrity}")
-    if entry.byte_identical != bool(
-        entry.upstream_integrity and sri_matches(data, entry.upstream_integrity)
-    ):
-        raise VendorError(f"{where}: byte_identical={entry.byte_identical} is not true of it")
-    found = tuple(dict.fromkeys(urls_in(data.decode("utf-8", "replace"))))
-    if found != entry.inert_urls:
-        raise VendorError(f"{where}: URLs in the text {found} differ from the lockfile's")
-
-
-def verify_dir(root: Path, lock: Lock) -> None:
-    """Every vendored file under ``root`` (site_assets/ or a built site) is as recorded."""
-    for entry in lock.entries:
-        path = root / entry.local_path
-        if not path.is_file():
-            raise VendorError(f"{path}: vendored file missing")
-        check_bytes(entry, path.read_bytes())
+from bot.site.lockfile import (
+    ASSETS,
+    LOCKFILE,
+    REPO_ROOT,
+    Entry,
+    Lock,
+    VendorError,
+    check_bytes,
+    load_lock,
+    sri,
+    sri_matches,
+    urls_in,
+    verify_dir,
+    write_lock,
+)
+from bot.site.refs import cdn_integrity
 
 
 def npm_pack(package: str, version: str, workdir: Path) -> bytes:
@@ -202,17 +99,6 @@ def fetch(lock: Lock, workdir: Path) -> dict[str, bytes]:
     return out
 
 
-def cdn_integrity(page: str) -> dict[str, str]:
-    """asv's page: CDN URL -> the ``integrity`` value asv gives it."""
-    out = {}
-    for tag in _TAG.finditer(page):
-        attrs = {m.group(1).lower(): m.group(3) for m in _ATTR.finditer(tag.group(0))}
-        url = attrs.get("src") or attrs.get("href")
-        if url and _REMOTE.match(url) and "integrity" in attrs:
-            out[url] = attrs["integrity"]
-    return out
-
-
 def derive(entry: Entry, tarball: bytes, upstream: Mapping[str, str]) -> Entry:
     """An entry's recorded facts, recomputed from its pins (package, version, path, replaces)
     and the bytes npm served: keeps asv's integrity where the bytes are the CDN's."""
@@ -230,75 +116,6 @@ def derive(entry: Entry, tarball: bytes, upstream: Mapping[str, str]) -> Entry:
         byte_identical=identical,
         inert_urls=tuple(dict.fromkeys(urls_in(data.decode("utf-8", "replace")))),
     )
-
-
-def write_lock(lock: Lock, path: Path = LOCKFILE) -> None:
-    files = []
-    for e in lock.entries:
-        raw = asdict(e)
-        raw["inert_urls"] = list(e.inert_urls)
-        files.append(raw)
-    data = {"schema": LOCK_SCHEMA, "asv_version": lock.asv_version, "files": files}
-    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-
-
-# --- the page: asv's CDN tags pointed at the local copies -------------------------------------
-
-_TAG = re.compile(r"<(script|link)\b[^>]*>", re.IGNORECASE)
-_ATTR = re.compile(r"""\b(src|href|integrity)\s*=\s*(["'])(.*?)\2""", re.IGNORECASE)
-_REMOTE = re.compile(r"(?i)^(?:[a-z][a-z0-9+.-]*:|//)")
-
-
-def rewrite_page(html: str, lock: Lock) -> str:
-    """Point every CDN ``<script src>`` / ``<link href>`` at its vendored copy.
-
-    The ``integrity`` attribute becomes the lockfile's (unchanged where the bytes are the
-    CDN's). A remote URL the lockfile does not know is an error: a newer asv that adds a CDN
-    script must fail the build, not ship a page that phones out.
-    """
-    known = lock.by_url()
-
-    def fix(tag: re.Match[str]) -> str:
-        text = tag.group(0)
-        attrs = {m.group(1).lower(): m.group(3) for m in _ATTR.finditer(text)}
-        url = attrs.get("src") or attrs.get("href")
-        if url is None or not _REMOTE.match(url):
-            return text
-        entry = known.get(url)
-        if entry is None:
-            raise VendorError(f"page loads {url}, which the vendor lockfile does not cover")
-        if attrs.get("integrity") != entry.upstream_integrity:
-            raise VendorError(f"page's integrity for {url} is not the lockfile's upstream one")
-
-        def attr(m: re.Match[str]) -> str:
-            name = m.group(1).lower()
-            value = entry.local_path if name in ("src", "href") else entry.integrity
-            return f"{m.group(1)}={m.group(2)}{value}{m.group(2)}"
-
-        return _ATTR.sub(attr, text)
-
-    return _TAG.sub(fix, html)
-
-
-def resource_refs(html: str) -> list[str]:
-    """URLs an HTML page makes the browser fetch by itself (not ``<a href>`` navigation)."""
-    refs = []
-    for tag in re.finditer(r"<(script|link|img|iframe|source|embed|object)\b[^>]*>", html, re.I):
-        for m in re.finditer(r"""\b(src|href|data|srcset)\s*=\s*(["'])(.*?)\2""", tag.group(0)):
-            refs.append(m.group(3))
-    refs += re.findall(r"""url\(\s*["']?([^"')]+)""", html)
-    return refs
-
-
-def css_refs(css: str) -> list[str]:
-    """``url(...)`` and ``@import`` targets of a stylesheet."""
-    refs = re.findall(r"""url\(\s*["']?([^"')]+)""", css)
-    refs += re.findall(r"""@import\s+["']([^"']+)""", css)
-    return refs
-
-
-def is_remote(ref: str) -> bool:
-    return bool(_REMOTE.match(ref)) and not ref.lower().startswith("data:")
 
 
 # --- command line -----------------------------------------------------------------------------

@@ -37,22 +37,19 @@ from bot.site.build import MARKER
 from bot.site.check import audit
 from bot.site.history import choose, results_order
 from bot.site.links import graph_href
-from bot.site.page import patch_index
-from bot.site.thresholds import threshold_notes, thresholds
-from bot.site.vendor import (
+from bot.site.lockfile import (
     ASSETS,
     VendorError,
     check_bytes,
-    css_refs,
-    is_remote,
     load_lock,
-    member,
-    resource_refs,
-    rewrite_page,
     sri,
     sri_matches,
     verify_dir,
 )
+from bot.site.page import patch_index
+from bot.site.refs import css_refs, is_remote, resource_refs, rewrite_page
+from bot.site.thresholds import threshold_notes, thresholds
+from bot.site.vendor import member
 from bot.tell.comment import graph_url as render_graph_url
 
 __all__ = ["synthetic"]  # the shared fixture of real asv output (tests/data_helpers.py)
