@@ -46,6 +46,7 @@ class Judged:
     figures: tuple[Figure, ...] = ()
     broken_points: int = 0
     settle: int | None = None  # unsure: runs a side that would settle its points, at most
+    noise: str | None = None  # which noise model the verdict's intervals used, in words
 
 
 def alarming(v: Verdict) -> tuple[str, ...]:
@@ -82,7 +83,7 @@ def judge(v: Verdict, bad_guards: tuple[str, ...] | None) -> Judged:
     broken = sum(p.state == "broken" for p in guard.points) if guard else 0
 
     def out(cls: Class, why: str) -> Judged:
-        return Judged(cls, v.overall, raised, why, figures(v), broken, _settle(v))
+        return Judged(cls, v.overall, raised, why, figures(v), broken, _settle(v), v.model)
 
     if v.overall == "inconclusive (no data)":
         return out("no data", "no gating point has data on both builds")

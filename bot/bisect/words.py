@@ -78,8 +78,10 @@ def to_text(outcome: Outcome, plan: Plan) -> str:
         _counts(outcome, this_call=True),
         f"machine {outcome.machine or '-'}; points ({len(plan.points)}): "
         f"{', '.join(plan.points)}; variants: {', '.join(plan.variants)}",
-        "",
     ]
+    if noise := _noise(outcome):
+        lines.append(f"noise: {noise}")
+    lines.append("")
     width = max(len(r.name) for r in outcome.rows)
     for row in outcome.rows:
         figs = _figures(row.judged.figures) if row.judged else ""
@@ -111,7 +113,8 @@ def section(outcome: Outcome, plan: Plan) -> str:
         f"- {_counts(outcome, this_call=False)}, on {escape_md(outcome.machine or '-')}; "
         "each build decided against the known-good one by the bot's verdict at "
         f"{', '.join(escape_md(p) for p in plan.points)} "
-        f"({', '.join(escape_md(v) for v in plan.variants)})",
+        f"({', '.join(escape_md(v) for v in plan.variants)})"
+        + (f"; intervals: {escape_md(noise)}" if (noise := _noise(outcome)) else ""),
         "",
         "| # | build | class | runs | geometric-mean change against the known-good build |",
         "| --- | --- | --- | --- | --- |",
@@ -124,6 +127,14 @@ def section(outcome: Outcome, plan: Plan) -> str:
             f"| {row.index} | {escape_md(row.name)} | {_class(row)} | {len(row.runs)} | {figs} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _noise(outcome: Outcome) -> str | None:
+    """Which noise model the decisions used (the known-bad build's verdict, decided first):
+    without one, intervals see only within-run noise and a bisect calls builds bad too easily,
+    so the answer must say so."""
+    judged = [row.judged for row in reversed(outcome.rows) if row.judged and row.judged.noise]
+    return judged[0].noise if judged else None
 
 
 def _build(name: str | None) -> str:

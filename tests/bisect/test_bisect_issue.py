@@ -132,6 +132,7 @@ def test_without_a_token_the_section_is_printed_not_posted(
     out = capsys.readouterr().out
     assert "DRY RUN (no PERFBOT_ISSUES_TOKEN or GITHUB_TOKEN): would create or update" in out
     assert f"{marker('thunder')}\n### Bisect of Thunder builds" in out
+    assert "; intervals: between-run noise from 12 A/A runs on nvidia-h200\n" in out
 
 
 def test_a_history_break_gives_the_points_and_the_issue_by_its_key(

@@ -25,15 +25,18 @@ BAD = ".gpu/extra/lightning_thunder-0.2.7.dev20260201-py3-none-any.whl"
 DATA_README = " ".join((DATA / "README.md").read_text(encoding="utf-8").split())
 
 
-def _again(where: Path) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+def _again(
+    where: Path, config: Path | None = REPO_ROOT / "perfbot.toml"
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """The lab's command again on a copy of the folder; ``config`` None: no configuration (the
+    lab ran from the repository root, where ./perfbot.toml names the noise model)."""
     shutil.copytree(RECORDED, where)
     done = subprocess.run(
         [sys.executable, "-m", "bot", "bisect", "--package", "thunder", "--good", GOOD,
          "--bad", BAD, "--builds", "builds.txt", "--points",
          "bfloat16/16x49152,float16/16x49152", "--size-set", "nightly", "--state",
          "state.json", "--machine", "nvidia-h200", "--budget-s", "400", "--json", "again.json",
-         # the lab ran from the repository root, where ./perfbot.toml names the noise model
-         "--config", str(REPO_ROOT / "perfbot.toml")],
+         *(["--config", str(config)] if config else [])],
         cwd=where, capture_output=True, text=True, check=False, timeout=300,
         env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)),
     )
@@ -95,3 +98,21 @@ def test_the_data_readme_figures_are_the_bisects(tmp_path: Path) -> None:
     assert (sum(combinations), skipped) == (5220, 2 * (5220 - (2 * 3 * 5 + 2 * 2)))
     assert "5220 benchmark parameter combinations" in DATA_README
     assert "skips all but the 34 measured" in DATA_README
+
+
+def test_the_answer_says_which_noise_its_intervals_used(tmp_path: Path) -> None:
+    """Without the between-run noise model the same runs get intervals about 3x narrower, so
+    the answer names what it used: a reader must see when a build was called bad on
+    within-run noise alone."""
+    with_model, _ = _again(tmp_path / "with")
+    without, _ = _again(tmp_path / "without", config=None)
+    assert "\nnoise: between-run noise from 12 A/A runs on nvidia-h200\n" in with_model.stdout
+    assert "\nnoise: no noise model: intervals see within-run noise" in without.stdout
+
+    def nvfuser_interval(out: str) -> str:
+        found = re.search(r"nvFuser kernel: nvfuser \S+ (\[\S+ \S+\])", out)
+        assert found is not None
+        return found.group(1)
+
+    assert nvfuser_interval(with_model.stdout) == "[-2.4%, +2.4%]"
+    assert nvfuser_interval(without.stdout) == "[-0.3%, +0.3%]"
