@@ -101,7 +101,7 @@ def test_the_data_readme_figures_are_the_bisects(tmp_path: Path) -> None:
 
 
 def test_the_answer_says_which_noise_its_intervals_used(tmp_path: Path) -> None:
-    """Without the between-run noise model the same runs get intervals about 3x narrower, so
+    """Without the between-run noise model the same runs get intervals 8x narrower here, so
     the answer names what it used: a reader must see when a build was called bad on
     within-run noise alone."""
     with_model, _ = _again(tmp_path / "with")
