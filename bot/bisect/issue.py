@@ -13,8 +13,7 @@ from __future__ import annotations
 import github
 
 from bot.github.client import authenticated_login, github_step
-from bot.github.issue_body import key_marker
-from bot.github.issues import is_own_match
+from bot.github.issues import own_keyed_issues, standing_issue
 from bot.github.sticky import CommentOutcome, upsert_sticky_comment
 
 
@@ -23,18 +22,13 @@ class IssueNotFound(LookupError):
 
 
 def find_issue(gh: github.Github, repo: str, key: str, label: str, login: str) -> int:
-    """The bot's issue for ``key`` in ``repo``: the oldest open one, else the newest closed."""
-    marker = key_marker(key)
+    """The bot's issue for ``key`` in ``repo``, chosen as the pr flow chooses it: the oldest
+    open one, else the newest closed."""
     with github_step(f"list '{label}' issues in {repo}"):
-        listed = list(gh.get_repo(repo).get_issues(state="all", labels=[label]))
-        mine = [i for i in listed if is_own_match(i, marker, login)]
-    opened = sorted(i.number for i in mine if i.state == "open")
-    closed = sorted(i.number for i in mine if i.state != "open")
-    if opened:
-        return opened[0]
-    if closed:
-        return closed[-1]
-    raise IssueNotFound(f"no issue of {login} in {repo} carries the key {key!r}")
+        picked = standing_issue(own_keyed_issues(gh.get_repo(repo), repo, key, label, login))
+    if picked is None:
+        raise IssueNotFound(f"no issue of {login} in {repo} carries the key {key!r}")
+    return picked.number
 
 
 def post_section(

@@ -137,7 +137,7 @@ def sync_regression_issues(
                 settle(run, found[run.name], update_note)
         return tuple(run.outcome() for run in runs)
     for run in runs:  # known issues first, so that a new issue's first body links them
-        run.issue = _pick(found[run.name])
+        run.issue = standing_issue(found[run.name])
     for run in runs:
         if run.failure is None:
             _ensure_open(run, spec, runs, update_note)
@@ -180,13 +180,20 @@ def is_own_match(issue: Issue, marker: str, login: str) -> bool:
     )
 
 
+def own_keyed_issues(
+    repo: Repository, repo_name: str, key: str, label: str, login: str
+) -> list[Issue]:
+    """The bot's issues for this key, open or closed, by listing (never search: its index
+    lags)."""
+    marker = key_marker(key)
+    with github_step(f"list '{label}' issues in {repo_name}"):
+        listed = list(repo.get_issues(state="all", labels=[label]))
+        return [issue for issue in listed if is_own_match(issue, marker, login)]
+
+
 def _find(run: _Run, spec: IssueSpec) -> list[Issue]:
-    """The bot's issues for this key, by listing (never search: its index lags)."""
     assert run.repo is not None
-    marker = key_marker(spec.key)
-    with github_step(f"list '{spec.label}' issues in {run.name}"):
-        listed = list(run.repo.get_issues(state="all", labels=[spec.label]))
-        return [issue for issue in listed if is_own_match(issue, marker, run.login)]
+    return own_keyed_issues(run.repo, run.name, spec.key, spec.label, run.login)
 
 
 _MARKED_KEY = re.compile(re.escape(KEY_MARKER).replace(re.escape("{}"), r"(\S+)"))
@@ -213,7 +220,7 @@ def _open_ones(matches: Sequence[Issue]) -> list[Issue]:
     return sorted((i for i in matches if i.state == "open"), key=lambda i: i.number)
 
 
-def _pick(matches: list[Issue]) -> Issue | None:
+def standing_issue(matches: Sequence[Issue]) -> Issue | None:
     """The issue that stands for the key: the oldest open one, else the newest closed one."""
     opened = _open_ones(matches)
     closed = sorted((i for i in matches if i.state != "open"), key=lambda i: i.number)
