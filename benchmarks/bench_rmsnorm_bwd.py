@@ -17,12 +17,13 @@ from typing import Any, ClassVar
 from .rmsnorm_bwd.config import BASELINE, CONTENDERS, VARIANTS, SuiteConfig, bandwidth_pct
 
 _CONFIG = SuiteConfig.from_env()
-_MEASURED = {(dtype, shape.label) for dtype, shape in _CONFIG.points_to_measure()}
 # A run of some points only (RMSNORM_BENCH_POINTS: a bisect step) declares only their dtypes
-# and shapes: asv visits every combination it is given, and storing 2 points of the nightly
-# set's 5220 combinations took 85 s on the H200 (data/README.md, h200-bisect).
-_DTYPES = [d for d in _CONFIG.dtypes if any(d == dtype for dtype, _ in _MEASURED)]
-_SHAPES = [s.label for s in _CONFIG.shapes if any(s.label == label for _, label in _MEASURED)]
+# and shapes, in the set's order: asv visits every combination it is given, and storing 2
+# points of the nightly set's 5220 combinations took 85 s on the H200 (data/README.md,
+# h200-bisect).
+_MEASURED_DTYPES, _MEASURED_SHAPES = map(set, zip(*_CONFIG.points_to_measure(), strict=True))
+_DTYPES = [d for d in _CONFIG.dtypes if d in _MEASURED_DTYPES]
+_SHAPES = [s.label for s in _CONFIG.shapes if s in _MEASURED_SHAPES]
 #: Long enough for the nightly grid on one GPU; the pr set takes a few minutes.
 _SWEEP_TIMEOUT_S = 4 * 3600
 

@@ -79,8 +79,9 @@ class SuiteConfig:
     calls_per_sample: int = DEFAULT_CALLS_PER_SAMPLE
     slowdown: Slowdown | None = None  # a known slowdown injected on one side (slowdown.py)
     context_calls_per_sample: int = DEFAULT_CONTEXT_CALLS_PER_SAMPLE
-    #: ``dtype/MxN`` keys to measure (empty: every point of the set). The asv parameters stay
-    #: the whole set, so a partial run lines up with a full one point by point.
+    #: ``dtype/MxN`` keys to measure (empty: every point of the set). asv then declares only
+    #: these points' dtypes and shapes (bench_rmsnorm_bwd.py); readers take each result's
+    #: params from its file, so a partial run still lines up with a full one point by point.
     points: tuple[str, ...] = ()
 
     def points_to_measure(self) -> list[tuple[str, Shape]]:

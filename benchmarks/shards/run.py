@@ -68,7 +68,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         **os.environ, **env,
         "RMSNORM_BENCH_COMMIT": args.commit, "RMSNORM_BENCH_MACHINE": args.machine,
         "SHARD_DIR": str(folder), "SHARD_RUN_ID": run_id, "SHARD_LABEL": args.shard,
-        "SHARD_POINTS": ",".join(todo), "SHARD_SUITE_DIGEST": digest,
+        "RMSNORM_BENCH_POINTS": ",".join(todo), "SHARD_SUITE_DIGEST": digest,
         "SHARD_PROCESS_START": str(started),
     }
     code = subprocess.call([sys.executable, "-m", "benchmarks.shards.worker"], cwd=ROOT,

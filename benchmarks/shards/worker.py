@@ -1,9 +1,10 @@
 """The measuring process of one shard: ``python3 -m benchmarks.shards.worker`` (run by ``run``).
 
 Its own process because the runner checks around it (benchmarks/runner_check.py) must see the
-GPU with no CUDA context of ours on it. The points to measure, the shard's id and where to
-write come in the environment (``SHARD_POINTS``, ``SHARD_RUN_ID``, ``SHARD_DIR``, ``SHARD_LABEL``,
-``SHARD_PROCESS_START``); the suite's settings in the usual ``RMSNORM_BENCH_*`` variables. Every
+GPU with no CUDA context of ours on it. The shard's id and where to write come in the
+environment (``SHARD_RUN_ID``, ``SHARD_DIR``, ``SHARD_LABEL``, ``SHARD_PROCESS_START``); the
+suite's settings, the points to measure included (``RMSNORM_BENCH_POINTS``), in the usual
+``RMSNORM_BENCH_*`` variables. Every
 point is written the moment it is measured; the run header last, so a header means the process
 finished and its settings are known.
 """
@@ -16,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.rmsnorm_bwd.config import Shape, SuiteConfig, point_key
+from benchmarks.rmsnorm_bwd.config import SuiteConfig, point_key
 from benchmarks.shards.store import RUN_SCHEMA, write_json_atomic, write_point
 
 
@@ -27,9 +28,7 @@ def main() -> int:
     cfg = SuiteConfig.from_env()
     folder = Path(os.environ["SHARD_DIR"])
     run_id = os.environ["SHARD_RUN_ID"]
-    wanted = [k for k in os.environ.get("SHARD_POINTS", "").split(",") if k]
-    keys = {point_key(d, s): (d, s) for d, s in cfg.points_to_measure()}
-    todo: list[tuple[str, Shape]] = [keys[k] for k in wanted]
+    todo = cfg.points_to_measure()
     run = open_run(cfg)
     if isinstance(run, str):
         print(f"shards: {run}", file=sys.stderr)
