@@ -71,10 +71,14 @@ def emit_json(path: Path, data: object, out: IO[str]) -> bool:
 
 
 def write_json_atomically(path: Path, data: object) -> None:
+    write_text_atomically(path, _dumps(data))
+
+
+def write_text_atomically(path: Path, text: str) -> None:
     """Write beside the target, then rename over it: readers see the old file or the new one."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
-        tmp.write_text(_dumps(data), encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
     finally:
         tmp.unlink(missing_ok=True)

@@ -46,11 +46,12 @@ def _step(name: str, default: ExitCode) -> Iterator[None]:
 
 
 def cmd_store(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
+    from bot.commands.steps import write_text_atomically
     from bot.store import add as adding
     from bot.store import git, thin
     from bot.store.create import init_store
     from bot.store.evidence import pins_from_history
-    from bot.store.index import pins_text, read_index, read_pins, write_text_atomically
+    from bot.store.index import pins_text, read_index, read_pins
 
     a = args.action
     if a == "estimate":

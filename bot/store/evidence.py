@@ -9,17 +9,15 @@ not unpin the evidence of an issue already filed). Read strictly, like every inp
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from bot.results.limits import MAX_RESULTS_BYTES
+from bot.results.limits import FULL_SHA, MAX_RESULTS_BYTES
 from bot.results.strict_json import read_document
 from bot.results.types import BadInput
 
 HISTORY_SCHEMA = "perfbot-history/1"
-_SHA = re.compile(r"[0-9a-f]{40}")
 
 
 def _commits(where: str, item: Mapping[str, Any], what: str) -> dict[str, str]:
@@ -28,7 +26,7 @@ def _commits(where: str, item: Mapping[str, Any], what: str) -> dict[str, str]:
         value = item.get(field)
         if value is None and field == "back_at":
             continue
-        if not isinstance(value, str) or not _SHA.fullmatch(value):
+        if not isinstance(value, str) or not FULL_SHA.fullmatch(value):
             raise BadInput(f"{where}: {field} {str(value)[:60]!r} is not a 40-hex commit")
         found[value] = f"{what}: {field.replace('_', ' ')}"
     return found

@@ -10,7 +10,6 @@ strictly: a store whose index does not parse is bad input, never an empty store.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
@@ -18,7 +17,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from bot.results.limits import MAX_RESULTS_BYTES, read_capped
+from bot.commands.steps import write_text_atomically
+from bot.results.limits import FULL_SHA, MAX_RESULTS_BYTES, read_capped
 from bot.results.strict_json import read_document
 from bot.results.types import BadInput
 
@@ -26,7 +26,6 @@ SCHEMA = "perfbot-store/1"
 INDEX = "index.json"
 PINS = "pins.txt"
 RESULTS = "results"
-_SHA = re.compile(r"[0-9a-f]{40}")
 _MACHINE = re.compile(r"[A-Za-z0-9_.+-]{1,100}")
 _FILE = re.compile(r"[A-Za-z0-9_.+-]{1,200}")
 
@@ -112,7 +111,7 @@ def _entry(where: str, raw: Any, retired: bool) -> Entry:
         isinstance(entry.machine, str)
         and _MACHINE.fullmatch(entry.machine)
         and isinstance(entry.commit, str)
-        and _SHA.fullmatch(entry.commit)
+        and FULL_SHA.fullmatch(entry.commit)
         and isinstance(entry.date_ms, int)
         and not isinstance(entry.date_ms, bool)
         and isinstance(entry.results_file, str)
@@ -165,16 +164,6 @@ def index_text(index: Index) -> str:
     return json.dumps(doc, indent=1, sort_keys=True) + "\n"
 
 
-def write_text_atomically(path: Path, text: str) -> None:
-    """Beside the target, then renamed over it: a reader sees the old file or the new one."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def write_index(store: Path, index: Index) -> None:
     write_text_atomically(store / INDEX, index_text(index))
 
@@ -191,7 +180,7 @@ def read_pins(path: Path) -> dict[str, str]:
             continue
         commit, _, why = text.partition("#")
         commit = commit.strip().lower()
-        if not _SHA.fullmatch(commit):
+        if not FULL_SHA.fullmatch(commit):
             raise BadInput(f"{path} line {number}: {commit[:60]!r} is not a 40-hex commit")
         pins[commit] = why.strip()
     return pins

@@ -13,8 +13,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
+from bot.commands.steps import write_text_atomically
 from bot.store.files import stripped_text
-from bot.store.index import RESULTS, Entry, Index, read_index, write_index, write_text_atomically
+from bot.store.index import RESULTS, Entry, Index, read_index, write_index
 from bot.store.policy import Action, Policy, Row, Thinning, plan
 
 

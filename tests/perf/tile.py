@@ -28,6 +28,7 @@ from asv import util as asv_util
 from asv.results import get_filename
 
 from benchmarks.rmsnorm_bwd.config import load_size_set
+from bot.commands.steps import write_text_atomically
 from bot.exitcodes import ExitCode
 from bot.results.asv_file import parse_points, read_json
 from bot.results.folders import commit_files
@@ -85,19 +86,13 @@ def _writable(path: Path) -> None:
         raise UsageError(f"{path}: exists and is not tiled: refusing to replace it")
 
 
-def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-
-
 def _same_or_new(path: Path, data: Any) -> None:
     """benchmarks.json and machine.json are shared by every run in the folder."""
     text = json.dumps(data, indent=4, sort_keys=True)
     if path.exists() and json.loads(path.read_text(encoding="utf-8")) != data:
         raise UsageError(f"{path}: exists and describes other benchmarks or another machine")
     if not path.exists():
-        _write_text(path, text)
+        write_text_atomically(path, text)
 
 
 def tile(
@@ -139,6 +134,7 @@ def tile(
         p = plan(data, dtypes, labels, size_set if shapes is None else "tiled", variants)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    prov = load_provenance(src_file.parent / f"{full}.provenance.jsonl", full)
     marker = {
         "schema": TILED_SCHEMA,
         "what": "test and benchmark input, not a measurement: each point carries the "
@@ -149,7 +145,7 @@ def tile(
             "file": src_file.name,
             "machine": src_machine,
             "commit": full,
-            "size_set": _source_set(src_file, full),
+            "size_set": prov.text("size_set") if prov else None,
         },
         "size_set": p.size_set,
         "points": p.points,
@@ -169,18 +165,12 @@ def tile(
     tiled = tile_results(data, p, target, date_ms, name, marker)
     tiled.pop("version", None)
     asv_util.write_json(str(results_file), tiled, api_version=2, compact=True)
-    prov = load_provenance(src_file.parent / f"{full}.provenance.jsonl", full)
     if prov is None:
         prov_file.unlink(missing_ok=True)
         return Tiled(target, name, p.points, results_file, None)
     record = tile_provenance(prov.record, p, target, name, marker, slim=slim_provenance)
-    _write_text(prov_file, json.dumps(record) + "\n")
+    write_text_atomically(prov_file, json.dumps(record) + "\n")
     return Tiled(target, name, p.points, results_file, prov_file)
-
-
-def _source_set(src_file: Path, full: str) -> str | None:
-    prov = load_provenance(src_file.parent / f"{full}.provenance.jsonl", full)
-    return prov.text("size_set") if prov else None
 
 
 def _parser() -> argparse.ArgumentParser:
