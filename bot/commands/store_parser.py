@@ -15,6 +15,7 @@ from pathlib import Path
 
 from bot.commands.parser import Handler, _sha
 from bot.store.index import PINS
+from bot.store.policy import MB, Policy
 
 
 def _full_sha(text: str) -> str:
@@ -51,6 +52,15 @@ def _megabytes(text: str) -> float:
     if not 0 < value < 10**6:
         raise argparse.ArgumentTypeError(f"{text!r} is not a size in MB")
     return value
+
+
+def _policy_options(q: argparse.ArgumentParser) -> None:
+    """The retention policy's knobs, for ``thin`` and ``estimate``; defaults are Policy()'s."""
+    policy = Policy()
+    q.add_argument("--full-days", type=_count, default=policy.full_days)
+    q.add_argument("--daily-days", type=_count, default=policy.daily_days)
+    q.add_argument("--weekly-days", type=_count, default=policy.weekly_days)
+    q.add_argument("--cap-mb", type=_megabytes, default=policy.cap_bytes / MB)
 
 
 def add_store_command(
@@ -106,10 +116,7 @@ def add_store_command(
         f"pinned for good (added to {PINS})",
     )
     q.add_argument("--now", type=_when, help="the date ages count from (default: the newest run's)")
-    q.add_argument("--full-days", type=_count, default=7)
-    q.add_argument("--daily-days", type=_count, default=30)
-    q.add_argument("--weekly-days", type=_count, default=365)
-    q.add_argument("--cap-mb", type=_megabytes, default=200.0)
+    _policy_options(q)
     q.add_argument(
         "--keep-history",
         type=_commits_kept,
@@ -131,9 +138,4 @@ def add_store_command(
     q.add_argument("--size-set", default="nightly")
     q.add_argument("--size-sets", type=Path, default=Path("benchmarks/size_sets.toml"))
     q.add_argument("--days", type=_count, default=365)
-    for name in ("full-days", "daily-days", "weekly-days", "cap-mb"):
-        q.add_argument(
-            f"--{name}",
-            type=_megabytes if name == "cap-mb" else _count,
-            default={"full-days": 7, "daily-days": 30, "weekly-days": 365, "cap-mb": 200.0}[name],
-        )
+    _policy_options(q)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.results.types import BadInput
-from bot.store.files import PER_CALL, fingerprint, read_run
+from bot.store.files import PER_CALL, read_run
 from bot.store.index import INDEX, PINS, RESULTS, read_index, read_pins
 from bot.store.thin import rows_of
 
@@ -24,7 +24,7 @@ def check_store(store: Path) -> list[str]:
         run = read_run(store / RESULTS, e.commit, e.machine, 1)
         if run.results_file.name != e.results_file:
             raise BadInput(f"{run.results_file}: the index names {e.results_file} for {e.commit}")
-        if fingerprint(run.results_file, run.provenance) != e.fingerprint:
+        if run.fingerprint != e.fingerprint:
             raise BadInput(
                 f"{mdir}: {e.commit} is not the run the index recorded (fingerprint differs)"
             )

@@ -24,14 +24,14 @@ the default branch says what is here, how it is thinned, and how to pin a commit
 """
 
 
-def init_store(store: Path, branch: str = BRANCH, git: bool = True) -> str | None:
-    """Returns the first commit's hash (None without git)."""
+def init_store(store: Path, branch: str = BRANCH) -> str | None:
+    """Returns the first commit's hash."""
     if store.exists() and (store.is_file() or any(p.name != ".git" for p in store.iterdir())):
         raise StoreError(f"{store}: exists and is not empty: refusing to make a store there")
     store.mkdir(parents=True, exist_ok=True)
-    if git and not is_repo(store):
+    if not is_repo(store):
         init_repo(store, branch)
     write_index(store, Index())
     (store / PINS).write_text(pins_text({}), encoding="utf-8")
     (store / "README.md").write_text(README, encoding="utf-8")
-    return commit_all(store, "store: a new, empty history store") if git else None
+    return commit_all(store, "store: a new, empty history store")

@@ -12,11 +12,10 @@ import hashlib
 import json
 import shutil
 import subprocess
-import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from paths import DATA, REPO_ROOT
+from paths import DATA, run_bot
 
 NIGHTLIES = DATA / "h200-thunder-nightlies" / "results"
 MACHINE = "nvidia-h200"
@@ -57,15 +56,6 @@ def filed_as(results: Path, commit: str, when: datetime, source: str = RUN_A) ->
     return target
 
 
-def bot(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
 
 
 def git(repo: Path, *args: str) -> str:
@@ -87,3 +77,13 @@ def tree_state(store: Path) -> tuple[str, str, str]:
         git(store, "status", "--porcelain", "--untracked-files=all"),
         (store / "index.json").read_text(encoding="utf-8"),
     )
+
+
+def store_add(
+    store: Path, results: Path, commit: str, *more: str
+) -> subprocess.CompletedProcess[str]:
+    """``python -m bot store add`` of one commit of ``results`` on MACHINE."""
+    return run_bot(
+        "store", "add", "--store", str(store), "--results", str(results), "--commit", commit,
+        "--machine", MACHINE, *more,
+    )  # fmt: skip

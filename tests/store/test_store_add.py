@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 from paths import DATA
-from store_runs import MACHINE, RUN_A, RUN_B, bot, day, filed_as, git, sha, tree_state
+from paths import run_bot as bot
+from store_runs import MACHINE, RUN_A, RUN_B, day, filed_as, git, sha, store_add, tree_state
 
 from bot.exitcodes import ExitCode
 from bot.results.locate import load_commit
@@ -27,19 +28,7 @@ def store(tmp_path: Path) -> Path:
 
 
 def add(store: Path, results: Path, commit: str, *more: str) -> tuple[int, str]:
-    proc = bot(
-        "store",
-        "add",
-        "--store",
-        str(store),
-        "--results",
-        str(results),
-        "--commit",
-        commit,
-        "--machine",
-        MACHINE,
-        *more,
-    )
+    proc = store_add(store, results, commit, *more)
     return proc.returncode, proc.stdout + proc.stderr
 
 

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from paths import DATA
-from store_runs import MACHINE, bot, git
+from paths import run_bot as bot
+from store_runs import MACHINE, git
 
 from bot.results.locate import list_commits
 from bot.store import add as adding

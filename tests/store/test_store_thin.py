@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from store_runs import MACHINE, bot, day, filed_as, git, sha, tree_state
+from paths import run_bot as bot
+from store_runs import MACHINE, day, filed_as, git, sha, store_add, tree_state
 
 from bot.results.locate import load_commit
 from bot.store import add as adding
@@ -72,18 +73,7 @@ def test_old_runs_are_stripped_or_retired_and_still_read(
     # Thinning again changes nothing; adding a retired run again brings nothing back.
     before = tree_state(store)
     assert thin(store)[0] == 0 and tree_state(store) == before
-    proc = bot(
-        "store",
-        "add",
-        "--store",
-        str(store),
-        "--results",
-        str(results),
-        "--commit",
-        sha(1),
-        "--machine",
-        MACHINE,
-    )
+    proc = store_add(store, results, sha(1))
     assert proc.returncode == 0 and "retired earlier" in proc.stdout
     assert tree_state(store) == before
 
