@@ -48,12 +48,16 @@ def check_results(results_dir: Path) -> list[CommitInfo]:
 
 
 def _records(results: Path, infos: Sequence[CommitInfo]) -> dict[str, Mapping[str, Any]]:
-    """The first machine's record of each commit (what ran is the same on every machine)."""
+    """The first machine's record of each commit (what ran is the same on every machine),
+    without its per-round lists: the site describes a commit by its versions and what was
+    under test, and a nightly record's lists are megabytes."""
     out: dict[str, Mapping[str, Any]] = {}
     for info in infos:
+        if info.commit in out:
+            continue
         path = results / info.machine / f"{info.commit}.provenance.jsonl"
-        prov = load_provenance(path, info.commit)
-        if prov is not None and info.commit not in out:
+        prov = load_provenance(path, info.commit, per_round=False)
+        if prov is not None:
             out[info.commit] = prov.record
     return out
 
