@@ -23,6 +23,7 @@ from bot.history.changepoint import Method
 from bot.history.follow import FollowUp
 from bot.history.series import Commit, History
 from bot.history.watch import Watch
+from bot.tell.comment import METHOD_SECTION
 from bot.tell.issue import FAMILY, TITLE_WHAT, GuardIssue, IssueSpec, SyncState, repos_for
 from bot.tell.markdown import Section, escape_md, fit, link
 from bot.tell.rows import (
@@ -143,7 +144,7 @@ def _timing_issue(
     ]
     body = fit(
         "\n".join(lines),
-        [Section("How this is decided", method_text(w.method), (), 0)],
+        [Section(METHOD_SECTION, method_text(w.method), (), 0)],
         limit=40_000,
     )
     note = (
@@ -184,7 +185,7 @@ def _broken_issue(
     ]
     body = fit(
         "\n".join(lines),
-        [Section("How this is decided", method_text(w.method), (), 0)],
+        [Section(METHOD_SECTION, method_text(w.method), (), 0)],
         limit=40_000,
     )
     note = (

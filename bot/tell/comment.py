@@ -71,6 +71,7 @@ class Context:
     issue_links: tuple[tuple[str, str], ...] = ()  # (label, url)
 
 
+METHOD_SECTION = "How this is decided"
 METHOD = (
     "Per round, every variant of a point runs back to back; the ratio of a round is Thunder's "
     "kernel time over nvFuser's, so drift both share cancels. Four guards decide apart: every "
@@ -212,7 +213,7 @@ def comment_parts(
     tail = [
         *([hints_section(hints, 1, script=script)] if hints is not None else []),
         Section("Provenance", provenance_table(base, head, v), (), 2),
-        Section("How this is decided", METHOD, (), 3),
+        Section(METHOD_SECTION, METHOD, (), 3),
     ]
     if is_summarised(v) and not full:
         return sweep_parts(v, ctx.site_url, lines, tail, worst)

@@ -28,7 +28,7 @@ from typing import Literal
 
 from bot.decide.types import Guard, GuardKind, PointVerdict, Verdict
 from bot.fusion.hints import Hints
-from bot.tell.comment import METHOD, Context, header
+from bot.tell.comment import METHOD, METHOD_SECTION, Context, header
 from bot.tell.hints import SUMMARY, hints_markdown
 from bot.tell.markdown import Section, escape_md, fit, link
 from bot.tell.rows import (
@@ -43,7 +43,7 @@ from bot.tell.rows import (
     point_name,
     worst_first,
 )
-from bot.tell.summary import SUMMARY_CHARS, WORST, is_summarised
+from bot.tell.summary import LADDER, SUMMARY_CHARS, is_summarised
 from bot.tell.sweep import guard_evidence
 
 FAMILY = "rmsnorm-bwd"
@@ -160,9 +160,9 @@ def issue_body(v: Verdict, g: Guard, ctx: Context, hints: Hints | None = None) -
     if not is_summarised(v):
         return _body(v, g, ctx, hints, _evidence(v, g), 40_000)
     body = ""
-    for k, script in (*((k, True) for k in range(WORST, -1, -1)), (0, False)):
+    for k, script in LADDER:
         body = _body(v, g, ctx, hints, guard_evidence(v, g, k), SUMMARY_CHARS, script)
-        if len(body) <= SUMMARY_CHARS and "How this is decided" in body:
+        if len(body) <= SUMMARY_CHARS and METHOD_SECTION in body:  # nothing cut
             return body
     return _body(v, g, ctx, None, guard_evidence(v, g, 0), SUMMARY_CHARS)
 
@@ -185,7 +185,7 @@ def _body(
         graphs = [link(point_name(p.key), graph_url(ctx.site_url, p.key, v.machine)) for p in bad]
         if graphs:
             lines += ["", "History: " + ", ".join(graphs)]
-    sections = [Section("How this is decided", METHOD, (), 0)]
+    sections = [Section(METHOD_SECTION, METHOD, (), 0)]
     return fit("\n".join(lines), sections, limit=limit)
 
 

@@ -20,10 +20,19 @@ from dataclasses import dataclass, replace
 from bot.decide.types import Verdict
 from bot.fusion.hints import Hints
 from bot.results.types import CommitResults, Provenance, RunCheck
-from bot.tell.comment import HEADLINE, MARKER, METHOD, TITLE, Context, comment_parts, headline_words
+from bot.tell.comment import (
+    HEADLINE,
+    MARKER,
+    METHOD,
+    METHOD_SECTION,
+    TITLE,
+    Context,
+    comment_parts,
+    headline_words,
+)
 from bot.tell.markdown import MAX_CHARS, Section, details, escape_md, fit, fit_whole
 from bot.tell.rows import ICON
-from bot.tell.summary import SUMMARY_CHARS, WORST, is_summarised
+from bot.tell.summary import LADDER, SUMMARY_CHARS, WORST, is_summarised
 
 __all__ = ["MachineReport", "check_notes", "check_warning", "render_report", "worst_state"]
 
@@ -159,12 +168,8 @@ def _one(
     )
 
 
-METHOD_SECTION = "How this is decided"
 #: ``full``: no limit at all (the console's ``report --full``, never posted).
 UNLIMITED = 10**9
-#: A summarised sweep that does not fit shows fewer worst rows a variant and dtype, then its
-#: hints without the reproducer's script: (worst rows, script), in the order tried.
-LADDER = (*((k, True) for k in range(WORST, -1, -1)), (0, False))
 
 
 def _fitted(

@@ -27,6 +27,9 @@ WORST = 3
 WORST_KERNELS = 2
 WORST_CONTEXT = 1
 WORST_BROKEN = 1  # each failing row carries its error text
+#: A summarised sweep that does not fit shows fewer worst rows a variant and dtype, then its
+#: hints without the reproducer's script: (worst rows, script), in the order tried.
+LADDER = (*((k, True) for k in range(WORST, -1, -1)), (0, False))
 #: Worst first: a state's place when the worst rows of a group are chosen.
 SEVERITY = ("broken", "regressed", "unsure", "still failing", "no data", "improved", "no change")
 
