@@ -78,15 +78,21 @@ def _commit(repo: Path, tree: str, message: str, date: str) -> str:
     return _git(repo, "commit-tree", tree, stdin=message, env=env)
 
 
+def nightly_date(version: str) -> date | None:
+    """A nightly's build date (``devYYYYMMDD`` in its version); None for a release, or for
+    digits that are no date (dev20261399: git refuses it, or rolls dev20260230 over)."""
+    found = _NIGHTLY.search(version)
+    if not found:
+        return None
+    try:
+        return date(int(found[1]), int(found[2]), int(found[3]))
+    except ValueError:
+        return None
+
+
 def build_date(version: str) -> str:
     """A nightly's build date as a git date; 2000-01-01 for a release (no date in its name)."""
-    found = _NIGHTLY.search(version)
-    day = f"{found[1]}-{found[2]}-{found[3]}" if found else "2000-01-01"
-    try:
-        date.fromisoformat(day)
-    except ValueError:
-        day = "2000-01-01"  # dev20261399 is no date: git refuses it, or rolls dev20260230 over
-    return f"{day}T00:00:00+00:00"
+    return f"{(nightly_date(version) or date(2000, 1, 1)).isoformat()}T00:00:00+00:00"
 
 
 def key_for(repo: Path, installed: Installed) -> str:

@@ -118,7 +118,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--points", required=True, help="dtype/MxN keys a bisect measures")
     args = p.parse_args(argv)
     points = parse_points(args.points)
-    costs = [run_cost(r, read_logs(args.logs)) for r in read_records(args.results)]
+    logs = read_logs(args.logs)
+    costs = [run_cost(r, logs) for r in read_records(args.results)]
     costs.sort(key=lambda c: c.thunder)
     sys.stdout.write(report(costs, points))
     return 0

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
-from bot.bisect.classify import Class, Judged, judge
+from bot.bisect.classify import REFERENCE_CLASS, Class, Judged, judge
 from bot.bisect.measure import MeasureError, Measurer
 from bot.bisect.points import restrict, without_data
 from bot.bisect.search import Found, Measure, Step, Stuck, next_step
@@ -54,10 +54,20 @@ class Row:
     judged: Judged | None  # None: the reference, or not measured
 
     @property
+    def is_reference(self) -> bool:
+        """The known-good build, once measured: what every other build is compared with."""
+        return self.index == 0 and bool(self.runs)
+
+    @property
     def cls(self) -> Class | None:
-        if self.index == 0 and self.runs:
-            return "good"
+        if self.is_reference:
+            return REFERENCE_CLASS
         return self.judged.cls if self.judged else None
+
+    @property
+    def label(self) -> str | None:
+        """The class as the answer shows it: the reference is named so, not "good"."""
+        return "reference" if self.is_reference else self.cls
 
 
 @dataclass(frozen=True)

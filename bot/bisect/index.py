@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from benchmarks.under_test.keys import build_date
+from benchmarks.under_test.keys import nightly_date
 from bot.results.types import BadInput
 
 _AVAILABLE = re.compile(r"^Available versions:\s*(?P<list>.+)$", re.MULTILINE)
@@ -37,11 +37,6 @@ class Release:
     day: date | None  # the nightly's devYYYYMMDD, else the upload date where the index says
 
 
-def _nightly(version: str) -> date | None:
-    text = build_date(version)[:10]
-    return None if text == "2000-01-01" else date.fromisoformat(text)
-
-
 def from_pip(answer: str) -> list[Release]:
     """``pip index versions`` output, oldest first (pip lists them newest first)."""
     found = _AVAILABLE.search(answer)
@@ -51,7 +46,7 @@ def from_pip(answer: str) -> list[Release]:
     bad = [v for v in versions if not _VERSION.fullmatch(v)]
     if bad:
         raise ListingError(f"the pip index answer lists {bad[0]!r}, which is no version")
-    return [Release(v, _nightly(v)) for v in reversed(versions)]
+    return [Release(v, nightly_date(v)) for v in reversed(versions)]
 
 
 def _uploaded(files: Any, version: str) -> datetime | None:
@@ -83,7 +78,7 @@ def from_pypi_json(data: Any) -> list[Release]:
         when = _uploaded(files, version)
         if when is not None:
             dated.append((when, version))
-    return [Release(v, _nightly(v) or when.date()) for when, v in sorted(dated)]
+    return [Release(v, nightly_date(v) or when.date()) for when, v in sorted(dated)]
 
 
 def read_answer(text: str) -> list[Release]:
@@ -117,7 +112,7 @@ def between(
         raise ValueError(f"the index lists {bad} before {good}: the bad build must be newer")
     out = []
     for r in listing[lo + 1 : hi]:
-        if nightlies_only and _nightly(r.version) is None:
+        if nightlies_only and nightly_date(r.version) is None:
             continue
         if since is not None and (r.day is None or r.day < since):
             continue

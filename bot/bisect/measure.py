@@ -13,11 +13,13 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from benchmarks.under_test.__main__ import Exit
+from benchmarks.under_test.one import SCHEMA as ONE_SCHEMA
 from bot.bisect.timeline import Build
 from bot.results.limits import full_sha
 
@@ -43,10 +45,6 @@ class Measurer(Protocol):
         ...
 
 
-#: What ``benchmarks.under_test.one`` writes beside the results (its manifest's schema).
-ONE_SCHEMA = "perfbot-under-test-one/1"
-#: run_gpu.sh exits 3 when it finds no usable GPU.
-NO_GPU = 3
 
 
 @dataclass(frozen=True)
@@ -61,7 +59,6 @@ class SuiteMeasurer:
     size_set: str = "pr"
     machine: str | None = None
     pip_args: Sequence[str] = ()
-    log: Callable[[str], None] = print
 
     def command(self, build: Build, dest: Path, manifest: Path) -> list[str]:
         cmd = [sys.executable, "-m", "benchmarks.under_test.one", "--package", self.package]
@@ -77,7 +74,7 @@ class SuiteMeasurer:
         start = time.monotonic()
         done = subprocess.run(self.command(build, dest, manifest), cwd=self.suite, check=False)
         wall = time.monotonic() - start
-        if done.returncode == NO_GPU:
+        if done.returncode == Exit.NO_GPU:
             raise MeasureError(f"{build.name}: no usable GPU here (the suite's exit 3)")
         if done.returncode != 0:
             raise MeasureError(

@@ -76,7 +76,7 @@ def _row(row: Row, plan: Plan) -> dict[str, object]:
         "index": row.index,
         "build": row.name,
         "date": day.isoformat() if day else None,
-        "class": "reference" if row.index == 0 and row.runs else row.cls,
+        "class": row.label,
         "overall": j.overall if j else None,
         "alarming": list(j.alarming) if j else [],
         "why": j.why if j else None,

@@ -13,11 +13,10 @@ from dataclasses import dataclass
 from datetime import date
 from itertools import pairwise
 
-from benchmarks.under_test.keys import build_date
+from benchmarks.under_test.keys import nightly_date
 from benchmarks.under_test.spec import Spec, SpecError, parse_spec
 
 #: What keys.build_date answers for a version without a nightly's date in it.
-_NO_DATE = "2000-01-01"
 #: More builds than this is not a bisect over nightlies (Thunder has about 100 in two years).
 MAX_BUILDS = 2_000
 
@@ -39,10 +38,7 @@ class Build:
     def day(self) -> date | None:
         """The nightly's build date (``devYYYYMMDD`` in its version); None for a release or a
         git commit, whose version says no date."""
-        if self.spec.version is None:
-            return None
-        text = build_date(self.spec.version)[:10]
-        return None if text == _NO_DATE else date.fromisoformat(text)
+        return None if self.spec.version is None else nightly_date(self.spec.version)
 
 
 @dataclass(frozen=True)

@@ -46,9 +46,7 @@ def _figures(figs: tuple[Figure, ...]) -> str:
 
 
 def _class(row: Row) -> str:
-    if row.index == 0 and row.runs:
-        return "reference"
-    return row.cls or "-"
+    return row.label or "-"
 
 
 def _counts(outcome: Outcome, *, this_call: bool) -> str:

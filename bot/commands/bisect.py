@@ -177,7 +177,6 @@ def _measurer(
         size_set=args.size_set,
         machine=args.machine,
         pip_args=tuple(args.pip_arg),
-        log=_log,
     )
 
 
