@@ -61,9 +61,7 @@ def pool_of(
     if not stock:
         raise BadInput("no A/A (stock) runs in the results folders")
     where = stock[0].machine
-    every = [
-        r for found in (read_runs([*dirs, *states], where, s.min_samples)[where],) for r in found
-    ]
+    every = read_runs([*dirs, *states], where, s.min_samples)[where]
     kept = signature(stock[0])
     grouped: dict[str, list[CommitResults]] = {}
     for run in every:

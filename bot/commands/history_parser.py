@@ -71,20 +71,7 @@ def add_history_commands(
     p.add_argument(
         "--dry-run", action="store_true", help="print what would be filed; touch nothing"
     )
-    p.add_argument(
-        "--window",
-        type=_count,
-        default=DEFAULTS.window,
-        metavar="N",
-        help=f"commits a side at most at each split (default {DEFAULTS.window})",
-    )
-    p.add_argument(
-        "--min-after",
-        type=_count,
-        default=DEFAULTS.min_after,
-        metavar="N",
-        help=f"commits after a change before it is confirmed (default {DEFAULTS.min_after})",
-    )
+    _method_options(p)
     _json_option(p, "the history")
 
     p = add(
@@ -118,13 +105,7 @@ def add_history_commands(
     )
     p.add_argument("--machine", help="asv machine name, when several have runs")
     _config_option(p)
-    for name, default, what in (
-        ("--window", DEFAULTS.window, "commits a side at most at each split"),
-        ("--min-after", DEFAULTS.min_after, "commits after a change before it is confirmed"),
-    ):
-        p.add_argument(
-            name, type=_count, default=default, metavar="N", help=f"{what} (default {default})"
-        )
+    _method_options(p)
     p.add_argument(
         "--jobs",
         type=_count,
@@ -133,3 +114,14 @@ def add_history_commands(
         "same for any N",
     )
     _json_option(p, "the calibration")
+
+
+def _method_options(p: argparse.ArgumentParser) -> None:
+    """The change-point method's two knobs, the same for ``history`` and its calibration."""
+    for name, default, what in (
+        ("--window", DEFAULTS.window, "commits a side at most at each split"),
+        ("--min-after", DEFAULTS.min_after, "commits after a change before it is confirmed"),
+    ):
+        p.add_argument(
+            name, type=_count, default=default, metavar="N", help=f"{what} (default {default})"
+        )

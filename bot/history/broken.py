@@ -23,7 +23,6 @@ from bot.config import VerdictSettings
 from bot.decide.noise_model import Kind, samples_of
 from bot.decide.types import PointVerdict
 from bot.history.series import Commit, History
-from bot.history.table import every_key, family_keys
 from bot.results.types import REFERENCE, PointKey
 
 Status = Literal["ok", "failed", "absent"]
@@ -100,13 +99,10 @@ def _one_point(
 
 
 def find_breaks(
-    h: History, s: VerdictSettings, min_after: int, keys: Sequence[PointKey] | None = None
+    h: History, s: VerdictSettings, min_after: int, keys: Sequence[PointKey]
 ) -> tuple[tuple[Break, ...], tuple[str, ...]]:
     """Every break of the history (confirmed and pending), and notes on transients; ``keys``:
-    the gating contenders and nvFuser's points, when the caller has them."""
-    if keys is None:
-        every = every_key(h.runs)
-        keys = [*family_keys("ratio", every, s), *family_keys("nvfuser", every, s)]
+    the gating contenders and nvFuser's points."""
     groups: dict[tuple[int, int, bool], list[tuple[PointKey, str | None, int | None, bool]]] = {}
     transients: dict[tuple[int, int], int] = {}
     for key in keys:

@@ -134,7 +134,7 @@ def _timing_issue(
         f"Last good {commit_ref(h, c.last_good, repo)}, first bad "
         f"{commit_ref(h, c.first_bad, repo)}: {escape_md(g.summary, 1200)}.",
         "",
-        f"Decided on {v.runs[0]} run(s) of {c.span.split - c.span.first + 1} commit(s) before "
+        f"Decided on {v.runs[0]} run(s) of {c.span.before} commit(s) before "
         f"against {v.runs[1]} run(s) of {c.span.after} commit(s) after, alpha "
         f"{w.scan.alpha:.2g} a window ({w.scan.windows} windows at {w.scan.tested} splits "
         f"tested); {escape_md(w.model, 200)}.",

@@ -83,7 +83,7 @@ def _change_lines(c: Change, follow: FollowUp | None) -> list[str]:
     size = f"{ev[0]} {interval_words(ev[1])}" if ev else "no single figure"
     lines = [
         f"  [{c.direction}] {GUARD_TITLES[c.guard]}: last good {c.last_good[:8]}, first bad "
-        f"{c.first_bad[:8]} ({c.span.split - c.span.first + 1} commit(s) before, "
+        f"{c.first_bad[:8]} ({c.span.before} commit(s) before, "
         f"{c.span.after} after)",
         f"      size: {size}",
         f"      {g.summary}",
@@ -162,7 +162,7 @@ def _change_json(c: Change, follow: FollowUp | None, min_after: int) -> dict[str
         "needs_more_commits": 0 if c.confirmed else min_after - c.span.after,
         "last_good": c.last_good,
         "first_bad": c.first_bad,
-        "commits_before": c.span.split - c.span.first + 1,
+        "commits_before": c.span.before,
         "commits_after": c.span.after,
         "runs": list(c.verdict.runs),
         "strength_t": c.strength if math.isfinite(c.strength) else None,
