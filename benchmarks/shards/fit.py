@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.rmsnorm_bwd.config import CONTEXT, Shape, SuiteConfig
-from benchmarks.shards.plan import HOST_CALLS, Costs, point_seconds
+from benchmarks.rmsnorm_bwd.measure import HOST_ROUNDS
+from benchmarks.shards.plan import Costs, point_seconds
 
 
 def _records(paths: Iterable[Path]) -> list[dict[str, Any]]:
@@ -96,7 +97,7 @@ def fit(paths: Iterable[Path], root: Path | None = None) -> Costs:
                 moved.append(float(point["bytes_moved"]))
                 kernel.append(statistics.median(entry["kernel_us"]))
             timed_s = phases["rounds_s"] + phases.get("host_s", 0.0)
-            calls += HOST_CALLS * len(ok)
+            calls += HOST_ROUNDS * len(ok)  # host-timed calls after the rounds, one each
             if calls:
                 overheads.append((timed_s * 1e6 - kernel_total_us) / calls)
         process += _process_overheads(record, spent)

@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.rmsnorm_bwd.config import Shape, SuiteConfig, bytes_moved, point_key
+from benchmarks.rmsnorm_bwd.measure import HOST_ROUNDS  # host-timed calls after the rounds
 
 COSTS_FILE = Path(__file__).resolve().parent / "costs.json"
 ITEMSIZE = {"bfloat16": 2, "float16": 2, "float32": 4}
-#: Host-timed calls a variant makes after the rounds (measure.HOST_ROUNDS), one each.
-HOST_CALLS = 10
 
 
 @dataclass(frozen=True)
@@ -75,7 +74,7 @@ def point_seconds(costs: Costs, cfg: SuiteConfig, dtype: str, shape: Shape) -> f
     """Estimated wall time of one point under ``cfg`` (every variant of it)."""
     moved = bytes_moved(shape, ITEMSIZE[dtype])
     per_call_s = (kernel_us(costs, moved) + costs.call_overhead_us) * 1e-6
-    calls = sum(cfg.rounds * cfg.calls_for(v) + cfg.warmup + HOST_CALLS for v in cfg.variants)
+    calls = sum(cfg.rounds * cfg.calls_for(v) + cfg.warmup + HOST_ROUNDS for v in cfg.variants)
     build_s = costs.build_s_per_variant + costs.build_s_per_gb * moved / 1e9
     return costs.safety * (build_s * len(cfg.variants) + calls * per_call_s)
 

@@ -14,9 +14,9 @@ from bot.bisect.points import DEFAULT_VARIANTS
 from bot.bisect.render import bracket, gpu_seconds, reason, what_changed
 from bot.bisect.search import most_measurements
 from bot.tell.markdown import escape_md, pct
+from bot.tell.under_test import NAMES as PACKAGE_NAMES
 
 MARKER = "<!-- fusion-perfbot-bisect:{} -->"
-PACKAGE_NAMES = {"thunder": "Thunder", "nvfuser": "nvFuser"}
 GUARD_WORDS = {"ratio": "ratio", "thunder": "Thunder kernels", "nvfuser": "nvFuser kernel"}
 HEADLINES = {
     "found": "first bad build found",

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from bot.fusion.types import Finding
+from bot.results.types import REFERENCE
 
 THUNDER, FUSER = "thunder", "fuser"
 #: Findings about what Thunder hands nvFuser (Thunder's side) and how nvFuser runs it (nvFuser's).
@@ -62,8 +63,8 @@ def attribute(
                     (side, f"{key} changed between base and head: {change[0]} -> {change[1]}")
                 )
     material = [f for f in findings if f.material]
-    program = [f for f in material if f.kind in PROGRAM_KINDS and f.variant != "nvfuser"]
-    schedule = [f for f in material if f.kind in SCHEDULE_KINDS or f.variant == "nvfuser"]
+    program = [f for f in material if f.kind in PROGRAM_KINDS and f.variant != REFERENCE]
+    schedule = [f for f in material if f.kind in SCHEDULE_KINDS or f.variant == REFERENCE]
     if program:
         reasons.append((THUNDER, f"Thunder hands nvFuser a different program ({program[0].text})"))
     if schedule and not program:

@@ -28,8 +28,8 @@ from bot.fusion.words import (
     value_text,
     versions_text,
 )
+from bot.results.types import REFERENCE  # the hand-written fusion's variant
 
-HANDWRITTEN = "nvfuser"
 #: A kernel's profile fields the findings compare: the finding's kind, and its words.
 KERNEL_FIELDS = {
     "scheduler": ("scheduler", "scheduler"),
@@ -75,10 +75,10 @@ def compare_points(base: PointCapture, head: PointCapture) -> list[Finding]:
 def against_handwritten(point: PointCapture) -> list[Finding]:
     """Each Thunder variant of one point and side against the hand-written fusion."""
     where = f"{point.dtype} {point.shape}"
-    handwritten = point.variants.get(HANDWRITTEN)
+    handwritten = point.variants.get(REFERENCE)
     found: list[Finding] = []
     for variant, capture in sorted(point.variants.items()):
-        if variant == HANDWRITTEN:
+        if variant == REFERENCE:
             continue
         if handwritten is None:
             text = "no hand-written fusion captured at this point: nothing compared"

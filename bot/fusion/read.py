@@ -23,7 +23,7 @@ from typing import Any
 
 from bot.fusion.types import PointCapture, VariantCapture
 from bot.results.limits import MIB, read_capped
-from bot.results.types import BadInput
+from bot.results.types import REFERENCE, BadInput  # REFERENCE: the hand-written fusion
 
 #: One program text (a definition, a trace, a repro script); the real ones are under 10 kB.
 MAX_TEXT_BYTES = 4 * MIB
@@ -32,7 +32,6 @@ MAX_JSON_BYTES = 4 * MIB
 #: Point folders in one side, variants in one point: far above the nine points x 3 variants.
 MAX_ENTRIES = 1_000
 
-HANDWRITTEN = "nvfuser"
 NO_FUSION = "# no nvFuser fusion in the trace"
 POINT_DIR = re.compile(r"(?P<dtype>[a-z][a-z0-9]*)_(?P<shape>[0-9]+(?:x[0-9]+)*)")
 VARIANT_DIR = re.compile(r"[a-z][a-z0-9-]*")
@@ -171,14 +170,14 @@ def _strings(value: Any, path: Path) -> dict[str, str]:
 
 def _drop_stale(variants: dict[str, VariantCapture]) -> dict[str, VariantCapture]:
     """The variants with the profiler's stale copies of the hand-written profile removed."""
-    handwritten = variants.get(HANDWRITTEN)
+    handwritten = variants.get(REFERENCE)
     if handwritten is None or handwritten.profile is None:
         return variants
     stale_id = handwritten.profile.get("fusion_id")
     fixed = {}
     for name, capture in variants.items():
         profile = capture.profile
-        if name != HANDWRITTEN and profile is not None and profile.get("fusion_id") == stale_id:
+        if name != REFERENCE and profile is not None and profile.get("fusion_id") == stale_id:
             capture = replace(capture, profile=None)
         fixed[name] = capture
     return fixed

@@ -10,6 +10,7 @@ CUDA events around 20 calls, L2 flushed: enough to see the regression and to bis
 from __future__ import annotations
 
 from bot.fusion.types import PointCapture
+from bot.results.types import REFERENCE
 
 _FUNCTIONS = {
     "thunder-prims": (
@@ -82,7 +83,7 @@ def reproducer(
     variant: str, dtype: str, shape: str, head: PointCapture | None, thunder_variant: str
 ) -> tuple[str, str]:
     """(what it is, the script) for the point; the hand-written fusion's from its capture."""
-    if variant == "nvfuser":
+    if variant == REFERENCE:
         captured = head.variants.get("nvfuser") if head else None
         if captured is None or not captured.repro:
             raise ValueError(f"no captured nvFuser repro for {dtype} {shape}")
