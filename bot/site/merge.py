@@ -94,28 +94,25 @@ def merge_benchmarks(found: Sequence[tuple[Path, dict[str, Any]]]) -> dict[str, 
     return out
 
 
-def _commit_files(mdir: Path) -> dict[str, list[Path]]:
-    """Each commit's results file(s) and sidecars in one machine folder, by full hash."""
-    out: dict[str, list[Path]] = {}
+def _scan(mdir: Path) -> tuple[tuple[int, int, str | None], dict[str, list[Path]]]:
+    """One machine folder, each results file parsed once: its weight (how many results it
+    holds, its newest date, and the interpreter asv ran under for that newest one: the folder
+    with the most results describes the machine), and each commit's results file(s) and
+    sidecars by full hash."""
+    files: dict[str, list[Path]] = {}
+    count = 0
+    newest: tuple[int, str | None] | None = None  # the first of the latest date wins
     for path in results_files(mdir):
-        sha = full_sha(read_json(path).get("commit_hash"), str(path))
-        sidecars = [mdir / f"{sha}.provenance.jsonl"]
-        out.setdefault(sha, []).extend([path, *(p for p in sidecars if p.is_file())])
-    return out
-
-
-def _weight(mdir: Path) -> tuple[int, int, str | None]:
-    """How many results the folder holds, its newest date, and the interpreter asv ran under
-    for that newest one: the folder with the most results describes the machine."""
-    found = [read_json(p) for p in results_files(mdir)]
-    dated: list[tuple[int, dict[str, Any]]] = [
-        (r["date"], r) for r in found if isinstance(r.get("date"), int)
-    ]
-    if not dated:
-        return len(found), 0, None
-    date, newest = max(dated, key=lambda item: item[0])
-    python = newest.get("params", {}).get("python")
-    return len(found), date, python if isinstance(python, str) else None
+        found = read_json(path)
+        count += 1
+        sha = full_sha(found.get("commit_hash"), str(path))
+        sidecar = mdir / f"{sha}.provenance.jsonl"
+        files.setdefault(sha, []).extend([path, *([sidecar] if sidecar.is_file() else [])])
+        date = found.get("date")
+        if isinstance(date, int) and (newest is None or date > newest[0]):
+            python = found.get("params", {}).get("python")
+            newest = (date, python if isinstance(python, str) else None)
+    return (count, *(newest or (0, None))), files
 
 
 def merge_results(dirs: Sequence[Path], dest: Path) -> Merged:
@@ -127,8 +124,9 @@ def merge_results(dirs: Sequence[Path], dest: Path) -> Merged:
     machines: dict[str, list[tuple[tuple[int, int, str | None], Path]]] = {}
     for d in dirs:
         for mdir in machine_dirs(d):
-            machines.setdefault(mdir.name, []).append((_weight(mdir), mdir / "machine.json"))
-            for sha, files in _commit_files(mdir).items():
+            weight, commits = _scan(mdir)
+            machines.setdefault(mdir.name, []).append((weight, mdir / "machine.json"))
+            for sha, files in commits.items():
                 content = {p.name: p.read_bytes() for p in files}
                 key = (mdir.name, sha)
                 if key in owner and owner[key][1] != content:
