@@ -107,12 +107,9 @@ def run_bisect_command(args: argparse.Namespace, env: Mapping[str, str], out: IO
     work = (args.work or state_path.parent / f"{state_path.stem}.runs").resolve()
     if not work.is_relative_to(state_path.parent):
         raise _usage(f"--work {work} must be inside the state file's folder {state_path.parent}")
-    model = None
-    if config.verdict.noise_model is not None:
-        from bot.commands.noise_file import read_noise_model
+    from bot.commands.noise_file import configured_noise_model
 
-        with step(f"read noise model {config.verdict.noise_model}", ExitCode.BAD_INPUT):
-            model = read_noise_model(config.verdict.noise_model)
+    model = configured_noise_model(config.verdict)
     fresh = State(args.package, timeline.good.name, points, variants)
     with step(f"read the state file {args.state}", ExitCode.BAD_INPUT):
         state = read_state(state_path) if state_path.exists() else fresh

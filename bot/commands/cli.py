@@ -21,14 +21,13 @@ from bot.commands.calibrate import run_calibrate
 from bot.commands.captures import with_hints
 from bot.commands.inputs import Loaded, Selection
 from bot.commands.noise import run_noise
-from bot.commands.noise_file import read_noise_model
+from bot.commands.noise_file import configured_noise_model
 from bot.commands.parser import build_parser
 from bot.commands.report import run_report
 from bot.commands.site import run_site_build, run_site_serve
-from bot.commands.steps import StepFailed, step
+from bot.commands.steps import StepFailed, check_against_results, step
 from bot.commands.store import cmd_store
 from bot.config import Config
-from bot.decide.config_check import check_gating, unused_thresholds
 from bot.decide.verdict import decide
 from bot.exitcodes import ExitCode
 from bot.results.machines import load_machines
@@ -45,21 +44,13 @@ def load(sel: Selection, env: Mapping[str, str]) -> Loaded:
     with step("load configuration", ExitCode.USAGE):
         config = Config.from_env(env, sel.config)
     s = config.verdict
-    model = None
-    if s.noise_model is not None:
-        with step(f"read noise model {s.noise_model}", ExitCode.BAD_INPUT):
-            model = read_noise_model(s.noise_model)
+    model = configured_noise_model(s)
     with step("read results", ExitCode.BAD_INPUT):
         machine = sel.machine or config.machine
         sides = load_machines(
             sel.results, sel.base, sel.head, machine, s.min_samples, per_round=False
         )
-    every_run = [r for m in sides for r in (*m.base_runs, *m.head_runs)]
-    with step("check configuration against the results", ExitCode.USAGE):
-        check_gating(s, every_run)
-        warnings = unused_thresholds(s, every_run)
-        for warning in warnings:
-            print(f"fusion-perfbot: warning: {warning}", file=sys.stderr)
+    warnings = check_against_results(s, [r for m in sides for r in (*m.base_runs, *m.head_runs)])
     reports = []
     with step("compute verdict", ExitCode.BAD_INPUT):
         for m in sides:  # each machine on its own runs, with its own noise model

@@ -13,15 +13,13 @@ the report, not in the exit code: a nightly watch must not fail forever on histo
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
-from bot.commands.noise_file import read_noise_model
-from bot.commands.steps import StepFailed, emit_json, step
+from bot.commands.noise_file import configured_noise_model
+from bot.commands.steps import StepFailed, check_against_results, emit_json, step
 from bot.config import Config
-from bot.decide.config_check import check_gating, unused_thresholds
 from bot.exitcodes import ExitCode
 from bot.history.changepoint import Method
 from bot.history.issues import watch_issues
@@ -135,17 +133,10 @@ def run_history(
     with step("load configuration", ExitCode.USAGE):
         cfg = Config.from_env(env, config_path)
     s = cfg.verdict
-    model = None
-    if s.noise_model is not None:
-        with step(f"read noise model {s.noise_model}", ExitCode.BAD_INPUT):
-            model = read_noise_model(s.noise_model)
+    model = configured_noise_model(s)
     with step("read results", ExitCode.BAD_INPUT):
         histories = load_histories(dirs, machine or cfg.machine, order, s.min_samples)
-    every_run = [r for h in histories for r in h.runs]
-    with step("check configuration against the results", ExitCode.USAGE):
-        check_gating(s, every_run)
-        for warning in unused_thresholds(s, every_run):
-            print(f"fusion-perfbot: warning: {warning}", file=sys.stderr)
+    check_against_results(s, [r for h in histories for r in h.runs])
     with step("find changes", ExitCode.BAD_INPUT):
         watches: list[Watch] = [analyse(h, s, model, method) for h in histories]
     with step("build issues", ExitCode.BAD_INPUT):

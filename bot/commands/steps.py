@@ -12,14 +12,15 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from bot.config import ConfigError
+from bot.config import ConfigError, VerdictSettings
+from bot.decide.config_check import check_gating, unused_thresholds
 from bot.exitcodes import ExitCode
-from bot.results.types import BadInput
+from bot.results.types import BadInput, CommitResults
 
 
 class StepFailed(Exception):
@@ -82,3 +83,14 @@ def write_text_atomically(path: Path, text: str) -> None:
         tmp.replace(path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def check_against_results(s: VerdictSettings, runs: Sequence[CommitResults]) -> list[str]:
+    """The configuration checked against the runs it will judge, as a step of its own; its
+    warnings (thresholds that no run uses) are printed to stderr and returned."""
+    with step("check configuration against the results", ExitCode.USAGE):
+        check_gating(s, runs)
+        warnings = unused_thresholds(s, runs)
+        for warning in warnings:
+            print(f"fusion-perfbot: warning: {warning}", file=sys.stderr)
+    return warnings
