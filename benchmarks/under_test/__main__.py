@@ -117,10 +117,10 @@ def _prepare(
     keys.init_keys(work / "keys")
     sides = []
     for name, inst in installed.items():
-        key = keys.key_for(work / "keys", inst)
-        sides.append(pair.Side(name, inst, key, keys.commit_date(work / "keys", key)))
+        sides.append(side := pair.keyed_side(name, inst, work / "keys"))
         pair.stderr(
-            f"== {name}: {inst.distribution} {inst.version} from {inst.spec.shown()} -> key {key}"
+            f"== {name}: {inst.distribution} {inst.version} from {inst.spec.shown()} "
+            f"-> key {side.key}"
         )
     return sides, stacks["base"]
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -23,7 +22,7 @@ from pathlib import Path
 
 from benchmarks.under_test import install, keys
 from benchmarks.under_test.__main__ import Exit
-from benchmarks.under_test.pair import Side, stderr, suite_commit
+from benchmarks.under_test.pair import Side, keyed_side, stderr, suite_commit
 from benchmarks.under_test.spec import PACKAGES, SpecError, parse_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,17 +86,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         installed = install.install(spec, side_dir, args.pip_arg)
         stack = install.stack(installed.overlay, args.package)
         keys.init_keys(work / "keys")
-        key = keys.key_for(work / "keys", installed)
-        side = Side("bisect", installed, key, keys.commit_date(work / "keys", key))
+        side = keyed_side("bisect", installed, work / "keys")
     except (install.InstallError, keys.KeysError) as exc:
         stderr(f"under_test.one: {exc}")
         return Exit.INSTALL_FAILED
-    stderr(f"== {installed.distribution} {installed.version} from {spec.shown()} -> key {key}")
+    stderr(f"== {installed.distribution} {installed.version} from {spec.shown()} -> key {side.key}")
     manifest = {
         "schema": SCHEMA,
         "package": args.package,
         "build": side.provenance(),
-        "key": key,
+        "key": side.key,
         "key_date": side.key_date,
         "suite_commit": suite_commit(ROOT),
         "size_set": args.size_set,
@@ -126,14 +124,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(side: Side, args: argparse.Namespace, results: Path, keys_repo: Path) -> int:
     """One process of the suite, measure and store (``--phase all``); its exit status."""
-    cmd = ["bash", str(ROOT / "benchmarks" / "run_gpu.sh"), "--size-set", args.size_set]
-    cmd += ["--commit", side.key, "--asv-repo", str(keys_repo), "--results", str(results)]
-    if args.machine:
-        cmd += ["--machine", args.machine]
+    run_script = ROOT / "benchmarks" / "run_gpu.sh"
+    cmd = side.suite_command(run_script, args.size_set, keys_repo, results, args.machine)
     if args.variants:
         cmd += ["--variants", args.variants]
-    env = install.overlay_env(side.installed.overlay, dict(os.environ))
-    env["RMSNORM_BENCH_UNDER_TEST"] = json.dumps(side.provenance(), sort_keys=True)
+    env = side.suite_env()
     if args.points:
         env["RMSNORM_BENCH_POINTS"] = args.points
     return subprocess.run(cmd, env=env, check=False).returncode

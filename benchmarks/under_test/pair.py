@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.under_test import keys
 from benchmarks.under_test.install import Installed, overlay_env
 
 #: Variants measured in repeats after the first: eager and torch.compile are context, once a side.
@@ -32,6 +33,26 @@ class Side:
 
     def provenance(self) -> dict[str, object]:
         return {**self.installed.record(self.name), "key": self.key}
+
+    def suite_env(self) -> dict[str, str]:
+        """The suite's environment for this side: its overlay first, and what it is."""
+        env = overlay_env(self.installed.overlay, dict(os.environ))
+        env["RMSNORM_BENCH_UNDER_TEST"] = json.dumps(self.provenance(), sort_keys=True)
+        return env
+
+    def suite_command(
+        self, run_script: Path, size_set: str, keys_repo: Path, results: Path, machine: str | None
+    ) -> list[str]:
+        """run_gpu.sh measuring this side under its key into ``results``."""
+        cmd = ["bash", str(run_script), "--size-set", size_set, "--commit", self.key]
+        cmd += ["--asv-repo", str(keys_repo), "--results", str(results)]
+        return cmd + (["--machine", machine] if machine else [])
+
+
+def keyed_side(name: str, installed: Installed, keys_repo: Path) -> Side:
+    """The side of an installed build, under the key its build gets in ``keys_repo``."""
+    key = keys.key_for(keys_repo, installed)
+    return Side(name, installed, key, keys.commit_date(keys_repo, key))
 
 
 def manifest(
@@ -93,26 +114,13 @@ def alternate(
 
     for rep in range(1, repeats + 1):
         for side in sides:
-            args = [
-                "bash",
-                str(run_script),
-                "--size-set",
-                size_set,
-                "--commit",
-                side.key,
-                "--asv-repo",
-                str(keys_repo),
-                "--results",
-                str(results / f"rep-{rep}"),
-            ]
-            if machine:
-                args += ["--machine", machine]
+            rep_dir = results / f"rep-{rep}"
+            args = side.suite_command(run_script, size_set, keys_repo, rep_dir, machine)
             if rep > 1:
                 args += ["--variants", DECIDING_VARIANTS]
             else:
                 args += ["--capture"]  # what ran inside the fusions, for the bot's hints
-            env = overlay_env(side.installed.overlay, dict(os.environ))
-            env["RMSNORM_BENCH_UNDER_TEST"] = json.dumps(side.provenance(), sort_keys=True)
+            env = side.suite_env()
             what = f"{side.name} repeat {rep}"
             log(f"== {what} of {repeats}: {side.installed.spec.shown()} (key {side.key[:12]})")
             done = subprocess.run([*args, "--phase", "measure"], env=env, check=False)
