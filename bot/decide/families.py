@@ -132,29 +132,13 @@ def decide_family(
                 c,
                 pu,
                 pd,
-                _corroborated(state, c, t, functools.partial(others, k), kind == "ratio"),
+                is_corroborated(state, c, t, functools.partial(others, k), alone=kind == "ratio"),
                 kind=kind,
                 settle=settle,
                 error=_flaky(b, h),
             )
         )
     return Family(tuple(rows), aggregates)
-
-
-def _corroborated(
-    state: State,
-    c: Comparison,
-    t: float,
-    others: Callable[[], Comparison | None],
-    alone: bool,
-) -> bool:
-    """:func:`is_corroborated`, asking for the others' mean only when the point's own interval
-    does not settle it (most points are not flagged at all)."""
-    if is_corroborated(state, c, t, None, alone=alone):
-        return True
-    return state in ("regressed", "improved") and is_corroborated(
-        state, c, t, others(), alone=alone
-    )
 
 
 def _no_data_row(

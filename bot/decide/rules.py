@@ -9,7 +9,7 @@ series' own interval needs its low end to REACH the threshold.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from bot.decide.stats import Comparison
@@ -41,7 +41,7 @@ def is_corroborated(
     state: State,
     c: Comparison,
     threshold: float,
-    others: Comparison | None,
+    others: Comparison | Callable[[], Comparison | None] | None,
     *,
     alone: bool = True,
 ) -> bool:
@@ -55,7 +55,9 @@ def is_corroborated(
     a lone Thunder change is caught there.
 
     Other variants at the same size do not count: they share the nvFuser measurement, so one
-    noisy nvFuser round set would "corroborate" itself.
+    noisy nvFuser round set would "corroborate" itself. ``others`` may be a function: it is
+    called only when the point's own interval does not settle it (most points are not flagged,
+    and the others' mean costs a comparison of its own).
     """
     if state not in ("regressed", "improved"):
         return False
@@ -63,9 +65,10 @@ def is_corroborated(
     own = ch.low >= 1 + threshold if state == "regressed" else ch.high <= 1 / (1 + threshold)
     if own and alone:
         return True
-    if others is None:
+    group = others() if callable(others) else others
+    if group is None:
         return False
-    return others.change.low > 1 if state == "regressed" else others.change.high < 1
+    return group.change.low > 1 if state == "regressed" else group.change.high < 1
 
 
 def side_moved(

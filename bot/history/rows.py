@@ -10,6 +10,7 @@ gives the same states and Holm p-values (tests/history/test_history_arrays.py).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -80,10 +81,11 @@ def _agg_stats(a: Aggregate, lo: int, hi: int) -> list[RunStat]:
 
 
 def _others(
-    ft: FamilyTable, a: Aggregate, row: int, cols: tuple[int, int, int]
+    ft: FamilyTable, variant: str, row: int, cols: tuple[int, int, int]
 ) -> Comparison | None:
     """The geometric mean of the variant's OTHER points (for corroboration), leave-one-out."""
-    if row not in a.members or len(a.members) < 2:
+    a = next((g for g in ft.aggregates if g.variant == variant), None)
+    if a is None or row not in a.members or len(a.members) < 2:
         return None
     lo, mid, hi = cols
     prior = a.prior.without(a.members.index(row))
@@ -180,11 +182,7 @@ def family_rows(
             table, ft.y[j], ft.n[j], span, c, min_after
         ):
             state = "no change"
-        alone = ft.kind == "ratio"
-        corroborated = is_corroborated(state, c, t, None, alone=alone)
-        if state in ("regressed", "improved") and not corroborated:  # the group, then
-            agg = next((g for g in ft.aggregates if g.variant == key.variant), None)
-            others = _others(ft, agg, j, (lo, mid, hi)) if agg else None
-            corroborated = is_corroborated(state, c, t, others, alone=alone)
+        others = functools.partial(_others, ft, key.variant, j, (lo, mid, hi))
+        corroborated = is_corroborated(state, c, t, others, alone=ft.kind == "ratio")
         rows.append(PointVerdict(key, True, t, state, c, pu, pd, corroborated, kind=ft.kind))
     return Rows(tuple(rows), _summaries(table, ft, span, alpha, min_after))
