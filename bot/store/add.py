@@ -98,8 +98,8 @@ def add(
         (run.benchmarks_json, store / RESULTS / "benchmarks.json"),
     ]
     _copy(pairs)
-    rows = [e for e in index.without(entry.key).rows] + [entry]
-    write_index(store, index.without(entry.key).with_rows(rows))
+    rest = index.without(entry.key)
+    write_index(store, rest.with_rows([*rest.rows, entry]))
     # A replaced run's files go only now, and only those the new run did not overwrite.
     old = index.find(entry.key)
     if old is not None:

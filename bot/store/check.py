@@ -13,7 +13,7 @@ from typing import Any
 from bot.results.types import BadInput
 from bot.store.files import PER_CALL, read_run
 from bot.store.index import INDEX, PINS, RESULTS, read_index, read_pins
-from bot.store.thin import rows_of
+from bot.store.thin import stored_bytes
 
 
 def check_store(store: Path) -> list[str]:
@@ -49,7 +49,7 @@ def check_store(store: Path) -> list[str]:
 def listing(store: Path) -> tuple[dict[str, Any], list[str]]:
     index = read_index(store)
     pins = read_pins(store / PINS)
-    sizes = {r.key: r.size for r in rows_of(store, index)}
+    sizes = {e.key: stored_bytes(store, e) for e in index.rows}
     rows = [
         {
             "machine": e.machine,

@@ -49,12 +49,19 @@ def _size(path: Path) -> int:
     return path.stat().st_size if path.is_file() else 0
 
 
+def stored_bytes(store: Path, e: Entry) -> int:
+    """What a stored run's files take on disk now."""
+    mdir = store / RESULTS / e.machine
+    return sum(_size(mdir / name) for name in e.files())
+
+
 def rows_of(store: Path, index: Index) -> list[Row]:
+    """Each stored run with its size now and stripped (the latter re-encodes the provenance
+    of a run not yet stripped: what thinning would make of it)."""
     rows = []
     for e in index.rows:
-        mdir = store / RESULTS / e.machine
-        size = sum(_size(mdir / name) for name in e.files())
-        prov = mdir / f"{e.commit}.provenance.jsonl"
+        size = stored_bytes(store, e)
+        prov = store / RESULTS / e.machine / f"{e.commit}.provenance.jsonl"
         stripped = size if e.stripped else size - _size(prov) + len(stripped_text(prov).encode())
         rows.append(Row(e.machine, e.commit, e.date, size, stripped, e.stripped))
     return rows
