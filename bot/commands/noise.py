@@ -40,10 +40,6 @@ def _stack(run: CommitResults) -> tuple[str | None, ...]:
     return versions + tuple(prov.text(k) if prov else None for k in SAMPLING) + (variants,)
 
 
-def _started(run: CommitResults) -> str | None:
-    return run.provenance.text("started_at") if run.provenance else None
-
-
 def same_code_runs(
     dirs: Sequence[Path], thunder_variant: str, machine: str | None, min_samples: int
 ) -> tuple[list[CommitResults], list[CommitResults]]:
@@ -60,7 +56,7 @@ def same_code_runs(
                 run = load_commit(results, info.commit, info.machine, min_samples)
                 # The same run copied into two folders is one run; two processes of one commit
                 # (a job's repeats, each in its own folder) are two.
-                identity = (run.machine, run.commit, _started(run))
+                identity = (run.machine, run.commit, run.started_at)
                 if identity in seen:
                     continue
                 seen.add(identity)

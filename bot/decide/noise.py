@@ -23,7 +23,7 @@ def _pct_sd(var: float) -> str:
 
 
 def report_text(runs: Sequence[CommitResults], model: NoiseModel, s: VerdictSettings) -> str:
-    started = [r.provenance.text("started_at") if r.provenance else None for r in runs]
+    started = [r.started_at for r in runs]
     lines = [
         f"Between-run noise over {len(runs)} runs of the same code on {model.machine} "
         f"({model.calls_per_sample or 'unknown'} call(s) per sample)",

@@ -30,10 +30,6 @@ PARALLEL_FROM = 16
 Task = tuple[Path, str, str | None, int]  # results file, machine, full hash if known, samples
 
 
-def _started(run: CommitResults) -> str | None:
-    return run.provenance.text("started_at") if run.provenance else None
-
-
 def _known_hash(path: Path, files: Sequence[Path]) -> str | None:
     """The full hash from the provenance record beside the file, when exactly one record and
     one results file share its 8-digit prefix (the reader checks the file against it)."""
@@ -88,7 +84,7 @@ def read_runs(
                 f"{path.parent}: several results files for commit {run.commit}: "
                 f"{twin.name}, {path.name}"
             )
-        identity = (run.machine, run.commit, _started(run))
+        identity = (run.machine, run.commit, run.started_at)
         if identity not in seen:
             seen.add(identity)
             out.setdefault(run.machine, []).append(run)

@@ -148,6 +148,12 @@ class CommitResults:
         """The results folder this run came from (``rep-2``), as the comment names it."""
         return self.path.parent.parent.name
 
+    @property
+    def started_at(self) -> str | None:
+        """When the measurement started (its provenance record; None without one): a run of
+        one commit found in two folders is one run when this agrees."""
+        return self.provenance.text("started_at") if self.provenance else None
+
     def contenders(self) -> list[PointKey]:
         """Every point compared against nvFuser, in a stable order."""
         return sorted(k for k in self.points if k.variant != REFERENCE)
