@@ -693,7 +693,7 @@ def test_history_doc_constants_are_the_codes() -> None:
     from benchmarks.rmsnorm_bwd.config import load_size_set
     from benchmarks.under_test.keys import build_date
     from bot.decide.stats import PRIOR_DF
-    from bot.history.changepoint import Method
+    from bot.history.method import Method
 
     m, s = Method(), Config.from_env({}, REPO_ROOT / "perfbot.toml").verdict
     assert (m.window, m.min_before, m.min_after) == (8, 2, 2) and PRIOR_DF == 4

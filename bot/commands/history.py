@@ -21,9 +21,9 @@ from bot.commands.noise_file import configured_noise_model
 from bot.commands.steps import StepFailed, check_against_results, emit_json, step
 from bot.config import Config
 from bot.exitcodes import ExitCode
-from bot.history.changepoint import Method
 from bot.history.issues import watch_issues
 from bot.history.load import load_histories
+from bot.history.method import Method
 from bot.history.render import report_text, to_json, worst
 from bot.history.watch import Watch, analyse
 from bot.tell.issue import GuardIssue

@@ -28,8 +28,8 @@ from bot.config import Config, VerdictSettings
 from bot.exitcodes import ExitCode
 from bot.history.calibrate import Pool, calibrate
 from bot.history.calibrate_text import report_text, to_json
-from bot.history.changepoint import Method
 from bot.history.load import read_runs
+from bot.history.method import Method
 from bot.history.series import signature
 from bot.results.types import BadInput, CommitResults
 

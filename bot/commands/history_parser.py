@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from bot.commands.parser import Handler, _config_option, _json_option, _repo
-from bot.history.changepoint import Method
+from bot.history.method import Method
 
 DEFAULTS = Method()
 DESCRIPTION = textwrap.fill(

@@ -45,7 +45,7 @@ from bot.history.calibrate_types import (
     Rate,
     Step,
 )
-from bot.history.changepoint import Method
+from bot.history.method import Method
 from bot.results.types import BadInput
 
 __all__ = ["AA_SIZE", "HISTORIES", "STEP_AT", "Calibration", "Pool", "Quiet", "Rate", "Step"]

@@ -13,7 +13,7 @@ import numpy as np
 from bot.config import VerdictSettings
 from bot.decide.noise_model import NoiseModel, fit
 from bot.history.calibrate_types import AA_SIZE, HISTORIES, STEP_AT, Pool, Quiet, Rate, Step
-from bot.history.changepoint import Method
+from bot.history.method import Method
 from bot.history.render import evidence
 from bot.history.series import Commit, History
 from bot.history.table import build

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.decide.calibrate import Proportion
-from bot.history.changepoint import Method
+from bot.history.method import Method
 from bot.results.types import CommitResults
 
 #: The stock runs a history holds in the out-of-sample A/A trials; the rest fit the model.

@@ -29,21 +29,13 @@ from typing import Literal
 import numpy as np
 
 from bot.decide.types import GuardKind, Verdict
+from bot.history.method import Method
 from bot.history.scan import Windows, screen
 from bot.history.table import Table
 from bot.history.window import Span, decide_span, strength
 
 Direction = Literal["regressed", "improved"]
 DIRECTIONS: tuple[Direction, ...] = ("regressed", "improved")
-
-
-@dataclass(frozen=True)
-class Method:
-    """The knobs, defaults stated in docs/HISTORY.md."""
-
-    window: int = 8  # commits a side, at most
-    min_before: int = 2  # commits before a split, at least
-    min_after: int = 2  # commits after a split before a change is confirmed
 
 
 @dataclass(frozen=True)

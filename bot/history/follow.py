@@ -31,7 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from bot.decide.types import GuardKind, Verdict
-from bot.history.changepoint import Change, Method, Scan
+from bot.history.changepoint import Change, Scan
+from bot.history.method import Method
 from bot.history.table import Table, select
 from bot.history.window import Span, decide_span
 from bot.tell.issue import SyncState, sync_state

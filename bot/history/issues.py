@@ -19,8 +19,8 @@ from collections.abc import Sequence
 
 from bot.decide.types import Guard, GuardKind, PointVerdict, Verdict
 from bot.history.broken import Break
-from bot.history.changepoint import Method
 from bot.history.follow import FollowUp
+from bot.history.method import Method
 from bot.history.series import Commit, History
 from bot.history.watch import Watch
 from bot.tell.comment import METHOD_SECTION

@@ -10,8 +10,9 @@ from bot.decide.noise_model import NoiseModel
 from bot.decide.verdict import model_fits
 from bot.exitcodes import ExitCode
 from bot.history.broken import Break, find_breaks
-from bot.history.changepoint import Method, Scan, find_changes
+from bot.history.changepoint import Scan, find_changes
 from bot.history.follow import FollowUp, follow_ups
+from bot.history.method import Method
 from bot.history.series import History
 from bot.history.table import Table, build
 

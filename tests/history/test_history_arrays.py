@@ -12,7 +12,8 @@ from history_data import NVFUSER_2, STOCK, THUNDER_2, UNFUSED, real, shipped
 
 from bot.decide.noise_model import samples_of
 from bot.decide.stats import compare, run_stat
-from bot.history.changepoint import DIRECTIONS, Method, spans
+from bot.history.changepoint import DIRECTIONS, spans
+from bot.history.method import Method
 from bot.history.scan import Windows, screen, window_stats
 from bot.history.table import build
 from bot.history.window import decide_span

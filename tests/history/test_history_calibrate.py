@@ -17,7 +17,7 @@ from bot.commands import cli
 from bot.commands.history_calibrate import pool_of, state_of
 from bot.history.calibrate import calibrate
 from bot.history.calibrate_text import report_text
-from bot.history.changepoint import Method
+from bot.history.method import Method
 
 RESULTS = [f for f in FOLDERS if "under-test" not in str(f)]
 STATES = [DATA / "h200-under-test" / "thunder-broken-pair" / "results"]

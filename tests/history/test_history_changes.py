@@ -21,7 +21,7 @@ from history_data import (
 )
 
 from bot.exitcodes import ExitCode
-from bot.history.changepoint import Method
+from bot.history.method import Method
 from bot.history.render import evidence
 from bot.history.watch import Watch, analyse
 
