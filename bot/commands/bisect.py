@@ -196,15 +196,10 @@ def _post(
         out.write(f"----- comment -----\n{body}----- end of comment -----\n")
         return
     from bot.bisect.issue import post_section
-    from bot.github.client import make_github
+    from bot.github.client import github_for
 
     with step(f"post the bisect section on {where}", ExitCode.GITHUB_FAILURE):
-        gh = make_github(
-            config.api_url,
-            token.reveal(),
-            timeout=config.timeout_s,
-            max_retry_wait=config.max_retry_wait_s,
-        )
+        gh = github_for(config, token.reveal())
         number, posted = post_section(
             gh,
             args.repo,

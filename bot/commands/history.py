@@ -57,16 +57,11 @@ def _sync(
     """What each issue sync did, and what failed (every change gets its turn first); then the
     bot's open history issues that no current change matches (bot/commands/history_stranded.py)."""
     from bot.commands.history_stranded import sync_stranded
-    from bot.github.client import make_github
+    from bot.github.client import github_for
     from bot.github.issues import sync_regression_issues
 
     assert cfg.issues_token is not None
-    gh = make_github(
-        cfg.api_url,
-        cfg.issues_token.reveal(),
-        timeout=cfg.timeout_s,
-        max_retry_wait=cfg.max_retry_wait_s,
-    )
+    gh = github_for(cfg, cfg.issues_token.reveal())
     lines: list[str] = []
     failures: list[str] = []
     for gi in issues:

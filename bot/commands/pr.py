@@ -108,7 +108,7 @@ def verdict_words(got: Loaded) -> str:
 
 def publish(got: Loaded, ctx: Context, out: IO[str], *, dry_run: bool = False) -> int:
     """Issues first (so the comment can link them), then the comment; dry without a token."""
-    from bot.github.client import make_github
+    from bot.github.client import github_for
     from bot.github.issues import sync_regression_issues
     from bot.github.sticky import upsert_sticky_comment
 
@@ -135,12 +135,7 @@ def publish(got: Loaded, ctx: Context, out: IO[str], *, dry_run: bool = False) -
     if issues and cfg.issues_token is not None:
         token = cfg.issues_token
         try:
-            gh_issues = make_github(
-                cfg.api_url,
-                token.reveal(),
-                timeout=cfg.timeout_s,
-                max_retry_wait=cfg.max_retry_wait_s,
-            )
+            gh_issues = github_for(cfg, token.reveal())
             for gi in issues:
                 with step(f"sync linked issues ({_tag(gi, got)})", ExitCode.GITHUB_FAILURE):
                     got_outcomes = sync_regression_issues(
@@ -156,12 +151,7 @@ def publish(got: Loaded, ctx: Context, out: IO[str], *, dry_run: bool = False) -
     with step("render comment", ExitCode.BAD_INPUT):
         body = render_report(got.reports(), ctx, _links(outcomes))
     with step(f"post comment on {ctx.repo}#{ctx.pr}", ExitCode.GITHUB_FAILURE):
-        gh = make_github(
-            cfg.api_url,
-            cfg.comment_token.reveal(),
-            timeout=cfg.timeout_s,
-            max_retry_wait=cfg.max_retry_wait_s,
-        )
+        gh = github_for(cfg, cfg.comment_token.reveal())
         assert ctx.repo is not None and ctx.pr is not None
         posted = upsert_sticky_comment(
             gh, ctx.repo, ctx.pr, body, MARKER, bot_login=cfg.comment_login

@@ -24,16 +24,14 @@ from bot.github.trust import Claim, gate_logins, verify
 
 def connect(env: Mapping[str, str]) -> tuple[github.Github, str, Config]:
     """A client on $GITHUB_API_URL with $GITHUB_TOKEN (read access is enough), and the token."""
-    from bot.github.client import make_github
+    from bot.github.client import github_for
 
     with step("load configuration", ExitCode.USAGE):
         cfg = Config.from_env(env, None)
         if cfg.comment_token is None:
             raise ValueError("GITHUB_TOKEN is not set: the checks read GitHub's API")
         token = cfg.comment_token.reveal()
-        gh = make_github(
-            cfg.api_url, token, timeout=cfg.timeout_s, max_retry_wait=cfg.max_retry_wait_s
-        )
+        gh = github_for(cfg, token)
     return gh, token, cfg
 
 

@@ -26,6 +26,8 @@ from urllib3.connectionpool import ConnectionPool
 from urllib3.exceptions import MaxRetryError
 from urllib3.util.retry import Retry
 
+from bot.config import Config
+
 USER_AGENT = "fusion-perfbot"
 SERVER_ERRORS = frozenset({500, 502, 503, 504})
 RATE_LIMIT_STATUSES = frozenset({403, 429})
@@ -224,6 +226,13 @@ def github_step(step: str) -> Iterator[None]:
         raise GitHubFailure(step, None, "timed out waiting for GitHub") from exc
     except requests.RequestException as exc:
         raise GitHubFailure(step, None, f"connection failed: {type(exc).__name__}") from exc
+
+
+def github_for(cfg: Config, token: str) -> github.Github:
+    """A client as the configuration says ([github] api_url, timeout_s, max_retry_wait_s)."""
+    return make_github(
+        cfg.api_url, token, timeout=cfg.timeout_s, max_retry_wait=cfg.max_retry_wait_s
+    )
 
 
 def _message(data: Any) -> str:
