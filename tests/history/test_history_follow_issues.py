@@ -8,29 +8,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from history_tiled import made_up, tiled_history
-from paths import REPO_ROOT
+from history_github import key_at, night
 
-from bot.commands import cli
 from bot.decide.types import GuardKind
 from bot.exitcodes import ExitCode
-from bot.github.fake import BOT_LOGIN, BOT_TOKEN, LocalGitHub
+from bot.github.fake import BOT_LOGIN, LocalGitHub
 from bot.github.issue_body import key_marker
-from bot.history.issues import history_key
 
 FUSER, THUNDER = "NVIDIA/Fuser", "Lightning-AI/lightning-thunder"
-CONFIG = ["--config", str(REPO_ROOT / "perfbot.toml")]
-
-
-def night(fake: LocalGitHub, out: Path, case: str, levels: str) -> int:
-    folder = tiled_history(out / case / "results", case, levels)
-    env = {"GITHUB_TOKEN": BOT_TOKEN, "GITHUB_API_URL": fake.base_url}
-    return cli.main(["history", "--results", str(folder), *CONFIG], env=env)
 
 
 def states(fake: LocalGitHub, case: str, split: int, guard: GuardKind = "thunder") -> list[str]:
     """The state of the bot's issue for the change at ``split`` in each repository."""
-    key = history_key("nvidia-h200", made_up(case, split), made_up(case, split + 1), guard)
+    key = key_at(case, split, guard)
     out = []
     for repo in (FUSER, THUNDER):
         found = [

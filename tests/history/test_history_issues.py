@@ -10,26 +10,21 @@ from pathlib import Path
 
 import pytest
 from history_data import BROKEN, STOCK, THUNDER_2, folder_args, order_file
-from paths import REPO_ROOT
+from history_github import CONFIG, github_env, writes
 
 from bot.commands import cli
 from bot.exitcodes import ExitCode
-from bot.github.fake import BOT_LOGIN, BOT_TOKEN, LocalGitHub
+from bot.github.fake import BOT_LOGIN, LocalGitHub
 from bot.github.fake.state import Issue
 from bot.github.issue_body import key_marker
 from bot.history.issues import history_key
 
 FUSER, THUNDER = "NVIDIA/Fuser", "Lightning-AI/lightning-thunder"  # seeded by fake_github
 STEP = [*STOCK[:6], *THUNDER_2]
-CONFIG = ["--config", str(REPO_ROOT / "perfbot.toml")]
 
 
 def _history(tmp: Path, commits: list[str], *more: str) -> list[str]:
     return ["history", *folder_args(), "--order", str(order_file(tmp, commits)), *CONFIG, *more]
-
-
-def _env(fake: LocalGitHub) -> dict[str, str]:
-    return {"GITHUB_TOKEN": BOT_TOKEN, "GITHUB_API_URL": fake.base_url}
 
 
 def _issues(fake: LocalGitHub) -> dict[str, list[Issue]]:
@@ -44,14 +39,10 @@ def _snapshot(fake: LocalGitHub) -> list[object]:
     ]
 
 
-def _writes(fake: LocalGitHub) -> int:
-    return len(fake.requests()) - len(fake.requests("GET"))
-
-
 def test_regression_rerun_and_recovery(
     fake_github: LocalGitHub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    env = _env(fake_github)
+    env = github_env(fake_github)
     assert (
         cli.main(_history(tmp_path, STEP, "--repo", "NVIDIA/Fuser"), env=env) == ExitCode.REGRESSION
     )
@@ -79,9 +70,9 @@ def test_regression_rerun_and_recovery(
         assert f"{THUNDER} (primary)" in body  # Thunder's kernels moved: its repository first
     capsys.readouterr()
 
-    before, writes = _snapshot(fake_github), _writes(fake_github)
+    before, written = _snapshot(fake_github), writes(fake_github)
     assert cli.main(_history(tmp_path, STEP), env=env) == ExitCode.REGRESSION
-    assert _writes(fake_github) == writes and _snapshot(fake_github) == before
+    assert writes(fake_github) == written and _snapshot(fake_github) == before
     assert "unchanged" in capsys.readouterr().out
 
     later = [*STEP, *STOCK[6:9]]  # Thunder back at 223f991a
@@ -97,13 +88,13 @@ def test_regression_rerun_and_recovery(
 
 
 def test_a_pending_change_files_nothing(fake_github: LocalGitHub, tmp_path: Path) -> None:
-    code = cli.main(_history(tmp_path, [*STOCK[:6], THUNDER_2[0]]), env=_env(fake_github))
+    code = cli.main(_history(tmp_path, [*STOCK[:6], THUNDER_2[0]]), env=github_env(fake_github))
     assert code == ExitCode.OK_NO_REGRESSION
-    assert _issues(fake_github) == {FUSER: [], THUNDER: []} and _writes(fake_github) == 0
+    assert _issues(fake_github) == {FUSER: [], THUNDER: []} and writes(fake_github) == 0
 
 
 def test_a_break_files_its_issue_with_the_error(fake_github: LocalGitHub, tmp_path: Path) -> None:
-    code = cli.main(_history(tmp_path, [*STOCK[:6], *BROKEN]), env=_env(fake_github))
+    code = cli.main(_history(tmp_path, [*STOCK[:6], *BROKEN]), env=github_env(fake_github))
     assert code == ExitCode.BROKEN
     key = history_key("nvidia-h200", "016e16b1cc86", "f888795e1358", "broken")
     found = [i for i in _issues(fake_github)[THUNDER] if key_marker(key) in (i.body or "")]
@@ -129,7 +120,7 @@ def test_a_github_failure_is_exit_4_after_the_report(
     fake_github: LocalGitHub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake_github.inject("GET", r"/issues", 502, times=10)
-    code = cli.main(_history(tmp_path, STEP), env=_env(fake_github))
+    code = cli.main(_history(tmp_path, STEP), env=github_env(fake_github))
     captured = capsys.readouterr()
     assert code == ExitCode.GITHUB_FAILURE
     assert "Result: REGRESSION (exit 1)" in captured.out  # the report came first

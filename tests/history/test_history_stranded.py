@@ -9,25 +9,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from history_tiled import made_up, tiled_history
-from paths import REPO_ROOT
+from history_github import key_at, night, writes
 
-from bot.commands import cli
-from bot.decide.types import GuardKind
 from bot.exitcodes import ExitCode
-from bot.github.fake import BOT_LOGIN, BOT_TOKEN, HUMAN_LOGIN, LocalGitHub
+from bot.github.fake import BOT_LOGIN, HUMAN_LOGIN, LocalGitHub
 from bot.github.fake.state import Issue
 from bot.github.issue_body import key_marker
-from bot.history.issues import history_key
 from bot.history.stranded import CLOSED_MARK, NOTE_MARK
 
 FUSER, THUNDER = "NVIDIA/Fuser", "Lightning-AI/lightning-thunder"
-CONFIG = ["--config", str(REPO_ROOT / "perfbot.toml")]
 LABEL = "perf-regression-bot"
-
-
-def key_at(case: str, split: int, guard: GuardKind = "thunder") -> str:
-    return history_key("nvidia-h200", made_up(case, split), made_up(case, split + 1), guard)
 
 
 def file_earlier(fake: LocalGitHub, key: str) -> list[Issue]:
@@ -44,12 +35,6 @@ def file_earlier(fake: LocalGitHub, key: str) -> list[Issue]:
     return filed
 
 
-def night(fake: LocalGitHub, out: Path, case: str, levels: str, *more: str) -> int:
-    folder = tiled_history(out / case / "results", case, levels)
-    env = {"GITHUB_TOKEN": BOT_TOKEN, "GITHUB_API_URL": fake.base_url}
-    return cli.main(["history", "--results", str(folder), *CONFIG, *more], env=env)
-
-
 def notes(fake: LocalGitHub, issue: Issue) -> list[str]:
     return [c.body for c in fake.state.comments_on(issue.repo, issue.number)]
 
@@ -60,10 +45,6 @@ def snapshot(fake: LocalGitHub) -> list[object]:
         (i.repo, i.number, i.state, i.state_reason, i.body, i.updated_at, notes(fake, i))
         for i in issues
     ]
-
-
-def writes(fake: LocalGitHub) -> int:
-    return len(fake.requests()) - len(fake.requests("GET"))
 
 
 def human(fake: LocalGitHub) -> Issue:

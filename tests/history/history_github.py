@@ -1,0 +1,36 @@
+"""What the history tests that file issues share: the configuration, a night's run of
+``history`` on a tiled history against the fake GitHub, and the keys and writes they check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from history_tiled import made_up, tiled_history
+from paths import REPO_ROOT
+
+from bot.commands import cli
+from bot.decide.types import GuardKind
+from bot.github.fake import BOT_TOKEN, LocalGitHub
+from bot.history.issues import history_key
+
+CONFIG = ["--config", str(REPO_ROOT / "perfbot.toml")]
+
+
+def github_env(fake: LocalGitHub) -> dict[str, str]:
+    return {"GITHUB_TOKEN": BOT_TOKEN, "GITHUB_API_URL": fake.base_url}
+
+
+def key_at(case: str, split: int, guard: GuardKind = "thunder") -> str:
+    """The issue key of the change a tiled history ``case`` has after commit ``split``."""
+    return history_key("nvidia-h200", made_up(case, split), made_up(case, split + 1), guard)
+
+
+def night(fake: LocalGitHub, out: Path, case: str, levels: str, *more: str) -> int:
+    """``history`` over the tiled history ``case`` (its commits at ``levels``), filing issues."""
+    folder = tiled_history(out / case / "results", case, levels)
+    return cli.main(["history", "--results", str(folder), *CONFIG, *more], env=github_env(fake))
+
+
+def writes(fake: LocalGitHub) -> int:
+    """The requests that changed something on the fake GitHub so far."""
+    return len(fake.requests()) - len(fake.requests("GET"))
