@@ -13,10 +13,10 @@ import re
 from dataclasses import dataclass
 
 from bot.bisect.timeline import Build
+from bot.results.limits import REPOSITORY
 
 #: Where each package's own history lives, when a spec does not say (a wheel, a version).
 REPOSITORIES = {"thunder": "Lightning-AI/lightning-thunder", "nvfuser": "NVIDIA/Fuser"}
-_REPO = re.compile(r"[A-Za-z0-9-]{1,39}/[A-Za-z0-9._-]{1,100}")
 #: The only two links this module makes; a comment links nothing else of its making.
 _SAFE = re.compile(
     r"https://github\.com/[A-Za-z0-9-]{1,39}/[A-Za-z0-9._-]{1,100}/"
@@ -46,7 +46,7 @@ def changes(package: str, last_good: Build, first_bad: Build) -> Changes:
             f"{g.repository} compare {g.commit[:12]}...{b.commit[:12]}",
         )
     repo = b.repository or g.repository or REPOSITORIES.get(package)
-    if repo is None or not _REPO.fullmatch(repo):
+    if repo is None or not REPOSITORY.fullmatch(repo):
         return Changes(None, f"no repository is known for {package}")
     gd, bd = last_good.day, first_bad.day
     if gd is not None and bd is not None:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from bot.exitcodes import HELP
+from bot.results.limits import REPOSITORY
 
 #: A command's handler: (parsed arguments, environment, stdout) -> exit code.
 Handler = Callable[..., int]
@@ -24,7 +25,7 @@ def _sha(text: str) -> str:
 
 
 def _repo(text: str) -> str:
-    if not re.fullmatch(r"[A-Za-z0-9-]{1,39}/[A-Za-z0-9._-]{1,100}", text):
+    if not REPOSITORY.fullmatch(text):
         raise argparse.ArgumentTypeError(f"{text!r} is not OWNER/NAME")
     return text
 

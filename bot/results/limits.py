@@ -36,6 +36,8 @@ MAX_POINTS = 10_000
 MAX_FILES = 10_000
 
 FULL_SHA = re.compile(r"[0-9a-f]{40}")
+#: A GitHub repository, OWNER/NAME, as GitHub allows them: the only form a link is made of.
+REPOSITORY = re.compile(r"[A-Za-z0-9-]{1,39}/[A-Za-z0-9._-]{1,100}")
 
 
 def full_sha(value: object, where: str, field: str = "commit_hash") -> str:

@@ -28,6 +28,7 @@ from datetime import date, datetime, timezone
 from typing import Any
 from urllib.parse import quote
 
+from bot.results.limits import FULL_SHA, REPOSITORY
 from bot.results.tiled import TILED_LABEL, tiled_marker
 
 
@@ -45,8 +46,6 @@ PACKAGES = {
     "nvfuser": Package("nvFuser", "NVIDIA/Fuser", "main", None),
 }
 
-_REPOSITORY = re.compile(r"[A-Za-z0-9-]{1,39}/[A-Za-z0-9._-]{1,100}")
-_SHA = re.compile(r"[0-9a-f]{40}")
 _NIGHTLY = re.compile(r"\.?dev(20\d{2})(\d{2})(\d{2})")  # as benchmarks/under_test/keys.py
 _RELEASE = re.compile(r"[0-9]+(?:\.[0-9]+){1,3}")
 
@@ -118,7 +117,7 @@ def _under_test(commit: str, date_ms: int, u: Mapping[str, Any]) -> CommitNote:
         return CommitNote(commit, date_ms, "package", f"{shown} {version}", what, ())
     if kind == "git":
         label = f"{shown} {version}" + (f" at {vcs[:12]}" if vcs else "")
-        if vcs == commit and repo and _REPOSITORY.fullmatch(repo) and _SHA.fullmatch(commit):
+        if vcs == commit and repo and REPOSITORY.fullmatch(repo) and FULL_SHA.fullmatch(commit):
             own = Link(f"{repo}@{commit[:12]}", f"https://github.com/{repo}/commit/{commit}")
             what = f"the package under test's own commit (git spec), in {repo}"
             return CommitNote(commit, date_ms, "package-git", label, what, (own,))
@@ -158,7 +157,7 @@ def describe(
     if variant and variant != "stock":
         label = f"{label}, {variant}" if label else variant
     links = (thunder_link,) if thunder_link else ()
-    if on_branch and show_commit_url.startswith("https://") and _SHA.fullmatch(commit):
+    if on_branch and show_commit_url.startswith("https://") and FULL_SHA.fullmatch(commit):
         own = Link(f"this repository@{commit[:12]}", show_commit_url + commit)
         what = "a commit of this repository"
         label = label or commit[:12]

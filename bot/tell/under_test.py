@@ -8,15 +8,13 @@ escaped, and a commit is linked only when the repository and the hash are plain.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from bot.results.limits import FULL_SHA, REPOSITORY
 from bot.results.types import Provenance
 from bot.tell.markdown import escape_md, link
 
-_REPOSITORY = re.compile(r"[A-Za-z0-9-]{1,39}/[A-Za-z0-9._-]{1,100}")
-_COMMIT = re.compile(r"[0-9a-f]{40}")
 NAMES = {"thunder": "Thunder", "nvfuser": "nvFuser"}
 
 
@@ -43,7 +41,7 @@ def side_label(prov: Provenance | None, commit: str) -> str:
         return commit[:12]
     version = _text(u, "version") or _text(u, "spec") or "unknown version"
     vcs = _text(u, "vcs_commit")
-    at = f" at {vcs[:12]}" if vcs and _COMMIT.fullmatch(vcs) else ""
+    at = f" at {vcs[:12]}" if vcs and FULL_SHA.fullmatch(vcs) else ""
     return f"{escape_md(f'{_name(u)} {version}', 120)}{at} ({commit[:12]})"
 
 
@@ -53,7 +51,7 @@ def _commit_cell(u: Mapping[str, Any] | None) -> str:
     vcs, repo = _text(u, "vcs_commit"), _text(u, "repository")
     if vcs is None:
         return "n/a"
-    if _COMMIT.fullmatch(vcs) and repo and _REPOSITORY.fullmatch(repo):
+    if FULL_SHA.fullmatch(vcs) and repo and REPOSITORY.fullmatch(repo):
         return link(vcs[:12], f"https://github.com/{repo}/commit/{vcs}")
     return escape_md(vcs, 60)
 
