@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from benchmarks.rmsnorm_bwd.config import SuiteConfig, point_key
+from benchmarks.shards.common import Exit
 from benchmarks.shards.store import RUN_SCHEMA, write_json_atomic, write_point
 
 
@@ -32,7 +33,7 @@ def main() -> int:
     run = open_run(cfg)
     if isinstance(run, str):
         print(f"shards: {run}", file=sys.stderr)
-        return 3
+        return Exit.NO_GPU
     start = float(os.environ.get("SHARD_PROCESS_START", time.time()))
 
     def write_run(finished: bool) -> None:
@@ -62,7 +63,7 @@ def main() -> int:
         write_point(folder, key, point, run_id)
         print(progress_line(i, len(todo), key, point), file=sys.stderr, flush=True)
     write_run(finished=True)
-    return 4 if failed else 0
+    return Exit.POINT_FAILED if failed else Exit.OK
 
 
 if __name__ == "__main__":
