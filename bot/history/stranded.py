@@ -100,7 +100,6 @@ def _near(w: Watch, guard: GuardKind, split: int) -> str:
 def _back(w: Watch, guard: GuardKind, split: int) -> bool:
     if guard == "broken":
         return all(b.follow == "recovered" for b in w.breaks)
-    assert w.table is not None
     return range_state(w.table, w.scan, guard, split, w.method, w.model) == "recovered"
 
 

@@ -26,7 +26,7 @@ class Watch:
     breaks: tuple[Break, ...]
     notes: tuple[str, ...]
     model: str  # which between-run noise was used, in words
-    table: Table | None = None  # what the changes were found in (stranded issues are judged on it)
+    table: Table  # what the changes were found in (stranded issues are judged on it)
 
     @property
     def standing(self) -> tuple[FollowUp, ...]:
