@@ -23,11 +23,23 @@ STOCK_RUNS = {
 def run_bot(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """``python -m bot ARGS`` in its own process, from the repository root: for what only a
     real process shows (exit status, stdout and stderr apart, the installed entry module)."""
+    return run_module("bot", *args, timeout=timeout)
+
+
+def run_module(module: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """``python -m MODULE ARGS`` in its own process, from the repository root."""
     return subprocess.run(
-        [sys.executable, "-m", "bot", *args],
+        [sys.executable, "-m", module, *args],
         capture_output=True,
         text=True,
         cwd=REPO_ROOT,
         check=False,
         timeout=timeout,
     )
+
+
+def module_output(module: str, *args: str) -> str:
+    """The output of ``python -m MODULE ARGS``, which must succeed."""
+    done = run_module(module, *args)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout

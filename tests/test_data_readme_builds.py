@@ -9,18 +9,17 @@ import json
 import re
 import shutil
 import statistics
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from paths import DATA, REPO_ROOT, run_bot
+from paths import DATA, run_bot, run_module
 
 DATA_README = " ".join((DATA / "README.md").read_text(encoding="utf-8").split())
 BUILDS = DATA / "h200-nvfuser-builds"
 PLAN4 = DATA / "h200-nightly-plan4"
 PLAN4_KEY = "5f02c0df736753f6d46e44e1945493b21d18e3d8"
 NIGHTLY_KEY = "4e57021e32936a96ba33e0293901790ffae9e73d"
+SHARDS = "benchmarks.shards"
 
 
 def test_the_nvfuser_builds_table_is_the_lab_logs() -> None:
@@ -71,16 +70,9 @@ def test_what_the_bot_says_of_the_nvfuser_builds() -> None:
     assert "| nvFuser | 0.2.35+git09559b6 | 0.2.36+git7e04d26 |" in text
 
 
-def _shards(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "benchmarks.shards", *args], cwd=cwd, capture_output=True,
-        text=True, check=False,
-    )
-
-
 def test_the_plan4_shard_walls_are_what_status_prints() -> None:
-    done = _shards(
-        "status", "--size-set", "nightly", "--variants", "thunder-prims,thunder-func",
+    done = run_module(
+        SHARDS, "status", "--size-set", "nightly", "--variants", "thunder-prims,thunder-func",
         "--results", "data/h200-nightly-plan4/results", "--commit", PLAN4_KEY,
         "--machine", "nvidia-h200",
     )
@@ -88,7 +80,8 @@ def test_the_plan4_shard_walls_are_what_status_prints() -> None:
     assert walls == [("1", "45", "316.7"), ("2", "45", "313.9")]
     assert "shard 1/4, 45 points, 316.7 s; shard 2/4, 45 points, 313.9 s" in DATA_README
     assert "shard 3/4: 0/45 measured" in done.stdout and "shard 4/4: 0/45 measured" in done.stdout
-    plan = json.loads(_shards("plan", "--variants", "thunder-prims,thunder-func", "--json").stdout)
+    planned = run_module(SHARDS, "plan", "--variants", "thunder-prims,thunder-func", "--json")
+    plan = json.loads(planned.stdout)
     assert all(float(w) < min(s["estimate_s"] for s in plan["shards"]) for _, _, w in walls)
     for hygiene in (PLAN4 / "results" / "nvidia-h200").glob("*.shards/hygiene-*.jsonl"):
         for line in hygiene.read_text(encoding="utf-8").splitlines():
@@ -97,8 +90,8 @@ def test_the_plan4_shard_walls_are_what_status_prints() -> None:
 
 def test_merge_refuses_the_half_measured_commit(tmp_path: Path) -> None:
     shutil.copytree(PLAN4 / "results", tmp_path / "results")
-    done = _shards(
-        "merge", "--results", str(tmp_path / "results"), "--commit", PLAN4_KEY,
+    done = run_module(
+        SHARDS, "merge", "--results", str(tmp_path / "results"), "--commit", PLAN4_KEY,
         "--machine", "nvidia-h200",
     )
     assert done.returncode == 5, done.stderr

@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 import pytest
-from paths import DATA, REPO_ROOT, run_bot
+from paths import DATA, REPO_ROOT, module_output, run_bot
 
 from bot.commands.noise_file import read_noise_model
 from bot.config import Config, VerdictSettings
@@ -568,29 +568,22 @@ def test_data_readme_nightly_shard_figures() -> None:
     """The shard walls and the plan come from `benchmarks.shards status` / `plan`."""
     where = ["--results", "data/h200-nightly/results", "--commit", NIGHTLY_KEY,
              "--machine", "nvidia-h200"]
-    status = subprocess.run(
-        [sys.executable, "-m", "benchmarks.shards", "status", "--variants",
-         "thunder-prims,thunder-func", *where],
-        cwd=REPO_ROOT, capture_output=True, text=True, check=True,
-    ).stdout
+    status = module_output(
+        "benchmarks.shards", "status", "--variants", "thunder-prims,thunder-func", *where
+    )
     walls = re.findall(r"shard (\d)/3, (\d+) points, ([\d.]+) s", status)
     assert walls == [("1", "60", "507.9"), ("2", "60", "465.4"), ("3", "60", "518.6")]
     assert "shard 1/3, 60 points, 507.9 s; shard 2/3, 465.4 s; shard 3/3, 518.6 s" in DATA_README
-    plan = json.loads(subprocess.run(
-        [sys.executable, "-m", "benchmarks.shards", "plan", "--variants",
-         "thunder-prims,thunder-func", "--json"],
-        cwd=REPO_ROOT, capture_output=True, text=True, check=True,
-    ).stdout)
+    plan = json.loads(module_output(
+        "benchmarks.shards", "plan", "--variants", "thunder-prims,thunder-func", "--json"
+    ))
     about = round(max(s["estimate_s"] for s in plan["shards"]))
     assert f"plans the set as {plan['count']} shards of about {about} s" in DATA_README
 
 
 def test_data_readme_nightly_finding() -> None:
     record = DATA / "h200-nightly" / "results" / "nvidia-h200" / f"{NIGHTLY_KEY}.provenance.jsonl"
-    summary = subprocess.run(
-        [sys.executable, "-m", "benchmarks.rmsnorm_bwd.summary", str(record)],
-        cwd=REPO_ROOT, capture_output=True, text=True, check=True,
-    ).stdout
+    summary = module_output("benchmarks.rmsnorm_bwd.summary", str(record))
     rows = {tuple(line.split()[:2]): line.split() for line in summary.splitlines() if line}
     assert rows[("bfloat16/16x49152", "nvfuser")][2] == "8.3"
     assert rows[("bfloat16/16x49152", "thunder-prims")][2:4] == ["22.0", "2.636"]

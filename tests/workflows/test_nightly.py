@@ -13,11 +13,11 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from paths import run_bot
 from workflow_expr import evaluate_if, truthy
 from workflow_rules import (
     GPU_LOCK_SH,
@@ -164,10 +164,15 @@ def test_the_plan_checks_its_inputs(tmp_path: Path) -> None:
         assert not out.exists()
 
 
+def _store(*args: str) -> None:
+    """``python -m bot store ARGS``, which must succeed."""
+    done = run_bot("store", *args, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 def _store_with_the_key(tmp_path: Path) -> Path:
     """A real store (bot store init, add) holding the recorded nightly `KEY`."""
     store = tmp_path / "store-src"
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
     for args in (
         ["init", "--store", str(store)],
         [
@@ -182,13 +187,7 @@ def _store_with_the_key(tmp_path: Path) -> Path:
             MACHINE,
         ],
     ):
-        subprocess.run(
-            [sys.executable, "-m", "bot", "store", *args],
-            env=env,
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
+        _store(*args)
     return store
 
 
@@ -477,14 +476,7 @@ def _merged(tmp_path: Path) -> Path:
     work = tmp_path / "job"
     work.mkdir()
     subprocess.run(["cp", "-r", str(NIGHTLIES), str(work / "results")], check=True)
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    subprocess.run(
-        [sys.executable, "-m", "bot", "store", "init", "--store", str(work / "store")],
-        env=env,
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    _store("init", "--store", str(work / "store"))
     return work
 
 
@@ -543,23 +535,7 @@ def test_the_push_is_compare_and_swap(tmp_path: Path) -> None:
     assert git(remote, "rev-parse", "perf-results") == first
     assert "::add-mask::AUTHORIZATION: basic " in proc.stdout
     # The next night, squashed (a rewrite: a force push), on top of what it read: pushed.
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bot",
-            "store",
-            "thin",
-            "--store",
-            str(store),
-            "--keep-history",
-            "1",
-        ],
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    _store("thin", "--store", str(store), "--keep-history", "1")
     bundle, second = _bundle(store, tmp_path)
     assert second != first
     proc = run_step(
@@ -573,25 +549,7 @@ def test_the_push_is_compare_and_swap(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # A stale read (another night pushed in between), or "new" when it exists: refused.
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bot",
-            "store",
-            "pin",
-            "--store",
-            str(store),
-            "--commit",
-            KEY,
-            "--reason",
-            "a third night",
-        ],
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    _store("pin", "--store", str(store), "--commit", KEY, "--reason", "a third night")
     bundle, third = _bundle(store, tmp_path)
     for old in (first, ""):
         proc = run_step(
