@@ -19,9 +19,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from bot.history.series import History, history, parse_order
-from bot.results.asv_file import read_json
 from bot.results.folders import machine_dirs, results_files
-from bot.results.limits import MAX_PROVENANCE_BYTES, full_sha, read_capped
+from bot.results.limits import MAX_PROVENANCE_BYTES, read_capped
 from bot.results.locate import DEFAULT_MIN_SAMPLES, expand_repeats, load_run
 from bot.results.types import BadInput, CommitResults
 
@@ -44,8 +43,6 @@ def _known_hash(path: Path, files: Sequence[Path]) -> str | None:
 def read_one(task: Task) -> CommitResults:
     """One results file (its provenance record without the per-round lists)."""
     path, machine, full, min_samples = task
-    if full is None:
-        full = full_sha(read_json(path).get("commit_hash"), str(path))
     return load_run(path, machine, full, min_samples, per_round=False)
 
 

@@ -90,12 +90,16 @@ def load_commit(
 
 
 def _load(
-    path: Path, machine: str, full: str, min_samples: int, *, per_round: bool = True
+    path: Path, machine: str, full: str | None, min_samples: int, *, per_round: bool = True
 ) -> CommitResults:
-    """``per_round=False``: the provenance record without its per-round lists, which no
-    verdict reads (bot/results/provenance.py)."""
+    """``full``: the commit the file must hold (None: whichever it holds, read from it);
+    ``per_round=False``: the provenance record without its per-round lists, which no verdict
+    reads (bot/results/provenance.py)."""
     data = read_json(path)
-    if full_sha(data.get("commit_hash"), str(path)) != full:
+    held = full_sha(data.get("commit_hash"), str(path))
+    if full is None:
+        full = held
+    elif held != full:
         raise BadInput(f"{path}: holds commit {data.get('commit_hash')!r}, expected {full}")
     date = data.get("date")
     prov = load_provenance(path.parent / f"{full}.provenance.jsonl", full, per_round=per_round)
