@@ -1,13 +1,22 @@
-"""Shared fixtures: one running fake GitHub per test and PyGithub clients pointed at it.
+"""Shared fixtures: one running fake GitHub per test and PyGithub clients pointed at it; and a
+home folder of the test process's own.
 
 Each test gets a fresh server (starting one takes milliseconds), so no state or injected
 fault leaks between tests.
+
+HOME (and the XDG folders under it) point at a fresh temporary folder for the whole session,
+in every pytest-xdist worker: what asv (``~/.asv-machine.json``), pip (its cache), git and npm
+would write into a home goes there, never into the developer's, and no two workers share it.
 """
 
 from __future__ import annotations
 
 import functools
+import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import github
@@ -18,6 +27,43 @@ from bot.github.fake import BOT_TOKEN, HUMAN_TOKEN, LocalGitHub, start_server
 
 PRIMARY = "NVIDIA/Fuser"
 SECONDARY = "Lightning-AI/lightning-thunder"
+_HOME_VARIABLES = ("HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME")
+_saved_home: dict[str, str | None] = {}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Give this process a home of its own before any test (or fixture) runs."""
+    home = Path(tempfile.mkdtemp(prefix="perfbot-test-home-"))
+    for name in _HOME_VARIABLES:
+        _saved_home[name] = os.environ.get(name)
+    os.environ["HOME"] = str(home)
+    for name, sub in zip(_HOME_VARIABLES[1:], (".config", ".cache", ".local/share"), strict=True):
+        os.environ[name] = str(home / sub)
+    _saved_home["_made"] = str(home)
+
+
+#: Markers that put a test in the slow run (pytest -m slow) as well.
+SLOW_KINDS = ("docs", "browser", "network")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A docs, browser or network test is a slow one: the default run leaves it out."""
+    for item in items:
+        if any(item.get_closest_marker(kind) for kind in SLOW_KINDS):
+            item.add_marker(pytest.mark.slow)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    made = _saved_home.pop("_made", None)
+    for name, value in _saved_home.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    _saved_home.clear()
+    if made:
+        shutil.rmtree(made, ignore_errors=True)
 
 
 @pytest.fixture

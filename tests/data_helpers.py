@@ -14,6 +14,7 @@ everything that determines it.
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
 import json
@@ -251,14 +252,23 @@ def _build(dest: Path) -> dict[str, str]:
 
 @functools.lru_cache(maxsize=1)
 def synthetic_results(cache_root: Path) -> SyntheticResults:
-    """Build (or reuse) the results tree under cache_root; safe to call from many test modules."""
+    """Build (or reuse) the results tree under cache_root; safe to call from many test modules
+    and from many test processes at once (pytest-xdist's workers share the cache directory).
+
+    One process builds while the others wait on an exclusive lock; the build goes into a
+    folder of its own (named by process) and becomes the tree in one rename, so a reader never
+    sees a half-built tree and no process deletes another's work.
+    """
     dest = cache_root / f"asv-synthetic-{_cache_key()}"
-    if not (dest / "commits.json").is_file():
-        partial = dest.with_name(dest.name + ".partial")
-        shutil.rmtree(partial, ignore_errors=True)
-        _build(partial)
-        shutil.rmtree(dest, ignore_errors=True)
-        partial.rename(dest)
+    cache_root.mkdir(parents=True, exist_ok=True)
+    with (cache_root / f"{dest.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (dest / "commits.json").is_file():
+            partial = dest.with_name(f"{dest.name}.partial-{os.getpid()}")
+            shutil.rmtree(partial, ignore_errors=True)
+            _build(partial)
+            shutil.rmtree(dest, ignore_errors=True)
+            partial.rename(dest)
     commits = json.loads((dest / "commits.json").read_text())
     return SyntheticResults(dest / "results", commits)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from data_helpers import SyntheticResults, damaged_copy, synthetic
-from paths import REPO_ROOT, run_bot
+from paths import REPO_ROOT, run_bot_process
 
 from bot.commands import cli
 from bot.exitcodes import ExitCode
@@ -45,7 +45,7 @@ def test_help_lists_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_python_dash_m_bot_runs() -> None:
-    done = run_bot("--help")
+    done = run_bot_process("--help")
     assert done.returncode == 0 and "GITHUB_FAILURE" in done.stdout
 
 
