@@ -1,0 +1,247 @@
+"""Break the code where a wrong line matters and see which tests notice: the mutation table.
+
+A test suite is trusted only as far as it fails when the code is wrong. Each mutation below is
+one small edit of the kind a tired contributor makes (a boundary moved, a check dropped, a
+filter widened) in a place the bot's users depend on. The runner copies the repository's
+files (what git tracks, plus untracked files it does not ignore) into a temporary folder,
+applies one mutation there, runs pytest on that copy and lists the tests that went red. A
+mutation that no test catches is a hole: it gets a test.
+
+    python -m tests.mutants                 # every mutation, the whole default run each
+    python -m tests.mutants --list          # their names
+    python -m tests.mutants --only NAME --tests tests/github   # one, on some tests
+
+Nothing here runs in the default test run but ``tests/test_mutants.py``, which checks that
+every mutation still applies to the code as it is (an edit that no longer matches would
+silently test nothing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """Replace `old` (which must occur exactly once in `path`) by `new`."""
+
+    name: str
+    what: str
+    path: str
+    old: str
+    new: str
+
+    def apply(self, root: Path) -> None:
+        target = root / self.path
+        text = target.read_text(encoding="utf-8")
+        count = text.count(self.old)
+        if count != 1:
+            raise ValueError(f"{self.name}: {self.path} holds the text {count} times, not once")
+        target.write_text(text.replace(self.old, self.new), encoding="utf-8")
+
+
+MUTATIONS = (
+    Mutation(
+        "threshold-reached-strictly",
+        "a regression must exceed its threshold (>) instead of reaching it (>=)",
+        "bot/decide/rules.py",
+        "if change.estimate >= 1 + threshold and p_up < alpha",
+        "if change.estimate > 1 + threshold and p_up < alpha",
+    ),
+    Mutation(
+        "threshold-doubled",
+        "the point rule reads 2x the configured threshold",
+        "bot/decide/rules.py",
+        "if change.estimate >= 1 + threshold and p_up < alpha",
+        "if change.estimate >= 1 + 2 * threshold and p_up < alpha",
+    ),
+    Mutation(
+        "holm-dropped-in-verdict",
+        "the PR verdict's point p-values are not Holm-adjusted within their guard",
+        "bot/decide/families.py",
+        "up, down = holm([cmps[k].p_up for k in ordered]), holm([cmps[k].p_down for k in ordered])",
+        "up, down = [cmps[k].p_up for k in ordered], [cmps[k].p_down for k in ordered]",
+    ),
+    Mutation(
+        "holm-is-bonferroni",
+        "Holm's step-down multiplies every p by m (plain Bonferroni)",
+        "bot/decide/stats.py",
+        "running = max(running, min(1.0, (m - rank) * pvalues[i]))",
+        "running = max(running, min(1.0, m * pvalues[i]))",
+    ),
+    Mutation(
+        "sticky-comment-any-author",
+        "the sticky comment is found by its marker alone, whoever wrote it",
+        "bot/github/sticky.py",
+        "if c.user is not None and c.user.login.lower() == login.lower() and marker in (c.body or "
+        '"")',
+        'if c.user is not None and marker in (c.body or "")',
+    ),
+    Mutation(
+        "issue-key-ignored",
+        "every labelled issue of the bot's login counts as the key's issue",
+        "bot/github/issues.py",
+        'marker in (issue.body or "")\n        and issue.user is not None',
+        "issue.user is not None",
+    ),
+    Mutation(
+        "issue-any-author",
+        "an issue that quotes the key marker counts whoever opened it",
+        "bot/github/issues.py",
+        "and issue.user.login.lower() == login.lower()\n        and",
+        "and",
+    ),
+    Mutation(
+        "samples-unbounded",
+        "the samples-per-point bound is 1000 times larger",
+        "bot/results/limits.py",
+        "MAX_SAMPLES = 1_000\n",
+        "MAX_SAMPLES = 1_000_000\n",
+    ),
+    Mutation(
+        "results-size-unchecked-before-read",
+        "a results file's size is not checked before it is read",
+        "bot/results/limits.py",
+        "    if info.st_size > limit:\n        raise",
+        "    if False:\n        raise",
+    ),
+    Mutation(
+        "short-sha-accepted",
+        "a commit hash of 7 to 40 hex digits passes the full-hash check",
+        "bot/results/limits.py",
+        'FULL_SHA = re.compile(r"[0-9a-f]{40}")',
+        'FULL_SHA = re.compile(r"[0-9a-f]{7,40}")',
+    ),
+    Mutation(
+        "command-after-spaces",
+        "a workflow command after leading white space is not escaped",
+        "bot/tell/log.py",
+        "if seen.lstrip().startswith(COMMAND):",
+        "if seen.startswith(COMMAND):",
+    ),
+    Mutation(
+        "ignorable-format-only",
+        "combining marks are no longer ignorable to the log escaper",
+        "bot/tell/log.py",
+        'IGNORABLE = frozenset({"Cf", "Mn", "Me"})',
+        'IGNORABLE = frozenset({"Cf"})',
+    ),
+    Mutation(
+        "changepoint-no-bonferroni",
+        "the history scan tests every window at the full alpha",
+        "bot/history/changepoint.py",
+        "alpha = table.settings.alpha / windows",
+        "alpha = table.settings.alpha",
+    ),
+    Mutation(
+        "bisect-names-the-next-build",
+        "the bisect names the build after the first bad one",
+        "bot/bisect/search.py",
+        "        return Found(order[lo], order[hi])",
+        "        return Found(order[lo], order[min(hi + 1, len(order) - 1)])",
+    ),
+    Mutation(
+        "bisect-linear-scan",
+        "the bisect measures the build after the last good one instead of the midpoint",
+        "bot/bisect/search.py",
+        "mid = (lo + hi) // 2",
+        "mid = lo + 1",
+    ),
+    Mutation(
+        "pending-breaks-filed",
+        "a pending (unconfirmed) break on main files its issue",
+        "bot/history/issues.py",
+        "for b in w.breaks if b.confirmed]",
+        "for b in w.breaks]",
+    ),
+)
+
+
+def _project_files(root: Path) -> list[str]:
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=root,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    return [name for name in listed.split("\0") if name and (root / name).is_file()]
+
+
+def copy_project(dest: Path, root: Path = REPO_ROOT) -> None:
+    """The repository's own files (no build output, no caches) under `dest`, plus pytest's
+    cache of the synthetic asv tree, which is keyed by its inputs and saves a rebuild."""
+    for name in _project_files(root):
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / name, target)
+    cache = root / ".pytest_cache"
+    if cache.is_dir():
+        shutil.copytree(cache, dest / ".pytest_cache")
+
+
+def red_tests(report: Path) -> list[str]:
+    """The failed or erroring tests of a junit XML report, by node id."""
+    red = []
+    for case in ET.parse(report).getroot().iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            module = case.get("classname", "").replace(".", "/")
+            red.append(f"{module}.py::{case.get('name')}")
+    return sorted(set(red))
+
+
+def run_one(mutation: Mutation, tests: Sequence[str], workers: str) -> list[str]:
+    """The tests that fail with `mutation` applied to a fresh copy of the project."""
+    with tempfile.TemporaryDirectory(prefix=f"mutant-{mutation.name}-") as tmp:
+        root = Path(tmp) / "repo"
+        copy_project(root)
+        mutation.apply(root)
+        report = Path(tmp) / "report.xml"
+        command = [sys.executable, "-m", "pytest", "-q", "-n", workers, f"--junitxml={report}"]
+        subprocess.run([*command, *tests], cwd=root, capture_output=True, check=False)
+        if not report.is_file():
+            raise RuntimeError(f"{mutation.name}: pytest wrote no report")
+        return red_tests(report)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.mutants",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--only", action="append", help="run this mutation (repeatable)")
+    parser.add_argument("--tests", action="append", help="test paths (default: tests)")
+    parser.add_argument("--workers", default="auto", help="pytest-xdist workers (default auto)")
+    parser.add_argument("--list", action="store_true", help="list the mutations and stop")
+    args = parser.parse_args(argv)
+    chosen = [m for m in MUTATIONS if not args.only or m.name in args.only]
+    if args.list or not chosen:
+        for m in MUTATIONS:
+            print(f"{m.name}: {m.what} ({m.path})")
+        return 0 if chosen else 2
+    print("| mutation | what breaks | tests red |")
+    print("| --- | --- | --- |")
+    caught = 0
+    for m in chosen:
+        red = run_one(m, args.tests or ["tests"], args.workers)
+        caught += bool(red)
+        names = ", ".join(f"`{t}`" for t in red[:6]) + (
+            f" and {len(red) - 6} more" if len(red) > 6 else ""
+        )
+        print(f"| {m.name} | {m.what} | {len(red)}: {names or '**none: a hole**'} |", flush=True)
+    print(f"\n{caught} of {len(chosen)} mutations caught")
+    return 0 if caught == len(chosen) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
