@@ -438,3 +438,41 @@ def test_two_runs_posting_the_same_note_at_once_leave_it_once(
     assert posted == [True, True]
     assert len(fake_github.requests("POST", rf"/issues/{primary.number}/comments$")) == 2
     assert comments(fake_github, primary) == ["Still slower at c0ffee."]
+
+
+def test_another_keys_issues_are_never_touched(fake_github: LocalGitHub, gh: github.Github) -> None:
+    """Two regressions (two keys) of the same label and login are two pairs of issues: each
+    sync finds only its own key's, by the marker written in its body (spelled out here, not
+    made by the code under test), so recovering one never closes, edits or folds the other."""
+    other = IssueSpec(
+        key="rmsnorm-bwd|h200-nvidia-h200|0f0f0f0f0f0f..NVIDIA/Fuser#13",
+        title="another regression",
+        body="Another guard moved.",
+        repos=(PRIMARY, SECONDARY),
+    )
+    assert sync(gh) == ["opened", "opened"]
+    outcomes = sync_regression_issues(lambda repo: gh, other, "regressed", "Other note.")
+    assert [o.action for o in outcomes] == ["opened", "opened"]
+    theirs_marker = (
+        "<!-- fusion-perfbot-key: rmsnorm-bwd|h200-nvidia-h200|0f0f0f0f0f0f..NVIDIA/Fuser#13 -->"
+    )
+    for repo in (PRIMARY, SECONDARY):
+        issues = sorted(bot_issues(fake_github, repo), key=lambda i: i.number)
+        assert [i.state for i in issues] == ["open", "open"]
+        assert theirs_marker not in (issues[0].body or "") and theirs_marker in (
+            issues[1].body or ""
+        )
+    before = {
+        repo: [
+            (i.body, i.title)
+            for i in bot_issues(fake_github, repo)
+            if theirs_marker in (i.body or "")
+        ]
+        for repo in (PRIMARY, SECONDARY)
+    }
+    assert sync(gh, "recovered", "Back.") == ["closed", "closed"]
+    for repo in (PRIMARY, SECONDARY):
+        mine, theirs = sorted(bot_issues(fake_github, repo), key=lambda i: i.number)
+        assert (mine.state, theirs.state) == ("closed", "open")
+        assert [(theirs.body, theirs.title)] == before[repo]
+        assert comments(fake_github, theirs) == []
