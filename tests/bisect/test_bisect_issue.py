@@ -141,8 +141,6 @@ def test_a_history_break_gives_the_points_and_the_issue_by_its_key(
     """`history` finds Thunder 0.2.5's break after six stock runs and files it; its JSON names
     the broken points and its key the issue: the bisect over the nightlies before 0.2.5 takes
     both and lands its section there."""
-    from bot.history.issues import history_key
-
     order = tmp_path / "order.txt"
     order.write_text("\n".join(["06f650c8", "da17d548", "6c840f30", "022fefdd", "324c493b",
                                 "016e16b1", "f888795e", "0e8c6c35"]) + "\n")  # fmt: skip
@@ -152,7 +150,7 @@ def test_a_history_break_gives_the_points_and_the_issue_by_its_key(
     argv = ["history", *(f"--results={f}" for f in folders), "--order", str(order),
             "--config", str(REPO_ROOT / "perfbot.toml"), "--json", str(history)]  # fmt: skip
     assert cli.main(argv, env=_env(fake_github)) == ExitCode.BROKEN
-    key = history_key("nvidia-h200", "016e16b1cc86", "f888795e1358", "broken")
+    key = "rmsnorm-bwd|nvidia-h200|016e16b1cc86..f888795e1358|broken"
     code, data = bisect(
         tmp_path, [*NIGHTLIES, BROKEN], "--from-report", str(history), "--repo", THUNDER,
         "--issue-key", key, points="", env=_env(fake_github),

@@ -16,8 +16,6 @@ from bot.commands import cli
 from bot.exitcodes import ExitCode
 from bot.github.fake import BOT_LOGIN, LocalGitHub
 from bot.github.fake.state import Issue
-from bot.github.issue_body import key_marker
-from bot.history.issues import history_key
 
 FUSER, THUNDER = "NVIDIA/Fuser", "Lightning-AI/lightning-thunder"  # seeded by fake_github
 STEP = [*STOCK[:6], *THUNDER_2]
@@ -93,11 +91,26 @@ def test_a_pending_change_files_nothing(fake_github: LocalGitHub, tmp_path: Path
     assert _issues(fake_github) == {FUSER: [], THUNDER: []} and writes(fake_github) == 0
 
 
+def test_a_pending_break_files_nothing(
+    fake_github: LocalGitHub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One broken commit at the newest end is a pending break (min_after is 2): it is reported,
+    and nothing is filed until a second commit confirms it."""
+    code = cli.main(_history(tmp_path, [*STOCK[:6], BROKEN[0]]), env=github_env(fake_github))
+    assert code == ExitCode.OK_NO_REGRESSION
+    assert (
+        "[pending] 18 point(s): last ran 016e16b1, failing from f888795e" in capsys.readouterr().out
+    )
+    assert _issues(fake_github) == {FUSER: [], THUNDER: []} and writes(fake_github) == 0
+
+
 def test_a_break_files_its_issue_with_the_error(fake_github: LocalGitHub, tmp_path: Path) -> None:
     code = cli.main(_history(tmp_path, [*STOCK[:6], *BROKEN]), env=github_env(fake_github))
     assert code == ExitCode.BROKEN
-    key = history_key("nvidia-h200", "016e16b1cc86", "f888795e1358", "broken")
-    found = [i for i in _issues(fake_github)[THUNDER] if key_marker(key) in (i.body or "")]
+    marker = (
+        "<!-- fusion-perfbot-key: rmsnorm-bwd|nvidia-h200|016e16b1cc86..f888795e1358|broken -->"
+    )
+    found = [i for i in _issues(fake_github)[THUNDER] if marker in (i.body or "")]
     (issue,) = found
     assert "not a valid Executor" in (issue.body or "") and "18 point(s)" in (issue.title or "")
 
@@ -108,19 +121,28 @@ def test_without_a_token_it_says_what_it_would_file(
     assert cli.main(_history(tmp_path, STEP), env={}) == ExitCode.REGRESSION
     out = capsys.readouterr().out
     assert "DRY RUN (no GITHUB_TOKEN or PERFBOT_ISSUES_TOKEN): no issue was touched." in out
-    key = history_key("nvidia-h200", STOCK_FULL_5, THUNDER_FULL_0, "thunder")
     assert f"[thunder] Would open or update linked issues in {THUNDER}, {FUSER}" in out
-    assert f"  key: {key}" in out
-
-
-STOCK_FULL_5, THUNDER_FULL_0 = "016e16b1cc86", "63e9dde7503b"
+    assert "  key: rmsnorm-bwd|nvidia-h200|016e16b1cc86..63e9dde7503b|thunder" in out
 
 
 def test_a_github_failure_is_exit_4_after_the_report(
     fake_github: LocalGitHub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake_github.inject("GET", r"/issues", 502, times=10)
-    code = cli.main(_history(tmp_path, STEP), env=github_env(fake_github))
+    # The configuration's own retry budget, but none of its minute of back-off: the client gives
+    # up on the second 502 (its first retry waits 0 s) instead of sleeping 7 s through ten.
+    config = tmp_path / "perfbot.toml"
+    text = Path(CONFIG[1]).read_text(encoding="utf-8")
+    changes = {  # the copy lives elsewhere: its noise model named by full path
+        "max_retry_wait_s = 60.0": "max_retry_wait_s = 0.0",
+        'noise_model = "noise/': f'noise_model = "{Path(CONFIG[1]).parent}/noise/',
+    }
+    for old, new in changes.items():
+        assert old in text
+        text = text.replace(old, new)
+    config.write_text(text, encoding="utf-8")
+    argv = [*_history(tmp_path, STEP), "--config", str(config)]
+    code = cli.main(argv, env=github_env(fake_github))
     captured = capsys.readouterr()
     assert code == ExitCode.GITHUB_FAILURE
     assert "Result: REGRESSION (exit 1)" in captured.out  # the report came first
