@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -65,9 +66,8 @@ def _last(text: str, old: str, new: str) -> str:
     ],
 )  # fmt: skip
 def test_a_damaged_state_file_is_bad_input(
-    halfway: Path, capsys: pytest.CaptureFixture[str], damage: object, words: str
+    halfway: Path, capsys: pytest.CaptureFixture[str], damage: Callable[[str], str], words: str
 ) -> None:
-    assert callable(damage)
     halfway.write_text(damage(halfway.read_text()))
     before = halfway.read_text()
     code, _ = bisect(halfway.parent, TIMELINE)

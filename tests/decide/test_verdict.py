@@ -18,7 +18,7 @@ from paths import DATA, REPO_ROOT, STOCK_RUNS
 
 from bot.config import Threshold, VerdictSettings
 from bot.decide.noise_model import NoiseModel, fit
-from bot.decide.types import Verdict
+from bot.decide.types import PointVerdict, Verdict
 from bot.decide.verdict import decide
 from bot.decide.verdict_json import to_json
 from bot.results.locate import load_commit, load_pair
@@ -430,3 +430,46 @@ def test_a_lone_nvfuser_slowdown_is_an_nvfuser_regression() -> None:
     (row,) = [p for p in v.kernels if p.key == PointKey("nvfuser", "float32", "16384x8192")]
     assert row.state == "regressed" and row.corroborated
     assert _guards(decide(b, h, S, _stock_model()))["nvfuser"] == "no change"
+
+
+def _holm_by_hand(pvalues: list[float]) -> list[float]:
+    """Holm's step-down, written out here apart from bot/decide/stats.py: the i-th smallest p
+    times (m - i), made monotone from the smallest up, capped at 1."""
+    m = len(pvalues)
+    ranked = sorted(range(m), key=lambda i: pvalues[i])
+    out = [0.0] * m
+    floor = 0.0
+    for position, index in enumerate(ranked):
+        floor = max(floor, min(1.0, (m - position) * pvalues[index]))
+        out[index] = floor
+    return out
+
+
+@pytest.mark.parametrize("head", ["thunder_slower", "same"])
+def test_every_points_p_is_holm_adjusted_within_its_family(
+    synthetic: SyntheticResults, head: str
+) -> None:
+    """The families are the guards' own: gating ratios, context ratios, nvFuser's kernels,
+    the gating contenders' kernels, the context kernels. Each point's adjusted p is Holm's over
+    the raw p's of its family alone, up and down."""
+    v = decide(*_pair(synthetic, head), S)
+    families: dict[tuple[str, bool, bool], list[PointVerdict]] = {}
+    for p in (*v.points, *v.kernels):
+        if p.cmp is not None:
+            families.setdefault((p.kind, p.key.variant == "nvfuser", p.gating), []).append(p)
+    assert sorted(families) == [
+        ("kernel", False, False),
+        ("kernel", False, True),
+        ("kernel", True, True),
+        ("ratio", False, False),
+        ("ratio", False, True),
+    ]
+    raised = 0
+    for rows in families.values():
+        assert len(rows) >= 4
+        ups = _holm_by_hand([p.cmp.p_up for p in rows if p.cmp])
+        downs = _holm_by_hand([p.cmp.p_down for p in rows if p.cmp])
+        assert [p.p_up_adj for p in rows] == pytest.approx(ups, rel=1e-12)
+        assert [p.p_down_adj for p in rows] == pytest.approx(downs, rel=1e-12)
+        raised += sum(p.p_up_adj > p.cmp.p_up for p in rows if p.cmp)
+    assert raised > 0  # the adjustment did something: the raw p's were not all 0 or 1

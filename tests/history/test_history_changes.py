@@ -70,6 +70,20 @@ def test_bonferroni_counts_every_window_the_search_tests(monkeypatch: pytest.Mon
         assert w.scan.alpha * len(seen) <= shipped()[0].alpha * (1 + 1e-12)
 
 
+@pytest.mark.parametrize(("size", "windows"), [(4, 2), (7, 8), (12, 18)])
+def test_each_window_is_tested_at_alpha_over_the_windows_counted_by_hand(
+    size: int, windows: int
+) -> None:
+    """Counted by hand for the default method (2 commits before a split at least, 2 after to
+    confirm, 8 a side at most): splits after commit 2 to commit size-1; a confirmable split
+    (2 or more commits after it) is tested in its full window and in its first 2 commits after,
+    one window when those are the same; the newest split (1 commit after) once. For 7 commits:
+    2 + 2 + 2 + 1 + 1 = 8, so alpha 0.01 / 8 each; for 4: 1 + 1; for 12: 8 x 2 + 1 + 1."""
+    w = watch(STOCK[:size])
+    assert (w.scan.tested, w.scan.windows) == (size - 2, windows)
+    assert w.scan.alpha == pytest.approx(0.01 / windows, rel=1e-12)
+
+
 @pytest.mark.parametrize("k", [2, 4, 8])
 @pytest.mark.parametrize("slow", [THUNDER_2, THUNDER_2[::-1]])
 def test_a_real_thunder_step_of_about_3_percent_is_found_after_two_commits(
