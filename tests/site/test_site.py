@@ -19,7 +19,6 @@ import urllib.error
 import urllib.request
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,20 @@ import asv
 import pytest
 from asv.results import iter_results
 from data_helpers import SyntheticResults, synthetic
-from paths import REPO_ROOT
+from site_builds import (
+    HISTORY,
+    KEYED,
+    REPO,
+    SITE,
+    STEP,
+    Built,
+    SiteData,
+    _conf,
+    _subset,
+    pr_site,
+    step_site,
+    tree_digest,
+)
 
 from bot.config import ConfigError
 from bot.results.types import BENCH_KERNEL, BENCH_RATIO, BadInput, CommitInfo, PointKey
@@ -52,28 +64,23 @@ from bot.site.thresholds import threshold_notes, thresholds
 from bot.site.vendor import member
 from bot.tell.comment import graph_url as render_graph_url
 
-__all__ = ["synthetic"]  # the shared fixture of real asv output (tests/data_helpers.py)
-
-REPO = REPO_ROOT
+# The shared fixtures: real asv output (tests/data_helpers.py), the sites built once a session
+# (tests/site/site_builds.py); and what the other site test modules import from here.
+__all__ = [
+    "HISTORY",
+    "KEYED",
+    "REPO",
+    "SITE",
+    "STEP",
+    "SiteData",
+    "_conf",
+    "_subset",
+    "pr_site",
+    "step_site",
+    "synthetic",
+    "tree_digest",
+]
 ASV_PAGE = (Path(asv.__file__).parent / "www" / "index.html").read_text(encoding="utf-8")
-
-
-@dataclass(frozen=True)
-class SiteData:
-    results: Path
-    machine: str
-    point: PointKey
-
-
-# The results, machine, dtype and shape the site tests open (the contender is thunder-prims):
-# the recorded pr set (baseline, A/A, regressed) at the report's headline point.
-OPEN = ("data/h200/results", "nvidia-h200", "bfloat16", "2048x8192")
-SITE = SiteData(REPO / OPEN[0], OPEN[1], PointKey("thunder-prims", OPEN[2], OPEN[3]))
-#: The site's real history (docs/SITE.md): the pr set's three lab states, then six Thunder
-#: nightlies, all measured on the H200.
-HISTORY = (REPO / "data/h200/results", REPO / "data/h200-thunder-nightlies/results")
-#: Real results keyed by the package-under-test command (wheel keys: a release, a nightly).
-KEYED = REPO / "data/h200-under-test/thunder-pair/results/rep-1"
 
 
 def measured(
@@ -99,18 +106,10 @@ def measured(
     return value
 
 
-def tree_digest(root: Path) -> dict[str, str]:
-    return {
-        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
-
-
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> SiteReport:
-    """The site of SITE.results, built once for the module."""
-    return build_site(SITE.results, tmp_path_factory.mktemp("site") / "site")
+def built(pr_site: Built) -> SiteReport:
+    """The site of SITE.results, built once for the session (tests/site/site_builds.py)."""
+    return pr_site.report
 
 
 # --- vendoring ----------------------------------------------------------------------------------
@@ -205,6 +204,7 @@ def test_tarball_member_reads_regular_files_only() -> None:
         member(buf.getvalue(), "package/nope")
 
 
+@pytest.mark.network
 @pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
 def test_copies_are_npms_bytes(tmp_path: Path) -> None:
     """The lockfile's provenance, checked against the registry (npm pack, a few MB)."""
@@ -245,10 +245,12 @@ def test_build_writes_asvs_site_with_the_ratio(built: SiteReport) -> None:
     assert "regressions" in json.loads((site / "regressions.json").read_text())
 
 
-def test_the_committed_results_are_not_touched(tmp_path: Path) -> None:
-    before = tree_digest(SITE.results)
-    build_site(SITE.results, tmp_path / "site")
-    assert tree_digest(SITE.results) == before
+def test_the_committed_results_are_not_touched(pr_site: Built) -> None:
+    """The shared build of SITE.results (tests/site/site_builds.py) digested its input right
+    before and right after it ran."""
+    (before,), (after,) = pr_site.inputs_before, pr_site.inputs_after
+    assert before == tree_digest(SITE.results)
+    assert after == before
 
 
 def test_lab_commits_get_the_recorded_history(built: SiteReport) -> None:
@@ -311,9 +313,9 @@ def test_audit_catches_what_would_leave_the_site(
     assert any(file in p and problem in p for p in audit(site, load_lock()))
 
 
-def test_rebuilding_replaces_the_previous_site(tmp_path: Path) -> None:
+def test_rebuilding_replaces_the_previous_site(built: SiteReport, tmp_path: Path) -> None:
     out = tmp_path / "site"
-    build_site(SITE.results, out)
+    shutil.copytree(built.out_dir, out)  # a previous build of the same results
     (out / "stale.txt").write_text("from an older build")
     build_site(SITE.results, out)
     assert not (out / "stale.txt").exists() and (out / MARKER).is_file()
@@ -347,10 +349,10 @@ def _results_copy(tmp_path: Path) -> Path:
     ],
 )
 def test_bad_results_are_bad_input_and_leave_the_old_site(
-    tmp_path: Path, damage: object, message: str
+    built: SiteReport, tmp_path: Path, damage: object, message: str
 ) -> None:
     out = tmp_path / "site"
-    build_site(SITE.results, out)
+    shutil.copytree(built.out_dir, out)  # the old site: a build of the same results
     before = tree_digest(out)
     results = _results_copy(tmp_path)
     damage(results)  # type: ignore[operator]
@@ -369,31 +371,6 @@ def test_a_missing_configuration_is_a_config_error(tmp_path: Path) -> None:
 # measurements. Its scenarios are commits of a throwaway git repository; "thunder_slower" makes
 # Thunder 10% slower and "nvfuser_faster" keeps the ratio there, so the ratio steps up by 10%.
 
-STEP = ("base", "same", "thunder_slower", "nvfuser_faster")
-
-
-def _subset(synth: SyntheticResults, tmp_path: Path, scenarios: tuple[str, ...]) -> Path:
-    """Whole results files of some scenarios, copied unchanged."""
-    dest = tmp_path / "results"
-    (dest / synth.machine).mkdir(parents=True)
-    shutil.copy(synth.results_dir / "benchmarks.json", dest)
-    shutil.copy(synth.results_dir / synth.machine / "machine.json", dest / synth.machine)
-    for name in scenarios:
-        sha = synth.commits[name]
-        shutil.copy(synth.result_file(name), dest / synth.machine)
-        shutil.copy(
-            synth.results_dir / synth.machine / f"{sha}.provenance.jsonl", dest / synth.machine
-        )
-    return dest
-
-
-def _conf(tmp_path: Path, repo: Path, **extra: object) -> Path:
-    conf = json.loads((REPO / "asv.conf.json").read_text())
-    conf.update(repo=str(repo), **extra)
-    path = tmp_path / "asv.conf.json"
-    path.write_text(json.dumps(conf))
-    return path
-
 
 def _feed_titles(site: Path) -> list[str]:
     ns = {"a": "http://www.w3.org/2005/Atom"}
@@ -402,12 +379,13 @@ def _feed_titles(site: Path) -> list[str]:
 
 
 def test_git_history_when_every_commit_is_on_main_and_the_ratio_step_is_a_regression(
-    synthetic: SyntheticResults, tmp_path: Path
+    synthetic: SyntheticResults, step_site: SiteReport
 ) -> None:
+    """step_site (tests/site/site_builds.py): the STEP scenarios' whole results files, built
+    with the asv configuration's repo set to the helper's throwaway git repository."""
     project = synthetic.results_dir.parent / "project"  # the helper's throwaway git repository
     assert (project / ".git").is_dir()
-    results = _subset(synthetic, tmp_path, STEP)
-    report = build_site(results, tmp_path / "site", conf_path=_conf(tmp_path, project))
+    report = step_site
     assert report.history == "git" and report.dropped == ()
     assert report.commits == tuple(synthetic.commits[s] for s in STEP)
     entries = json.loads((report.out_dir / "regressions.json").read_text())["regressions"]

@@ -24,15 +24,29 @@ from urllib.parse import urlsplit
 
 import pytest
 from data_helpers import SyntheticResults, synthetic
-from test_site import HISTORY, KEYED, REPO, SITE, STEP, _conf, _subset, measured
+from site_builds import (
+    HISTORY,
+    KEYED,
+    NIGHTLY,
+    REPO,
+    SITE,
+    Built,
+    history_site,
+    pr_site,
+    step_site,
+    whole_history_site,
+)
+from test_site import measured
 from test_site_landing import SETTINGS, expected_kind, threshold_of
 
 from bot.results.types import BENCH_KERNEL, BENCH_RATIO, PointKey
-from bot.site import SiteReport, build_site, start_server
+from bot.site import SiteReport, start_server
 from bot.site.links import graph_href
 from bot.tell.comment import graph_url
 
-__all__ = ["synthetic"]  # the shared fixture of real asv output (tests/data_helpers.py)
+# The shared fixtures: real asv output (tests/data_helpers.py), the sites built once a session
+# (tests/site/site_builds.py).
+__all__ = ["history_site", "pr_site", "step_site", "synthetic", "whole_history_site"]
 
 CHROMIUM = Path(os.environ.get("PERFBOT_CHROMIUM", "/usr/bin/chromium"))
 GET_CHROMIUM = (
@@ -100,15 +114,15 @@ class Traffic:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> SiteReport:
-    return build_site(SITE.results, tmp_path_factory.mktemp("browser") / "site")
+def site(pr_site: Built) -> SiteReport:
+    return pr_site.report
 
 
 @pytest.fixture(scope="module")
-def history(tmp_path_factory: pytest.TempPathFactory) -> SiteReport:
+def history(history_site: SiteReport) -> SiteReport:
     """The site's real history (data/h200, then the six Thunder nightlies), with the
-    wheel-keyed pair of the package-under-test command."""
-    return build_site([*HISTORY, KEYED], tmp_path_factory.mktemp("history") / "site")
+    wheel-keyed pair of the package-under-test command (built once a session)."""
+    return history_site
 
 
 @pytest.fixture(scope="module")
@@ -450,12 +464,11 @@ def test_asv_views_work_offline(
 
 
 def test_the_regressions_page_lists_a_ratio_step(
-    synthetic: SyntheticResults, tmp_path: Path, page: tuple[Any, Traffic]
+    synthetic: SyntheticResults, step_site: SiteReport, page: tuple[Any, Traffic]
 ) -> None:
-    """SYNTHETIC TEST INPUT (tests/data_helpers.py): a 10% step of Thunder's kernel time."""
-    results = _subset(synthetic, tmp_path, STEP)
-    conf = _conf(tmp_path, synthetic.results_dir.parent / "project")
-    report = build_site(results, tmp_path / "site", conf_path=conf)
+    """SYNTHETIC TEST INPUT (tests/data_helpers.py): a 10% step of Thunder's kernel time; its
+    site (the STEP scenarios with the helper's git history) built once a session."""
+    report = step_site
     tab, traffic = page
     with start_server(report.out_dir) as server:
         tab.goto(f"{server.url}/#regressions")
@@ -473,15 +486,15 @@ def test_the_regressions_page_lists_a_ratio_step(
     _assert_clean(traffic)
 
 
-NIGHTLY = REPO / "data/h200-nightly/results"
 #: The nightly sweep's most striking point (data/README.md): thunder-prims 2.6x the fusion.
 NIGHTLY_POINT = PointKey("thunder-prims", "bfloat16", "16x49152")
 
 
 @pytest.fixture(scope="module")
-def whole_history(tmp_path_factory: pytest.TempPathFactory) -> SiteReport:
-    """Everything real: data/h200, the six Thunder nightlies, then the whole nightly sweep."""
-    return build_site([*HISTORY, NIGHTLY], tmp_path_factory.mktemp("whole") / "site")
+def whole_history(whole_history_site: SiteReport) -> SiteReport:
+    """Everything real: data/h200, the six Thunder nightlies, then the whole nightly sweep
+    (built once a session)."""
+    return whole_history_site
 
 
 def test_the_nightly_sweep_on_the_site(
@@ -510,7 +523,8 @@ def test_the_nightly_sweep_on_the_site(
     assert len(points) == 2 * 180  # both Thunder variants at every point of the set
     compared = {c["point"] for c in ratio_cells if c["kind"] != "new"}
     assert {p.split("/", 1)[1] for p in compared} == {
-        f"{d}/{s}" for d in ("bfloat16", "float16", "float32")
+        f"{d}/{s}"
+        for d in ("bfloat16", "float16", "float32")
         for s in ("512x4096", "2048x8192", "16384x8192")
     }
     for cell in found:

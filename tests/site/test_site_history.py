@@ -16,7 +16,17 @@ from typing import Any
 
 import pytest
 from data_helpers import SyntheticResults, synthetic
-from test_site import HISTORY, KEYED, STEP, _conf, _subset, tree_digest
+from site_builds import (
+    HISTORY,
+    KEYED,
+    NIGHTLY,
+    STEP,
+    _conf,
+    _subset,
+    history_site,
+    tree_digest,
+    whole_history_site,
+)
 from test_site_landing import cells
 
 from bot.commands.cli import main
@@ -27,7 +37,9 @@ from bot.site import SiteReport, build_site
 from bot.site.commits import describe, nightly_day
 from bot.site.commits_page import COMMIT_ROUTE
 
-__all__ = ["synthetic"]
+# The shared fixtures: real asv output (tests/data_helpers.py), the sites built once a session
+# (tests/site/site_builds.py).
+__all__ = ["history_site", "synthetic", "whole_history_site"]
 
 MACHINE = "nvidia-h200"
 RATIO = BENCH_RATIO
@@ -45,9 +57,10 @@ def _commits(results: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def history(tmp_path_factory: pytest.TempPathFactory) -> SiteReport:
-    """The real history (data/h200 then the six nightlies) plus the wheel-keyed pair."""
-    return build_site([*HISTORY, KEYED], tmp_path_factory.mktemp("history") / "site")
+def history(history_site: SiteReport) -> SiteReport:
+    """The real history (data/h200 then the six nightlies) plus the wheel-keyed pair, built
+    once for the session (tests/site/site_builds.py)."""
+    return history_site
 
 
 def _rows(site: Path) -> dict[str, tuple[str, list[str]]]:
@@ -258,12 +271,16 @@ def plain(benchmarks: dict[str, Any], axis: int) -> list[str]:
     return [v.strip("'") for v in benchmarks[RATIO]["params"][axis]]
 
 
-def test_the_real_nightly_sweep_joins_the_history_as_one_graph(tmp_path: Path) -> None:
+def test_the_real_nightly_sweep_joins_the_history_as_one_graph(
+    whole_history_site: SiteReport,
+) -> None:
     """data/h200-nightly was measured on an H200 but merged and stored by asv on a CPU machine
     (another interpreter, another RAM total): the published description is the one most of the
-    machine's results carry, so its 180 points join the same graphs as the lab's runs."""
+    machine's results carry, so its 180 points join the same graphs as the lab's runs.
+    whole_history_site: the site of [*HISTORY, nightly], built once for the session."""
     nightly = HISTORY[0].parents[1] / "h200-nightly" / "results"
-    report = build_site([*HISTORY, nightly], tmp_path / "site")
+    assert nightly == NIGHTLY
+    report = whole_history_site
     assert report.commits[-1] == _commits(nightly)[0]
     assert len(report.ratio_graphs) == 1
     machine_dir = report.out_dir / "graphs" / "branch-main" / f"machine-{MACHINE}"

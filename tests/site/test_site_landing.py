@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_site import REPO, SITE, measured
+from site_builds import REPO, SITE, Built, pr_site
+from test_site import measured
 
 from bot.config import Config, VerdictSettings
 from bot.results.types import BENCH_KERNEL, BENCH_RATIO, PointKey
@@ -28,9 +29,12 @@ SETTINGS = Config.from_env({}, REPO / "perfbot.toml").verdict
 COLUMNS = ("ratio", "contender", "nvfuser")
 
 
+__all__ = ["pr_site"]  # the site of SITE.results, built once a session (site_builds.py)
+
+
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> SiteReport:
-    return build_site(SITE.results, tmp_path_factory.mktemp("landing") / "site")
+def built(pr_site: Built) -> SiteReport:
+    return pr_site.report
 
 
 def cells(page: str, *, beyond: bool = False) -> list[dict[str, Any]]:
