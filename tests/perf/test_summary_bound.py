@@ -1,7 +1,10 @@
 """A sweep's comment and issue bodies stay under 20,000 characters whatever its number of points
 (bot/tell/summary.py): on tiled pairs of 180 (the nightly set) and 3,000 points, regressed and
 unchanged, on several machines, with the fusion hints present; and for any number of points
-past the limit. At or under FULL_POINTS points nothing is summarised."""
+past the limit. At or under FULL_POINTS points nothing is summarised.
+
+The tests on the 3,000-point pair (tiling it and deciding it take half a minute) are slow ones:
+the default run leaves them out, CI runs them (``pytest -m slow``). The nightly set's stay in."""
 
 from __future__ import annotations
 
@@ -112,6 +115,7 @@ def test_the_nightly_sweep_on_three_machines(nightly: Path, head: str, headline:
     _check(_texts(got.reports()), headline, 180, 3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("head", "headline"), STATES)
 def test_thousands_of_points_on_two_machines(
     thousands: dict[str, Loaded], head: str, headline: str
@@ -134,6 +138,7 @@ def _reports(got: Loaded, keep: set[tuple[str, str]], machines: int) -> tuple[Ma
     return tuple(out)
 
 
+@pytest.mark.slow
 @settings(
     max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -154,6 +159,7 @@ def test_any_number_of_points_past_the_limit(
         assert COUNTS_HEADER in text or "No point is tracked here." in text, name
 
 
+@pytest.mark.slow
 def test_at_the_limit_nothing_is_summarised(thousands: dict[str, Loaded]) -> None:
     got = thousands[REGRESSED]
     pool = sorted({(k.dtype, k.shape) for k in got.reports()[0].base_runs[0].points})
