@@ -42,9 +42,19 @@ def transcripts() -> dict[str, str]:
     return out
 
 
+def bot_args(command: str) -> list[str]:
+    """The arguments of a documented `python -m bot ...` command."""
+    argv = command.split()
+    assert argv[:3] == ["python", "-m", "bot"], command
+    return argv[3:]
+
+
 def run(command: str) -> str:
-    argv = [sys.executable, *command.split()[1:]]
-    done = subprocess.run(argv, cwd=REPO_ROOT, capture_output=True, text=True, check=True)
+    """What the documented `python -m bot ...` command prints; it must succeed. The command
+    line runs in this process (paths.run_bot: the function `python -m bot` calls, from the
+    repository root, in this environment)."""
+    done = run_bot(*bot_args(command))
+    assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 
 
@@ -510,9 +520,12 @@ def test_bisect_doc_transcripts_are_what_the_commands_print(tmp_path: Any) -> No
         argv = command.split()
         if "--state" in argv:
             argv[argv.index("--state") + 1] = str(tmp_path / "bisect-demo" / "state.json")
-        done = subprocess.run(
-            [sys.executable, *argv[1:]], cwd=REPO_ROOT, capture_output=True, text=True
-        )
+        if argv[:3] == ["python", "-m", "bot"]:  # the command line, in this process
+            done = run_bot(*argv[3:])
+        else:
+            done = subprocess.run(
+                [sys.executable, *argv[1:]], cwd=REPO_ROOT, capture_output=True, text=True
+            )
         assert done.returncode == 0, done.stderr
         assert done.stdout == output
 
@@ -535,9 +548,9 @@ def test_site_doc_history_transcript_is_what_the_build_prints(tmp_path: Any) -> 
 
     blocks = re.findall(r"```\n(.*?)```", SITE_DOC, flags=re.DOTALL)
     at = next(i for i, b in enumerate(blocks) if b.startswith("python -m bot site build"))
-    argv = blocks[at].split()[1:]
+    argv = bot_args(blocks[at])
     argv[argv.index("--out") + 1] = str(tmp_path / "site")
-    done = subprocess.run([sys.executable, *argv], cwd=REPO_ROOT, capture_output=True, text=True)
+    done = run_bot(*argv)
     assert done.returncode == 0, done.stderr
     printed = done.stdout.splitlines()
     assert blocks[at + 1] == "\n".join(printed[1:5]) + "\n"
@@ -566,17 +579,25 @@ NIGHTLY_KEY = "4e57021e32936a96ba33e0293901790ffae9e73d"
 
 def test_data_readme_nightly_shard_figures() -> None:
     """The shard walls and the plan come from `benchmarks.shards status` / `plan`."""
-    where = ["--results", "data/h200-nightly/results", "--commit", NIGHTLY_KEY,
-             "--machine", "nvidia-h200"]
+    where = [
+        "--results",
+        "data/h200-nightly/results",
+        "--commit",
+        NIGHTLY_KEY,
+        "--machine",
+        "nvidia-h200",
+    ]
     status = module_output(
         "benchmarks.shards", "status", "--variants", "thunder-prims,thunder-func", *where
     )
     walls = re.findall(r"shard (\d)/3, (\d+) points, ([\d.]+) s", status)
     assert walls == [("1", "60", "507.9"), ("2", "60", "465.4"), ("3", "60", "518.6")]
     assert "shard 1/3, 60 points, 507.9 s; shard 2/3, 465.4 s; shard 3/3, 518.6 s" in DATA_README
-    plan = json.loads(module_output(
-        "benchmarks.shards", "plan", "--variants", "thunder-prims,thunder-func", "--json"
-    ))
+    plan = json.loads(
+        module_output(
+            "benchmarks.shards", "plan", "--variants", "thunder-prims,thunder-func", "--json"
+        )
+    )
     about = round(max(s["estimate_s"] for s in plan["shards"]))
     assert f"plans the set as {plan['count']} shards of about {about} s" in DATA_README
 
@@ -589,8 +610,10 @@ def test_data_readme_nightly_finding() -> None:
     assert rows[("bfloat16/16x49152", "thunder-prims")][2:4] == ["22.0", "2.636"]
     assert rows[("float16/16x49152", "thunder-prims")][3] == "2.689"
     assert rows[("bfloat16/16x49152", "thunder-func")][3] == "0.829"
-    assert ("bf16 16x49152 nvFuser 8.3 us, thunder-prims 22.0 us, ratio 2.636; fp16 ratio 2.689"
-            in DATA_README)
+    assert (
+        "bf16 16x49152 nvFuser 8.3 us, thunder-prims 22.0 us, ratio 2.636; fp16 ratio 2.689"
+        in DATA_README
+    )
     assert "thunder-func (F.rms_norm) is faster there (bf16 ratio 0.829)" in DATA_README
 
 
@@ -612,13 +635,16 @@ def run_dry(command: str) -> str:
     """The command as a maintainer without a token runs it (dry: says what it would file)."""
     tokens = ("GITHUB_TOKEN", "PERFBOT_ISSUES_TOKEN")
     env = {k: v for k, v in os.environ.items() if k not in tokens}
-    argv = [sys.executable, *command.split()[1:]]
-    return subprocess.run(argv, cwd=REPO_ROOT, capture_output=True, text=True, env=env).stdout
+    return run_bot(*bot_args(command), env=env).stdout  # in this process, as run() is
 
 
-HISTORY_CAL = "python -m bot history-calibrate " + RESULTS + (
-    " --states data/h200-under-test/thunder-broken-pair/results"
-    " --nightlies data/h200-thunder-nightlies/results"
+HISTORY_CAL = (
+    "python -m bot history-calibrate "
+    + RESULTS
+    + (
+        " --states data/h200-under-test/thunder-broken-pair/results"
+        " --nightlies data/h200-thunder-nightlies/results"
+    )
 )
 
 
