@@ -8,12 +8,14 @@ measurement of the same commit" is another recorded run filed under that commit.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import shutil
 import subprocess
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 from paths import DATA, run_bot
 
@@ -33,29 +35,43 @@ def day(n: int) -> datetime:
     return datetime(2026, 1, 1, 3, tzinfo=timezone.utc) + timedelta(days=n)
 
 
-def filed_as(results: Path, commit: str, when: datetime, source: str = RUN_A) -> Path:
-    """Copy recorded run `source` into the asv results folder `results` as `commit` at `when`."""
+@functools.cache
+def _recorded(source: str) -> tuple[str, dict[str, Any], tuple[dict[str, Any], ...]]:
+    """Recorded run `source` as parsed once a process: its asv file's name after the commit
+    part, the asv file and the provenance records (read only: filed_as changes copies)."""
     src_dir = NIGHTLIES / MACHINE
     (asv_file,) = src_dir.glob(f"{source}-*.json")
     (prov,) = src_dir.glob(f"{source}*.provenance.jsonl")
+    data = json.loads(asv_file.read_text(encoding="utf-8"))
+    records = tuple(json.loads(line) for line in prov.read_text(encoding="utf-8").splitlines())
+    return asv_file.name.split("-", 1)[1], data, records
+
+
+def filed_as(results: Path, commit: str, when: datetime, source: str = RUN_A) -> Path:
+    """Copy recorded run `source` into the asv results folder `results` as `commit` at `when`."""
+    src_dir = NIGHTLIES / MACHINE
+    env_part, recorded, records = _recorded(source)
     mdir = results / MACHINE
     mdir.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(src_dir / "machine.json", mdir / "machine.json")
     shutil.copyfile(NIGHTLIES / "benchmarks.json", results / "benchmarks.json")
-    data = json.loads(asv_file.read_text(encoding="utf-8"))
-    data["commit_hash"], data["date"] = commit, int(when.timestamp() * 1000)
-    env_part = asv_file.name.split("-", 1)[1]
+    data = {**recorded, "commit_hash": commit, "date": int(when.timestamp() * 1000)}
     target = mdir / f"{commit[:8]}-{env_part}"
     target.write_text(json.dumps(data), encoding="utf-8")
-    lines = []
-    for line in prov.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        record["commit"] = commit
-        lines.append(json.dumps(record, sort_keys=True) + "\n")
+    lines = [json.dumps({**record, "commit": commit}, sort_keys=True) + "\n" for record in records]
     (mdir / f"{commit}.provenance.jsonl").write_text("".join(lines), encoding="utf-8")
     return target
 
 
+def commit_added(store: Path, message: str) -> None:
+    """Commit what an add changed, as bot.store.git.commit_all does (the store's own git
+    call: its identity and options), in its two steps alone: a test that has just added a run
+    knows the store is a repository and that the add changed it (commit_all's three checks of
+    that are five git processes a commit instead of two)."""
+    from bot.store.git import git as store_git
+
+    store_git(store, "add", "-A", ".")
+    store_git(store, "commit", "-q", "-m", message)
 
 
 def git(repo: Path, *args: str) -> str:

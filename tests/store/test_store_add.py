@@ -7,6 +7,7 @@ store exactly as it was: same HEAD, clean work tree, same index.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -18,12 +19,21 @@ from bot.exitcodes import ExitCode
 from bot.results.locate import load_commit
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Path:
-    path = tmp_path / "store"
+@pytest.fixture(scope="module")
+def new_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store as `store init` makes it, made once for the module."""
+    path = tmp_path_factory.mktemp("new-store") / "store"
     proc = bot("store", "init", "--store", str(path))
     assert proc.returncode == 0, proc.stderr
     assert git(path, "branch", "--show-current") == "perf-results"
+    return path
+
+
+@pytest.fixture
+def store(new_store: Path, tmp_path: Path) -> Path:
+    """A fresh store of the test's own: a copy of the new one (its work tree and .git)."""
+    path = tmp_path / "store"
+    shutil.copytree(new_store, path, symlinks=True)
     return path
 
 

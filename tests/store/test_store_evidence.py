@@ -8,12 +8,11 @@ from pathlib import Path
 
 from paths import DATA
 from paths import run_bot as bot
-from store_runs import MACHINE, git
+from store_runs import MACHINE, commit_added, git
 
 from bot.results.locate import list_commits
 from bot.store import add as adding
 from bot.store.create import init_store
-from bot.store.git import commit_all
 from bot.store.index import read_index, read_pins
 
 #: A real step in commit order: four stock (A/A) runs, then Thunder really slower by 2% and 5%
@@ -37,12 +36,19 @@ def test_the_watchs_change_points_are_pinned_and_survive_thinning(tmp_path: Path
         for info in list_commits(source):
             if info.commit in ORDER:
                 adding.add(store, source, info.commit, MACHINE)
-                commit_all(store, f"store: added {info.commit}")
+                commit_added(store, f"store: added {info.commit}")
     order = tmp_path / "order.txt"
     order.write_text("\n".join(ORDER) + "\n")
     history = tmp_path / "history.json"
-    proc = bot("history", "--results", str(store / "results"), "--order", str(order),
-               "--json", str(history))
+    proc = bot(
+        "history",
+        "--results",
+        str(store / "results"),
+        "--order",
+        str(order),
+        "--json",
+        str(history),
+    )
     assert proc.returncode == 1, proc.stderr  # the step still stands
     changes = json.loads(history.read_text())["machines"][0]["changes"]
     assert {(c["last_good"], c["first_bad"]) for c in changes} == {(LAST_GOOD, FIRST_BAD)}

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 from paths import run_bot as bot
-from store_runs import MACHINE, day, filed_as, git, sha, store_add, tree_state
+from store_runs import MACHINE, commit_added, day, filed_as, git, sha, store_add, tree_state
 
 from bot.results.locate import load_commit
 from bot.store import add as adding
 from bot.store.create import init_store
-from bot.store.git import commit_all, history_length
+from bot.store.git import history_length
 from bot.store.index import read_index
 
 NIGHTS = 45
@@ -28,7 +28,7 @@ def nights(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     for n in range(NIGHTS):
         filed_as(results, sha(n), day(n))
         adding.add(store, results, sha(n), MACHINE)
-        commit_all(store, f"store: added {sha(n)}")
+        commit_added(store, f"store: added {sha(n)}")
     return results, store
 
 
