@@ -733,13 +733,17 @@ PERF_DOC = (REPO_ROOT / "docs" / "PERFORMANCE.md").read_text(encoding="utf-8")
 PERF_TEXT = " ".join(PERF_DOC.split())
 
 
-def test_performance_doc_comment_sizes_are_what_report_prints(tmp_path: Any) -> None:
+def test_performance_doc_comment_sizes_are_what_report_prints(
+    tmp_path: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """docs/PERFORMANCE.md's comment sizes: report on the tiled nightly pair (tiled from the
-    committed pr runs) and on the committed nightly run, in its text and its bench block."""
-    from tests.perf.tile import tile
+    committed pr runs, once a session: tests/perf/tiled_runs.py) and on the committed nightly
+    run, in its text and its bench block."""
+    from tests.perf.tiled_runs import SOURCE, tiled_copy
 
+    assert SOURCE == DATA / "h200" / "results"
     for commit in ("06f650c8", "9dc51696", "da17d548"):
-        tile(DATA / "h200" / "results", commit, tmp_path / "results")
+        tiled_copy(tmp_path_factory, tmp_path / "results", commit)  # as tile(SOURCE, commit, ..)
     tiled = str(tmp_path / "results")
     regressed, same = (
         len(run_bot("report", "--results", tiled, "--base", "06f650c8", "--head", h).stdout)

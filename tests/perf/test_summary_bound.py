@@ -33,6 +33,8 @@ from bot.tell.rows import ICON
 from bot.tell.summary import COUNTS_HEADER, FULL_POINTS, SUMMARY_CHARS
 from tests.perf.bench_report import THOUSANDS, THOUSANDS_VARIANTS
 from tests.perf.tile import tile
+from tests.perf.tiled_runs import SOURCE as TILED_SOURCE
+from tests.perf.tiled_runs import tiled_copy
 
 SOURCE = DATA / "h200" / "results"
 BASE, REGRESSED, SAME = "06f650c8", "9dc51696", "da17d548"
@@ -55,7 +57,16 @@ def _tiled(out: Path, machines: tuple[str, ...], **options: object) -> Path:
 
 @pytest.fixture(scope="module")
 def nightly(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _tiled(tmp_path_factory.mktemp("nightly") / "results", MACHINES)
+    """The nightly-sized pairs on three machines: each run tiled once a session
+    (tests/perf/tiled_runs.py), its captures beside it, as _tiled puts them."""
+    assert TILED_SOURCE == SOURCE
+    out = tmp_path_factory.mktemp("nightly") / "results"
+    for machine in MACHINES:
+        for commit in (BASE, REGRESSED, SAME):
+            done = tiled_copy(tmp_path_factory, out, commit, machine)
+            beside = out / machine / f"{done.commit}.captures"
+            shutil.copytree(DATA / "h200-captures" / CAPTURES[commit], beside)
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -169,10 +180,12 @@ def test_at_the_limit_nothing_is_summarised(thousands: dict[str, Loaded]) -> Non
     assert COUNTS_HEADER in render_report(past, CTX, {})
 
 
-def test_the_console_report_and_its_full_tables(tmp_path: Path) -> None:
+def test_the_console_report_and_its_full_tables(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     out = tmp_path / "results"
     for commit in (BASE, REGRESSED):
-        tile(SOURCE, commit, out)
+        tiled_copy(tmp_path_factory, out, commit)  # tile(SOURCE, commit, out), tiled once
     args = ["report", "--results", str(out), "--base", BASE, "--head", REGRESSED]
     short, full = run_bot(*args), run_bot(*args, "--full")
     assert short.returncode == full.returncode == 1

@@ -22,7 +22,8 @@ from bot.site import SiteReport, build_site
 from bot.site.change import Delta
 from bot.site.landing import LISTED, OPEN_ROWS, machine_block
 from bot.site.overview import summarize
-from tests.perf.tile import tile
+from tests.perf.tiled_runs import SOURCE as TILED_SOURCE
+from tests.perf.tiled_runs import tiled_copy
 
 SETTINGS = Config.from_env({}, REPO / "perfbot.toml").verdict
 #: The landing table's change columns, in order, and the series each one is of.
@@ -218,12 +219,16 @@ def test_a_graph_that_does_not_fit_its_parameters_is_refused() -> None:
 # --- at the nightly sweep's size -----------------------------------------------------------------
 
 
-def test_the_landing_view_stays_short_at_the_nightly_size(tmp_path: Path) -> None:
+def test_the_landing_view_stays_short_at_the_nightly_size(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """TILED TEST INPUT (tests/perf/tile.py): the A/A run and the regressed state of data/h200,
-    each stretched over the nightly set's 180 points with real samples."""
+    each stretched over the nightly set's 180 points with real samples (each tiled once a
+    session: tests/perf/tiled_runs.py)."""
+    assert SITE.results == TILED_SOURCE
     results = tmp_path / "tiled"
     for commit in (built_commit("da17d548"), built_commit("9dc51696")):
-        tile(SITE.results, commit, results, size_set="nightly")
+        tiled_copy(tmp_path_factory, results, commit)  # tile(SITE.results, commit, results)
     report = build_site(results, tmp_path / "site")
     page = (report.out_dir / "index.html").read_text()
     rows = len(cells(page)) // len(COLUMNS)
