@@ -21,17 +21,17 @@ from bot.commands import cli
 from bot.exitcodes import ExitCode
 
 
-def _suite_tests() -> ModuleType:
-    """tests/suite/test_under_test.py, for its wheel maker (one definition of a test wheel)."""
-    path = REPO_ROOT / "tests" / "suite" / "test_under_test.py"
-    spec = importlib.util.spec_from_file_location("suite_under_test_wheels", path)
+def _test_inputs() -> ModuleType:
+    """tests/suite/under_test_inputs.py, for its wheel maker (one definition of a test wheel)."""
+    path = REPO_ROOT / "tests" / "suite" / "under_test_inputs.py"
+    spec = importlib.util.spec_from_file_location("suite_under_test_inputs", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-make_wheel = _suite_tests().make_wheel
+make_wheel = _test_inputs().make_wheel
 
 
 @pytest.fixture(autouse=True)

@@ -2,29 +2,31 @@
 wheels written here (and a git repository built by pip through its own PEP 517 backend), real
 git for the repository of keys, and the real asv storing a committed H200 record under a key.
 
-The wheels hold a ``thunder`` package of one line: they are TEST INPUTS, not Thunder. Nothing
-here needs the network: every pip call runs with ``PIP_NO_INDEX=1``.
+The wheels hold a ``thunder`` package of one line: they are TEST INPUTS, not Thunder
+(under_test_inputs.py). Nothing here needs the network: every pip call runs with
+``PIP_NO_INDEX=1``. A build that tests only read (an overlay, a git package) is installed once
+for the module; a test that installs or damages gets its own. The command's usage errors,
+refused before anything is installed, are checked in this process (``command_in_process``);
+every command that installs runs as a real process.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
+import contextlib
 import io
 import json
-import os
 import subprocess
 import sys
-import zipfile
 from collections.abc import Iterator
 from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
-from paths import DATA, REPO_ROOT
+from paths import DATA, REPO_ROOT, working_directory
+from under_test_inputs import git, make_git_package, make_wheel, sha256
 
 from benchmarks.under_test import install, keys
-from benchmarks.under_test.__main__ import Exit
+from benchmarks.under_test.__main__ import Exit, main
 from benchmarks.under_test.install import Installed, InstallError
 from benchmarks.under_test.spec import PACKAGES, SpecError, parse_spec
 
@@ -32,122 +34,56 @@ PAIR = DATA / "h200-under-test" / "thunder-pair" / "results"
 SHA = "0123456789abcdef0123456789abcdef01234567"
 BASE_KEY = "977510d71561a48ab060ea5a7fbcf9cf017dbd71"
 HEAD_KEY = "1361276927b1c1296a328e8150f633768722cadf"
-_DATE = (2020, 1, 1, 0, 0, 0)
+
+
+@contextlib.contextmanager
+def _offline_env(home: Path) -> Iterator[None]:
+    """No index for any pip call, and HOME at `home` (pip's cache, asv's machine file)."""
+    home.mkdir(parents=True, exist_ok=True)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PIP_NO_INDEX", "1")
+        mp.setenv("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+        mp.setenv("HOME", str(home))
+        yield
 
 
 @pytest.fixture(autouse=True)
-def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No index for any pip call, and a HOME of the test's own (pip's cache, asv's machine file)."""
-    monkeypatch.setenv("PIP_NO_INDEX", "1")
-    monkeypatch.setenv("PIP_DISABLE_PIP_VERSION_CHECK", "1")
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    monkeypatch.setenv("HOME", str(home))
+def _offline(tmp_path: Path) -> Iterator[None]:
+    """Every test offline, with a HOME of its own."""
+    with _offline_env(tmp_path / "home"):
+        yield
 
 
-# --- test inputs: wheels and a git repository of a one-line ``thunder`` -------------------------
+@pytest.fixture(scope="module")
+def installed_wheel(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Installed]:
+    """(folder, wheel, what install() returned): lightning-thunder 0.2.9 installed by real pip
+    into the side folder ``folder/base``, once for the tests that only read its overlay."""
+    folder = tmp_path_factory.mktemp("installed-wheel")
+    with _offline_env(folder / "home"):
+        wheel = make_wheel(folder / "wheels", "0.2.9")
+        return (
+            folder,
+            wheel,
+            install.install(parse_spec(str(wheel), "thunder"), folder / "base", []),
+        )
 
 
-def _record_row(name: str, data: bytes) -> str:
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    return f"{name},sha256={digest},{len(data)}"
+@pytest.fixture(scope="module")
+def git_package(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A git repository of lightning-thunder 0.3.0.dev20260304 and its one commit (read only)."""
+    return make_git_package(tmp_path_factory.mktemp("git-package") / "src", "0.3.0.dev20260304")
 
 
-def wheel_bytes(version: str, dist: str = "lightning-thunder", body: str = "") -> bytes:
-    """A pure wheel of ``dist`` at ``version`` (its METADATA's), holding ``thunder/``."""
-    info = f"{dist.replace('-', '_')}-{version}.dist-info"
-    files = {
-        "thunder/__init__.py": f"__version__ = {version!r}\n{body}".encode(),
-        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n".encode(),
-        f"{info}/WHEEL": (
-            b"Wheel-Version: 1.0\nGenerator: perfbot-tests\nRoot-Is-Purelib: true\n"
-            b"Tag: py3-none-any\n"
-        ),
-    }
-    rows = [_record_row(n, b) for n, b in files.items()] + [f"{info}/RECORD,,"]
-    files[f"{info}/RECORD"] = ("\n".join(rows) + "\n").encode()
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as zf:
-        for name, data in files.items():
-            zf.writestr(zipfile.ZipInfo(name, _DATE), data)
-    return buf.getvalue()
-
-
-def make_wheel(
-    folder: Path,
-    version: str,
-    *,
-    file_version: str | None = None,
-    dist: str = "lightning-thunder",
-    body: str = "",
-) -> Path:
-    """``folder/lightning_thunder-<file_version or version>-py3-none-any.whl``."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{dist.replace('-', '_')}-{file_version or version}-py3-none-any.whl"
-    path.write_bytes(wheel_bytes(version, dist, body))
-    return path
-
-
-BACKEND = '''\
-"""A PEP 517 backend without dependencies (TEST INPUT): packs thunder/ as a pure wheel."""
-import base64, hashlib, pathlib, zipfile
-
-DIST, VERSION = "lightning-thunder", "{version}"
-
-
-def get_requires_for_build_wheel(config_settings=None):
-    return []
-
-
-def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    info = f"lightning_thunder-{{VERSION}}.dist-info"
-    files = {{p.as_posix(): p.read_bytes() for p in sorted(pathlib.Path("thunder").rglob("*.py"))}}
-    meta = f"Metadata-Version: 2.1\\nName: {{DIST}}\\nVersion: {{VERSION}}\\n"
-    files[f"{{info}}/METADATA"] = meta.encode()
-    files[f"{{info}}/WHEEL"] = b"Wheel-Version: 1.0\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n"
-    rows = []
-    for name, data in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        rows.append(f"{{name}},sha256={{digest}},{{len(data)}}")
-    files[f"{{info}}/RECORD"] = ("\\n".join([*rows, f"{{info}}/RECORD,,"]) + "\\n").encode()
-    out = f"lightning_thunder-{{VERSION}}-py3-none-any.whl"
-    with zipfile.ZipFile(pathlib.Path(wheel_directory) / out, "w") as zf:
-        for name, data in files.items():
-            zf.writestr(zipfile.ZipInfo(name, (2020, 1, 1, 0, 0, 0)), data)
-    return out
-'''
-
-
-def git(repo: Path, *args: str, **env: str) -> str:
-    base = {"GIT_CONFIG_NOSYSTEM": "1", "HOME": str(repo)}
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo), *args],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, **base, **env},
-    )
-    return done.stdout.strip()
-
-
-def make_git_package(folder: Path, version: str = "0.3.0.dev0") -> tuple[Path, str]:
-    """A pyproject-based lightning-thunder in a git repository; returns it and its commit."""
-    (folder / "thunder").mkdir(parents=True)
-    (folder / "thunder" / "__init__.py").write_text(f"__version__ = {version!r}\n")
-    (folder / "tiny_backend.py").write_text(BACKEND.format(version=version))
-    (folder / "pyproject.toml").write_text(
-        '[build-system]\nrequires = []\nbuild-backend = "tiny_backend"\nbackend-path = ["."]\n\n'
-        f'[project]\nname = "lightning-thunder"\nversion = "{version}"\n'
-    )
-    git(folder, "init", "-q", "-b", "main")
-    git(folder, "add", "-A")
-    when = "2026-03-04T05:06:07+00:00"
-    git(folder, "commit", "-qm", "thunder", GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when)
-    return folder, git(folder, "rev-parse", "HEAD")
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+@pytest.fixture(scope="module")
+def git_installed(
+    tmp_path_factory: pytest.TempPathFactory, git_package: tuple[Path, str]
+) -> Installed:
+    """git_package at its commit, built and installed by real pip into the side ``head``."""
+    repo, commit = git_package
+    folder = tmp_path_factory.mktemp("git-installed")
+    spec = parse_spec(f"git+file://{repo}@{commit}", "thunder")
+    with _offline_env(folder / "home"):
+        return install.install(spec, folder / "head", [])
 
 
 # --- 1. specs ---------------------------------------------------------------------------------
@@ -232,14 +168,15 @@ def test_shown_never_exposes_a_local_path_or_a_token(text: str, shown: str) -> N
 # --- 2. install -------------------------------------------------------------------------------
 
 
-def test_a_wheel_installs_into_its_overlay_and_says_what_it_is(tmp_path: Path) -> None:
-    wheel = make_wheel(tmp_path / "wheels", "0.2.9")
-    got = install.install(parse_spec(str(wheel), "thunder"), tmp_path / "base", [])
-    assert got.overlay == tmp_path / "base" / "site"
+def test_a_wheel_installs_into_its_overlay_and_says_what_it_is(
+    installed_wheel: tuple[Path, Path, Installed],
+) -> None:
+    folder, wheel, got = installed_wheel
+    assert got.overlay == folder / "base" / "site"
     assert (got.distribution, got.version) == ("lightning-thunder", "0.2.9")
     assert got.sha256 == sha256(wheel) and got.vcs_commit is None
     assert Path(got.module_file) == got.overlay / "thunder" / "__init__.py"
-    assert "pip" in (tmp_path / "base" / "install.log").read_text()
+    assert "pip" in (folder / "base" / "install.log").read_text()
     record = got.record("base")
     assert record == {
         "package": "thunder",
@@ -254,13 +191,14 @@ def test_a_wheel_installs_into_its_overlay_and_says_what_it_is(tmp_path: Path) -
     }
     # A second install into the same side is refused: each side gets a fresh overlay.
     with pytest.raises(InstallError, match="fresh overlay"):
-        install.install(parse_spec(str(wheel), "thunder"), tmp_path / "base", [])
+        install.install(parse_spec(str(wheel), "thunder"), folder / "base", [])
 
 
-def test_a_git_spec_is_built_by_pip_and_reads_back_its_commit(tmp_path: Path) -> None:
-    repo, commit = make_git_package(tmp_path / "src", "0.3.0.dev20260304")
-    spec = parse_spec(f"git+file://{repo}@{commit}", "thunder")
-    got = install.install(spec, tmp_path / "head", [])
+def test_a_git_spec_is_built_by_pip_and_reads_back_its_commit(
+    git_package: tuple[Path, str], git_installed: Installed
+) -> None:
+    _, commit = git_package
+    got = git_installed
     assert (got.distribution, got.version, got.vcs_commit) == (
         "lightning-thunder",
         "0.3.0.dev20260304",
@@ -268,11 +206,13 @@ def test_a_git_spec_is_built_by_pip_and_reads_back_its_commit(tmp_path: Path) ->
     )
     assert got.sha256 is None
     assert Path(got.module_file).is_relative_to(got.overlay)
-    assert "--no-build-isolation" in (tmp_path / "head" / "install.log").read_text()
+    assert "--no-build-isolation" in (got.overlay.parent / "install.log").read_text()
 
 
-def test_a_git_spec_at_a_commit_the_repository_lacks_fails_to_install(tmp_path: Path) -> None:
-    repo, _ = make_git_package(tmp_path / "src")
+def test_a_git_spec_at_a_commit_the_repository_lacks_fails_to_install(
+    tmp_path: Path, git_package: tuple[Path, str]
+) -> None:
+    repo, _ = git_package
     spec = parse_spec(f"git+file://{repo}@{'f' * 40}", "thunder")
     with pytest.raises(InstallError, match="pip install failed"):
         install.install(spec, tmp_path / "head", [])
@@ -328,10 +268,10 @@ def test_a_package_that_imports_from_elsewhere_than_the_overlay_is_refused(
     assert install.install(spec, tmp_path / "t", []).version == "0.2.9"
 
 
-def test_the_stack_leaves_out_the_package_under_test(tmp_path: Path) -> None:
-    got = install.install(
-        parse_spec(str(make_wheel(tmp_path / "w", "0.2.9")), "thunder"), tmp_path / "s", []
-    )
+def test_the_stack_leaves_out_the_package_under_test(
+    installed_wheel: tuple[Path, Path, Installed],
+) -> None:
+    _, _, got = installed_wheel
     seen = install.stack(got.overlay, "thunder")
     assert "pip" in seen and "asv" in seen
     assert not [name for name in seen if PACKAGES["thunder"][1].fullmatch(name)]
@@ -395,10 +335,13 @@ def test_a_key_is_dated_by_the_nightly_in_its_version(
     assert keys.commit_date(tmp_path / "keys", key) == f"{date}T00:00:00+00:00"
 
 
-def test_a_git_spec_is_keyed_by_the_package_s_own_commit(tmp_path: Path) -> None:
-    repo, commit = make_git_package(tmp_path / "src")
-    spec = parse_spec(f"git+file://{repo}@{commit}", "thunder")
-    inst = install.install(spec, tmp_path / "head", [])
+def test_a_git_spec_is_keyed_by_the_package_s_own_commit(
+    tmp_path: Path, git_package: tuple[Path, str], git_installed: Installed
+) -> None:
+    """Keyed by its commit and that commit's date, not by a date in its version (dev20260304
+    would be 2026-03-04T00:00:00)."""
+    _, commit = git_package
+    inst = git_installed
     keys.init_keys(tmp_path / "keys")
     key = keys.key_for(tmp_path / "keys", inst)
     assert key == commit
@@ -476,6 +419,24 @@ def command(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[st
         text=True,
         timeout=300,
     )
+
+
+def command_in_process(*args: str) -> subprocess.CompletedProcess[str]:
+    """``command(*args)`` in this process (the function ``python3 -m benchmarks.under_test``
+    calls, from the same folder): for what the command refuses before it installs anything,
+    where a process of its own would show nothing more."""
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["--package", "thunder", *args]
+    with (
+        working_directory(REPO_ROOT),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
+        try:
+            code = main(argv)
+        except SystemExit as exc:  # argparse: --help, or arguments it refuses
+            code = exc.code if isinstance(exc.code, int) else 2
+    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture
@@ -560,7 +521,7 @@ def test_a_results_folder_that_holds_runs_is_refused(
     base, head = two_wheels
     results = tmp_path / "results"
     (results / "rep-1" / "nvidia-h200").mkdir(parents=True)
-    done = command("--base", str(base), "--head", str(head), "--results", str(results))
+    done = command_in_process("--base", str(base), "--head", str(head), "--results", str(results))
     assert done.returncode == Exit.USAGE == 2
     assert "already holds runs (rep-*)" in done.stderr
     assert not (tmp_path / "under-test-work").exists()  # nothing installed
@@ -579,7 +540,9 @@ def test_a_bad_spec_is_a_usage_error_and_nothing_is_installed(
     tmp_path: Path, two_wheels: tuple[Path, Path], head: str
 ) -> None:
     base, _ = two_wheels
-    done = command("--base", str(base), "--head", head, "--results", str(tmp_path / "results"))
+    done = command_in_process(
+        "--base", str(base), "--head", head, "--results", str(tmp_path / "results")
+    )
     assert done.returncode == Exit.USAGE == 2
     assert done.stderr.startswith("under_test: ")
     assert not (tmp_path / "under-test-work").exists() and not (tmp_path / "results").exists()
@@ -587,7 +550,7 @@ def test_a_bad_spec_is_a_usage_error_and_nothing_is_installed(
 
 def test_repeats_below_one_is_a_usage_error(tmp_path: Path, two_wheels: tuple[Path, Path]) -> None:
     base, head = two_wheels
-    done = command("--base", str(base), "--head", str(head), "--repeats", "0")
+    done = command_in_process("--base", str(base), "--head", str(head), "--repeats", "0")
     assert done.returncode == Exit.USAGE and "--repeats must be at least 1" in done.stderr
 
 
@@ -621,12 +584,7 @@ def test_without_a_gpu_the_command_stops_with_no_gpu(
 
 
 def test_help_lists_every_exit_code() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.under_test", "--help"],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-    )
+    done = command_in_process("--help")
     assert done.returncode == 0
     for code in Exit:
         assert f"{code.value}  {code.name}" in done.stdout
