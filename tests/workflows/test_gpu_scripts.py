@@ -54,11 +54,14 @@ def _lock_step(tmp_path: Path, body: str = "echo measured") -> str:
     return str(script)
 
 
+def _env(lock: Path) -> dict[str, str]:
+    return {"PATH": os.environ["PATH"], "PERFBOT_GPU_LOCK": str(lock)}
+
+
 def _run(script: str, lock: Path) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": os.environ["PATH"], "PERFBOT_GPU_LOCK": str(lock)}
     return subprocess.run(
         ["bash", "-euo", "pipefail", script],
-        env=env,
+        env=_env(lock),
         capture_output=True,
         text=True,
         timeout=30,
@@ -67,19 +70,42 @@ def _run(script: str, lock: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_lock_waits_for_the_holder(tmp_path: Path) -> None:
+    """A second process holds the lock until told to let go: the step says it waits, and runs
+    only once the holder lets go (here after 0.9 s, no sooner)."""
     lock = tmp_path / "lock" / "gpu.lock"
     lock.parent.mkdir()
-    holder = subprocess.Popen(["flock", str(lock), "sleep", "1.5"])
+    holder = subprocess.Popen(
+        ["flock", str(lock), "bash", "-c", "echo held; read -r _"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdin and holder.stdout
     try:
-        time.sleep(0.3)  # the holder has it
+        assert holder.stdout.readline() == "held\n"  # the holder has it
         start = time.monotonic()
-        proc = _run(_lock_step(tmp_path), lock)
+        step = subprocess.Popen(
+            ["bash", "-euo", "pipefail", _lock_step(tmp_path)],
+            env=_env(lock),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert step.stdout
+        said = step.stdout.readline()  # what it says on finding the lock taken, or all it says
+        time.sleep(max(0.0, 0.9 - (time.monotonic() - start)))
+        still_waiting = step.poll() is None  # 0.9 s on, the step has not run past the lock
+        holder.stdin.close()  # the holder lets go
+        out, err = step.communicate(timeout=30)
         waited = time.monotonic() - start
     finally:
+        if not holder.stdin.closed:
+            holder.stdin.close()
         holder.wait(timeout=10)
+    proc = subprocess.CompletedProcess(step.args, step.returncode, said + out, err)
     assert proc.returncode == 0, proc.stderr
     assert "waiting for the GPU lock" in proc.stdout and "measured" in proc.stdout
-    assert waited >= 0.9
+    assert still_waiting and waited >= 0.9
     # Free: taken at once, no wait said.
     proc = _run(_lock_step(tmp_path), lock)
     assert proc.returncode == 0 and "waiting" not in proc.stdout
