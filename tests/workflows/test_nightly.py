@@ -9,11 +9,14 @@ bare repository stands in for GitHub), a real store and the real bot.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -170,9 +173,11 @@ def _store(*args: str) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def _store_with_the_key(tmp_path: Path) -> Path:
-    """A real store (bot store init, add) holding the recorded nightly `KEY`."""
-    store = tmp_path / "store-src"
+@pytest.fixture(scope="module")
+def made_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real store (bot store init, add) holding the recorded nightly `KEY`, made once for the
+    module; a test takes a copy of its own (``_store_with_the_key``), never this one."""
+    store = tmp_path_factory.mktemp("made-store") / "store-src"
     for args in (
         ["init", "--store", str(store)],
         [
@@ -188,6 +193,13 @@ def _store_with_the_key(tmp_path: Path) -> Path:
         ],
     ):
         _store(*args)
+    return store
+
+
+def _store_with_the_key(made_store: Path, tmp_path: Path) -> Path:
+    """The test's own copy of the store holding `KEY` (a git repository, copied whole)."""
+    store = tmp_path / "store-src"
+    shutil.copytree(made_store, store, symlinks=True)
     return store
 
 
@@ -208,9 +220,9 @@ def _checkout(tmp_path: Path, store: Path | None) -> Path:
     ids=["stored", "stored, replace", "no store yet"],
 )
 def test_a_build_in_the_store_is_not_measured_again(
-    tmp_path: Path, stored: bool, replace: str, skip: str
+    made_store: Path, tmp_path: Path, stored: bool, replace: str, skip: str
 ) -> None:
-    checkout = _checkout(tmp_path, _store_with_the_key(tmp_path) if stored else None)
+    checkout = _checkout(tmp_path, _store_with_the_key(made_store, tmp_path) if stored else None)
     out, summary = tmp_path / "out", tmp_path / "summary"
     env = {
         "KEY": KEY,
@@ -249,37 +261,19 @@ def test_the_plan_gives_the_shards_as_a_matrix(tmp_path: Path) -> None:
 # ----- the build: the same key on every machine -----
 
 
+def _test_inputs() -> ModuleType:
+    """tests/suite/under_test_inputs.py, for its wheel maker (one definition of a test wheel)."""
+    path = REPO / "tests" / "suite" / "under_test_inputs.py"
+    spec = importlib.util.spec_from_file_location("nightly_under_test_inputs", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _wheel(index: Path, version: str) -> None:
-    """A pure wheel of lightning-thunder (TEST INPUT), as pip's index would serve it."""
-    import base64
-    import hashlib
-    import io
-    import zipfile
-
-    info = f"lightning_thunder-{version}.dist-info"
-    files = {
-        "thunder/__init__.py": f"__version__ = {version!r}\n".encode(),
-        f"{info}/METADATA": (
-            f"Metadata-Version: 2.1\nName: lightning-thunder\nVersion: {version}\n".encode()
-        ),
-        f"{info}/WHEEL": (
-            b"Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-        ),
-    }
-
-    def row(name: str, data: bytes) -> str:
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        return f"{name},sha256={digest},{len(data)}"
-
-    files[f"{info}/RECORD"] = (
-        "\n".join([*(row(n, b) for n, b in files.items()), f"{info}/RECORD,,"]) + "\n"
-    ).encode()
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as zf:
-        for name, data in files.items():
-            zf.writestr(zipfile.ZipInfo(name, (2020, 1, 1, 0, 0, 0)), data)
-    index.mkdir(parents=True, exist_ok=True)
-    (index / f"lightning_thunder-{version}-py3-none-any.whl").write_bytes(buf.getvalue())
+    """A pure wheel of lightning-thunder (TEST INPUT) in `index`, as pip's index would serve it."""
+    _test_inputs().make_wheel(index, version)
 
 
 def _build(tmp_path: Path, work: str, *spec: str) -> tuple[int, dict[str, str], str]:
@@ -452,8 +446,8 @@ def _bot_env(tmp_path: Path) -> dict[str, str]:
     }
 
 
-def test_the_store_is_opened_from_perf_results_or_made(tmp_path: Path) -> None:
-    store_src = _store_with_the_key(tmp_path)
+def test_the_store_is_opened_from_perf_results_or_made(made_store: Path, tmp_path: Path) -> None:
+    store_src = _store_with_the_key(made_store, tmp_path)
     tip = git(store_src, "rev-parse", "perf-results")
     checkout = _checkout(tmp_path, store_src)
     proc = run_step(_job_step("merge", "store"), checkout, _bot_env(tmp_path), tmp_path)
@@ -524,10 +518,10 @@ def _bundle(store: Path, tmp_path: Path) -> tuple[Path, str]:
     return bundle, git(store, "rev-parse", "perf-results")
 
 
-def test_the_push_is_compare_and_swap(tmp_path: Path) -> None:
+def test_the_push_is_compare_and_swap(made_store: Path, tmp_path: Path) -> None:
     remote, env = _remote(tmp_path)
     push = _job_step("push", "push")
-    store = _store_with_the_key(tmp_path)
+    store = _store_with_the_key(made_store, tmp_path)
     bundle, first = _bundle(store, tmp_path)
     # The first night: the branch must not exist yet, and now it does.
     proc = run_step(push, tmp_path, {**env, "BUNDLE": str(bundle), "OLD_TIP": "", "NEW_TIP": first})
@@ -589,9 +583,11 @@ def test_the_watch_maps_the_bots_exit_codes(
     ]
 
 
-def test_the_site_is_built_from_the_store_or_says_it_is_not(tmp_path: Path) -> None:
+def test_the_site_is_built_from_the_store_or_says_it_is_not(
+    made_store: Path, tmp_path: Path
+) -> None:
     step = step_by_id(load_workflow(WORKFLOWS / SITE), "results")
-    checkout = _checkout(tmp_path, _store_with_the_key(tmp_path))
+    checkout = _checkout(tmp_path, _store_with_the_key(made_store, tmp_path))
     proc = run_step(step, checkout, _bot_env(tmp_path), tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     chosen = Path(outputs(tmp_path / "out")["dirs"])
@@ -608,15 +604,17 @@ def test_the_site_is_built_from_the_store_or_says_it_is_not(tmp_path: Path) -> N
     (fresh / "out").unlink()
     proc = run_step(step, bare, _bot_env(fresh), fresh)
     assert outputs(fresh / "out")["dirs"].split() == [
-        "data/h200/results", "data/h200-thunder-nightlies/results", "data/h200-nightly/results",
+        "data/h200/results",
+        "data/h200-thunder-nightlies/results",
+        "data/h200-nightly/results",
     ]
     assert "**no history store yet**" in (fresh / "sum").read_text()
 
 
-def test_a_build_the_store_retired_is_not_measured_again(tmp_path: Path) -> None:
+def test_a_build_the_store_retired_is_not_measured_again(made_store: Path, tmp_path: Path) -> None:
     """A retired run is not brought back by `store add` (docs/STORE.md): measuring its key
     again would only spend the GPU, so the plan skips a retired key as it skips a stored one."""
-    store = _store_with_the_key(tmp_path)
+    store = _store_with_the_key(made_store, tmp_path)
     index = json.loads((store / "index.json").read_text(encoding="utf-8"))
     (row,) = index["rows"]
     index["rows"], index["retired"] = [], [{**row, "retired": "by age, 2027-01-01"}]
