@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -140,29 +139,36 @@ def _current_digest(folder: Path) -> None:
         path.write_text(json.dumps(doc), encoding="utf-8")
 
 
-def _run_shard(results: Path, shard: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "benchmarks.shards", "run", "--variants", VARIANTS,
-         "--shard", shard, "--commit", COMMIT, "--results", str(results), "--machine", MACHINE],
-        cwd=REPO_ROOT, capture_output=True, text=True, check=False, timeout=120,
-    )
+def _run_shard(
+    results: Path, shard: str, capfd: pytest.CaptureFixture[str]
+) -> subprocess.CompletedProcess[str]:
+    """``python3 -m benchmarks.shards run`` in this process, as a finished process would read:
+    its exit code, and what it and its children (the runner checks, the worker) printed."""
+    capfd.readouterr()
+    argv = ["run", "--variants", VARIANTS, "--shard", shard, "--commit", COMMIT,
+            "--results", str(results), "--machine", MACHINE]  # fmt: skip
+    code = main(argv)
+    out, err = capfd.readouterr()
+    return subprocess.CompletedProcess(argv, code, out, err)
 
 
-def test_a_shard_measures_only_what_the_commit_lacks(copy: Path) -> None:
+def test_a_shard_measures_only_what_the_commit_lacks(
+    copy: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     """No GPU here: a shard with nothing left must finish without one, and a shard with one
     point gone must try to measure exactly that point (and stop at the missing GPU)."""
     folder = store.shards_dir(copy, MACHINE, COMMIT)
     _current_digest(folder)
     count = len(plan(nightly(), Costs.load(), 480.0))
-    done = _run_shard(copy, f"1/{count}")
+    done = _run_shard(copy, f"1/{count}", capfd)
     assert done.returncode == 0, done.stderr
     assert "0 of" in done.stderr and "points to measure" in done.stderr
     before = set(folder.iterdir())
-    assert _run_shard(copy, f"1/{count}").returncode == 0
+    assert _run_shard(copy, f"1/{count}", capfd).returncode == 0
     assert set(folder.iterdir()) == before  # nothing measured: not even a runner check
     gone = plan(nightly(), Costs.load(), 480.0)[1].points[0]
     store.point_file(folder, gone).unlink()
-    again = _run_shard(copy, f"2/{count}")
+    again = _run_shard(copy, f"2/{count}", capfd)
     assert "1 of" in again.stderr, again.stderr
     assert again.returncode in (Exit.NO_GPU, Exit.FAILED), again.stderr  # no CUDA here
 
@@ -176,8 +182,21 @@ def test_a_point_that_raised_is_measured_again() -> None:
 
 
 def test_shards_of_another_plan_are_refused(copy: Path) -> None:
-    code = main(["run", "--variants", VARIANTS, "--shard", "1/99", "--commit", COMMIT,
-                 "--results", str(copy), "--machine", MACHINE])
+    code = main(
+        [
+            "run",
+            "--variants",
+            VARIANTS,
+            "--shard",
+            "1/99",
+            "--commit",
+            COMMIT,
+            "--results",
+            str(copy),
+            "--machine",
+            MACHINE,
+        ]
+    )
     assert code == Exit.USAGE
 
 
@@ -193,7 +212,8 @@ def test_points_outside_the_set_are_a_typo() -> None:
         parse_points("bfloat16/3x3", cfg.shapes, cfg.dtypes, "nightly")
     only = nightly(RMSNORM_BENCH_POINTS="float32/16x768, bfloat16/512x4096")
     assert [point_key(d, s) for d, s in only.points_to_measure()] == [
-        "bfloat16/512x4096", "float32/16x768",
+        "bfloat16/512x4096",
+        "float32/16x768",
     ]
 
 
@@ -204,7 +224,9 @@ def test_plan_json_is_a_workflow_matrix(capsys: pytest.CaptureFixture[str]) -> N
     assert {"shard", "points", "estimate_s"} <= set(doc["shards"][0])
 
 
-def test_points_of_a_killed_shard_process_are_measured_again(copy: Path) -> None:
+def test_points_of_a_killed_shard_process_are_measured_again(
+    copy: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     """A shard process killed part-way (the job's time limit, a lost runner) leaves point files
     but no run header, which merge refuses; the re-run must measure those points again, or
     the commit could never be merged."""
@@ -216,15 +238,28 @@ def test_points_of_a_killed_shard_process_are_measured_again(copy: Path) -> None
     shards = plan(nightly(), Costs.load(), 480.0)
     lost = [p for p in shards[0].points if p in orphans]
     assert lost  # the current plan's first shard holds points of the killed process
-    again = _run_shard(copy, f"1/{len(shards)}")
+    again = _run_shard(copy, f"1/{len(shards)}", capfd)
     assert f"{len(lost)} of {len(shards[0].points)} points to measure" in again.stderr, again.stderr
     assert again.returncode in (Exit.NO_GPU, Exit.FAILED), again.stderr  # no CUDA here
-    status = main(["status", "--variants", VARIANTS, "--results", str(copy), "--commit", COMMIT,
-                   "--machine", MACHINE])
+    status = main(
+        [
+            "status",
+            "--variants",
+            VARIANTS,
+            "--results",
+            str(copy),
+            "--commit",
+            COMMIT,
+            "--machine",
+            MACHINE,
+        ]
+    )
     assert status == Exit.INCOMPLETE
 
 
-def test_a_shard_process_killed_after_its_header_keeps_its_points(copy: Path) -> None:
+def test_a_shard_process_killed_after_its_header_keeps_its_points(
+    copy: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     """The worker writes its header (finished: false) before its first point: killed half-way,
     its points keep their settings, a re-run measures only the rest, and merge takes them,
     saying the run did not finish."""
@@ -235,7 +270,7 @@ def test_a_shard_process_killed_after_its_header_keeps_its_points(copy: Path) ->
     doc.update(finished=False, process_wall_s=None)  # as the worker leaves it when killed
     killed.write_text(json.dumps(doc), encoding="utf-8")
     shards = plan(nightly(), Costs.load(), 480.0)
-    again = _run_shard(copy, f"1/{len(shards)}")
+    again = _run_shard(copy, f"1/{len(shards)}", capfd)
     assert again.returncode == 0 and "0 of" in again.stderr, again.stderr
     assert main(["merge", "--results", str(copy), "--commit", COMMIT, "--machine", MACHINE]) == 0
     merged = json.loads((copy / MACHINE / f"{COMMIT}.provenance.jsonl").read_text())
