@@ -6,17 +6,20 @@ with MEASURE_FAILED, recording nothing. The wheels are tests/suite's one-line ``
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
 from importlib.util import find_spec
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-from paths import REPO_ROOT
+from paths import REPO_ROOT, working_directory
 
 from benchmarks.under_test.__main__ import Exit
+from benchmarks.under_test.one import main as one_main
 from bot.commands import cli
 from bot.exitcodes import ExitCode
 
@@ -49,6 +52,19 @@ def one(*args: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+def one_in_process(*args: str) -> subprocess.CompletedProcess[str]:
+    """``one(*args)`` in this process (the function the module's ``python3 -m`` calls), for what
+    it refuses before it installs anything, or its help: a process of its own shows no more."""
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["--package", "thunder", *args]
+    with working_directory(REPO_ROOT), redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = one_main(argv)
+        except SystemExit as exc:  # argparse: --help, or arguments it refuses
+            code = exc.code if isinstance(exc.code, int) else 2
+    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
+
+
 def test_one_build_is_installed_keyed_and_described(tmp_path: Path) -> None:
     wheel = make_wheel(tmp_path / "w", "0.2.7.dev20260118")
     results = tmp_path / "r" / "run-1"
@@ -70,7 +86,9 @@ def test_one_build_is_installed_keyed_and_described(tmp_path: Path) -> None:
 def test_a_results_folder_that_holds_anything_is_refused(tmp_path: Path) -> None:
     wheel = make_wheel(tmp_path / "w", "0.2.9")
     (tmp_path / "r" / "nvidia-h200").mkdir(parents=True)
-    done = one("--build", str(wheel), "--results", str(tmp_path / "r"), "--work", str(tmp_path))
+    done = one_in_process(
+        "--build", str(wheel), "--results", str(tmp_path / "r"), "--work", str(tmp_path)
+    )
     assert done.returncode == Exit.USAGE and "is not empty" in done.stderr
 
 
@@ -98,7 +116,7 @@ def test_without_a_gpu_the_bisect_stops_and_records_nothing(
 
 
 def test_help_lists_the_exit_codes() -> None:
-    done = one("--help")
+    done = one_in_process("--help")
     assert done.returncode == 0
     for code in (Exit.OK, Exit.MEASURE_FAILED, Exit.USAGE, Exit.NO_GPU, Exit.INSTALL_FAILED):
         assert f"{code.value}  {code.name}" in done.stdout
