@@ -5,9 +5,9 @@ git for the repository of keys, and the real asv storing a committed H200 record
 The wheels hold a ``thunder`` package of one line: they are TEST INPUTS, not Thunder
 (under_test_inputs.py). Nothing here needs the network: every pip call runs with
 ``PIP_NO_INDEX=1``. A build that tests only read (an overlay, a git package) is installed once
-for the module; a test that installs or damages gets its own. The command's usage errors,
-refused before anything is installed, are checked in this process (``command_in_process``);
-every command that installs runs as a real process.
+for the module; a test that installs or damages gets its own. The command runs as a process of
+its own for the install-only manifest and the measurement without a GPU; its other runs call
+its main in this process (``command_in_process``), with pip, python and git as real as ever.
 """
 
 from __future__ import annotations
@@ -422,9 +422,10 @@ def command(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[st
 
 
 def command_in_process(*args: str) -> subprocess.CompletedProcess[str]:
-    """``command(*args)`` in this process (the function ``python3 -m benchmarks.under_test``
-    calls, from the same folder): for what the command refuses before it installs anything,
-    where a process of its own would show nothing more."""
+    """``command(*args)`` in this process: the function ``python3 -m benchmarks.under_test``
+    calls, from the same folder, its pip, python and git children as real as ever. For a run
+    that measures nothing (run_gpu.sh, the one child that writes to the inherited stderr, is
+    left to the real processes above and below): one interpreter start-up less."""
     out, err = io.StringIO(), io.StringIO()
     argv = ["--package", "thunder", *args]
     with (
@@ -490,7 +491,7 @@ def test_install_only_with_pinned_versions_from_a_local_index(tmp_path: Path) ->
     index = tmp_path / "index"
     base, head = make_wheel(index, "0.2.9"), make_wheel(index, "0.3.0.dev20260315")
     results = tmp_path / "results"
-    done = command(
+    done = command_in_process(
         "--base", "lightning-thunder==0.2.9", "--head", "lightning-thunder==0.3.0.dev20260315",
         "--pip-arg=--no-index", f"--pip-arg=--find-links={index}",
         "--results", str(results), "--work", str(tmp_path / "work"), "--install-only",
@@ -509,7 +510,7 @@ def test_the_same_build_on_both_sides_is_nothing_to_compare(
 ) -> None:
     base, _ = two_wheels
     results = tmp_path / "results"
-    done = command("--base", str(base), "--head", str(base), "--results", str(results))
+    done = command_in_process("--base", str(base), "--head", str(base), "--results", str(results))
     assert done.returncode == Exit.NOT_COMPARABLE == 5, done.stderr
     assert "same build" in done.stderr
     assert not results.exists()
@@ -559,7 +560,9 @@ def test_a_side_that_does_not_install_is_exit_4(
 ) -> None:
     base, _ = two_wheels
     bad = make_wheel(tmp_path / "bad", "0.2.9", file_version="0.3.0")
-    done = command("--base", str(base), "--head", str(bad), "--results", str(tmp_path / "r"))
+    done = command_in_process(
+        "--base", str(base), "--head", str(bad), "--results", str(tmp_path / "r")
+    )
     assert done.returncode == Exit.INSTALL_FAILED == 4
     assert "install failed" in done.stderr and "installed version 0.2.9, not 0.3.0" in done.stderr
 
