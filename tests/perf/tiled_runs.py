@@ -35,15 +35,19 @@ SOURCE = REPO_ROOT / "data" / "h200" / "results"
 RECORDED_MACHINE = "nvidia-h200"
 
 
-def _session_root(factory: pytest.TempPathFactory) -> Path:
-    """This session's own temporary root: every xdist worker's basetemp is a folder of it."""
+def session_root(factory: pytest.TempPathFactory) -> Path:
+    """This test session's own temporary root, shared by its processes: under pytest-xdist
+    the controller's basetemp (each worker's is its ``popen-gwN`` folder), else the basetemp.
+    A pytest started inside a worker inherits PYTEST_XDIST_WORKER but not that folder name,
+    so it gets a root of its own."""
     base = factory.getbasetemp()
-    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    return base.parent if worker and base.name == f"popen-{worker}" else base
 
 
 def _cached(factory: pytest.TempPathFactory, commit: str, machine: str) -> Path:
     """The folder holding ``results/`` (what tile wrote into an empty folder) and the Tiled."""
-    root = _session_root(factory) / "tiled-runs"
+    root = session_root(factory) / "tiled-runs"
     root.mkdir(parents=True, exist_ok=True)
     # A commit by its first 8 digits (asv's file names; tile resolves a prefix to its run).
     name = f"{commit[:8]}-{machine}"

@@ -29,6 +29,7 @@ from paths import REPO_ROOT
 
 from bot.results.types import PointKey
 from bot.site import SiteReport, build_site
+from tests.perf.tiled_runs import session_root
 
 REPO = REPO_ROOT
 
@@ -95,12 +96,6 @@ class Built:
     inputs_after: tuple[dict[str, str], ...]
 
 
-def _session_root(factory: pytest.TempPathFactory) -> Path:
-    """This session's own temporary root: every xdist worker's basetemp is a folder of it."""
-    base = factory.getbasetemp()
-    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-
-
 def shared_site(
     factory: pytest.TempPathFactory,
     name: str,
@@ -112,7 +107,7 @@ def shared_site(
     ``inputs`` are the results folders it reads: their digests before and after the build
     come with it (a build must never touch them).
     """
-    root = _session_root(factory) / "shared-sites"
+    root = session_root(factory) / "shared-sites"
     root.mkdir(parents=True, exist_ok=True)
     done = root / name
     with (root / f"{name}.lock").open("w") as lock:
