@@ -271,9 +271,12 @@ def _test_inputs() -> ModuleType:
     return module
 
 
+_make_wheel = _test_inputs().make_wheel
+
+
 def _wheel(index: Path, version: str) -> None:
     """A pure wheel of lightning-thunder (TEST INPUT) in `index`, as pip's index would serve it."""
-    _test_inputs().make_wheel(index, version)
+    _make_wheel(index, version)
 
 
 def _build(tmp_path: Path, work: str, *spec: str) -> tuple[int, dict[str, str], str]:
