@@ -6,47 +6,27 @@ error before any result is read or anything is posted; tokens are wrapped so no 
 from __future__ import annotations
 
 import fnmatch
-import math
 import re
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+from bot.config_read import (
+    LABEL_RE,
+    LOGIN_RE,
+    NAME_RE,
+    PATH_RE,
+    REPO_RE,
+    URL_RE,
+    ConfigError,
+    Secret,
+    Table,
+    read_toml,
+)
 
-REPO_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
-# Characters that could end a markdown link destination or start markup are refused outright.
-URL_RE = re.compile(r"https?://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~%/+-]*)?")
+__all__ = ["Config", "ConfigError", "Secret", "Threshold", "VerdictSettings"]
 DEFAULT_REPOS = ("NVIDIA/Fuser", "Lightning-AI/lightning-thunder")
-
-
-class ConfigError(Exception):
-    """A bad setting; the message names the key and the source."""
-
-
-class Secret:
-    """A token: never shown by repr/str/format, only by :meth:`reveal`."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        return self._value
-
-    def __repr__(self) -> str:
-        return "'***'"
-
-    __str__ = __repr__
-
-    def __format__(self, spec: str) -> str:
-        return "***"
 
 
 @dataclass(frozen=True)
@@ -69,6 +49,8 @@ class VerdictSettings:
     resamples: int = 4000
     seed: int = 20240611
     noise_model: Path | None = None  # resolved against the config file's folder
+    #: False: a machine the noise model does not cover is shown, not judged ("uncalibrated").
+    judge_without_noise_model: bool = False
 
     def kernel_threshold_for(self, label: str) -> float:
         """Kernel-time series match patterns written ``kernel:variant/dtype/shape``."""
@@ -88,9 +70,24 @@ class VerdictSettings:
         return any(fnmatch.fnmatchcase(variant, p) for p in self.gating)
 
 
+OpenOn = Literal["merge", "push"]
+
+
+@dataclass(frozen=True)
+class AlertSettings:
+    """When a PR's alert opens, when it counts as clearly worse, who may acknowledge it
+    (bot/alert/plan.py and bot/alert/ack.py state the rules)."""
+
+    open_on: OpenOn = "merge"
+    worse_factor: float = 1.5
+    ack_label: str = "perfbot-acknowledged"
+    allow_author: bool = False
+
+
 @dataclass(frozen=True)
 class Config:
     verdict: VerdictSettings = field(default_factory=VerdictSettings)
+    alerts: AlertSettings = field(default_factory=AlertSettings)
     machine: str | None = None
     site_url: str | None = None
     issue_repos: tuple[str, ...] = DEFAULT_REPOS
@@ -107,70 +104,7 @@ class Config:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], toml_path: Path | None) -> Config:
-        return _build(env, _read_toml(toml_path) if toml_path is not None else {}, toml_path)
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
-        return data
-    except OSError as exc:
-        raise ConfigError(f"config {path}: cannot read: {exc.strerror}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"config {path}: not valid TOML: {exc}") from None
-
-
-class _Table:
-    """Typed reads from one TOML table; refuses unknown keys so typos do not pass silently."""
-
-    def __init__(self, data: Any, name: str, source: str, allowed: set[str]) -> None:
-        if not isinstance(data, dict):
-            raise ConfigError(f"{source}: [{name}] must be a table")
-        unknown = sorted(set(data) - allowed)
-        if unknown:
-            raise ConfigError(f"{source}: unknown key(s) in [{name}]: {', '.join(unknown)}")
-        self.data, self.name, self.source = data, name, source
-
-    def _bad(self, key: str, want: str) -> ConfigError:
-        return ConfigError(f"{self.source}: {self.name}.{key} must be {want}")
-
-    def number(self, key: str, default: float, lo: float, hi: float) -> float:
-        v = self.data.get(key, default)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise self._bad(key, "a number")
-        if not lo <= v <= hi:
-            raise self._bad(key, f"between {lo} and {hi}")
-        return float(v)
-
-    def integer(self, key: str, default: int, lo: int, hi: int) -> int:
-        v = self.data.get(key, default)
-        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-            raise self._bad(key, f"an integer between {lo} and {hi}")
-        return v
-
-    def text(self, key: str, default: str | None, pattern: re.Pattern[str]) -> str | None:
-        v = self.data.get(key, default)
-        if v is None or v == "":
-            return None
-        if not isinstance(v, str) or not pattern.fullmatch(v):
-            raise self._bad(key, f"a string matching {pattern.pattern}")
-        return v
-
-    def strings(
-        self, key: str, default: tuple[str, ...], pattern: re.Pattern[str]
-    ) -> tuple[str, ...]:
-        v = self.data.get(key, list(default))
-        if not isinstance(v, list) or not all(
-            isinstance(s, str) and pattern.fullmatch(s) for s in v
-        ):
-            raise self._bad(key, f"a list of strings matching {pattern.pattern}")
-        return tuple(v)
-
-
-NAME_RE = re.compile(r"[A-Za-z0-9_.+*?\[\]/:-]{1,100}")
-PATH_RE = re.compile(r"[A-Za-z0-9_./-]{1,200}")
-LABEL_RE = re.compile(r"[A-Za-z0-9 _.:-]{1,50}")
-LOGIN_RE = re.compile(r"[A-Za-z0-9-]{1,39}(?:\[bot\])?")
+        return _build(env, read_toml(toml_path) if toml_path is not None else {}, toml_path)
 
 
 def _thresholds(raw: Any, source: str) -> tuple[Threshold, ...]:
@@ -178,7 +112,7 @@ def _thresholds(raw: Any, source: str) -> tuple[Threshold, ...]:
         raise ConfigError(f"{source}: verdict.thresholds must be an array of tables")
     out = []
     for i, item in enumerate(raw):
-        t = _Table(item, f"verdict.thresholds[{i}]", source, {"pattern", "effect"})
+        t = Table(item, f"verdict.thresholds[{i}]", source, {"pattern", "effect"})
         pattern = t.text("pattern", None, NAME_RE)
         if pattern is None:
             raise ConfigError(f"{source}: verdict.thresholds[{i}].pattern is required")
@@ -198,8 +132,9 @@ def _verdict(raw: Any, source: str, path: Path | None) -> VerdictSettings:
         "resamples",
         "seed",
         "noise_model",
+        "judge_without_noise_model",
     }
-    t = _Table(raw, "verdict", source, keys)
+    t = Table(raw, "verdict", source, keys)
     d = VerdictSettings()
     model = t.text("noise_model", None, PATH_RE)
     model_path = None
@@ -218,6 +153,22 @@ def _verdict(raw: Any, source: str, path: Path | None) -> VerdictSettings:
         min_samples=t.integer("min_samples", d.min_samples, 3, 100_000),
         resamples=t.integer("resamples", d.resamples, 200, 100_000),
         seed=t.integer("seed", d.seed, 0, 2**32 - 1),
+        judge_without_noise_model=t.flag("judge_without_noise_model", False),
+    )
+
+
+def _alerts(raw: Any, ack_raw: Any, source: str) -> AlertSettings:
+    t = Table(raw, "alerts", source, {"open_on", "worse_factor"})
+    a = Table(ack_raw, "acknowledge", source, {"label", "allow_author"})
+    d = AlertSettings()
+    open_on = t.data.get("open_on", d.open_on)
+    if open_on not in ("merge", "push"):
+        raise ConfigError(f'{source}: alerts.open_on must be "merge" or "push"')
+    return AlertSettings(
+        open_on=open_on,
+        worse_factor=t.number("worse_factor", d.worse_factor, 1.0, 100.0),
+        ack_label=a.text("label", d.ack_label, LABEL_RE) or d.ack_label,
+        allow_author=a.flag("allow_author", d.allow_author),
     )
 
 
@@ -248,15 +199,14 @@ def _run_url(env: Mapping[str, str]) -> str | None:
 
 def _build(env: Mapping[str, str], data: dict[str, Any], path: Path | None) -> Config:
     source = f"config {path}" if path is not None else "config"
-    top = _Table(data, "top level", source, {"verdict", "site", "issues", "github", "results"})
-    site = _Table(top.data.get("site", {}), "site", source, {"base_url"})
-    issues = _Table(top.data.get("issues", {}), "issues", source, {"repos", "label", "enabled"})
+    tables = {"verdict", "site", "issues", "github", "results", "alerts", "acknowledge"}
+    top = Table(data, "top level", source, tables)
+    site = Table(top.data.get("site", {}), "site", source, {"base_url"})
+    issues = Table(top.data.get("issues", {}), "issues", source, {"repos", "label", "enabled"})
     gh_keys = {"timeout_s", "max_retry_wait_s", "comment_login", "issues_login"}
-    gh = _Table(top.data.get("github", {}), "github", source, gh_keys)
-    results = _Table(top.data.get("results", {}), "results", source, {"machine"})
-    enabled = issues.data.get("enabled", True)
-    if not isinstance(enabled, bool):
-        raise ConfigError(f"{source}: issues.enabled must be true or false")
+    gh = Table(top.data.get("github", {}), "github", source, gh_keys)
+    results = Table(top.data.get("results", {}), "results", source, {"machine"})
+    enabled = issues.flag("enabled", True)
     repos = issues.strings("repos", DEFAULT_REPOS, REPO_RE)
     if not repos and enabled:
         raise ConfigError(f"{source}: issues.repos is empty but issues.enabled is true")
@@ -274,6 +224,7 @@ def _build(env: Mapping[str, str], data: dict[str, Any], path: Path | None) -> C
     )
     return Config(
         verdict=_verdict(top.data.get("verdict", {}), source, path),
+        alerts=_alerts(top.data.get("alerts", {}), top.data.get("acknowledge", {}), source),
         machine=results.text("machine", None, re.compile(r"[A-Za-z0-9_.-]{1,100}")),
         site_url=_env_text(env, "PERFBOT_SITE_URL", URL_RE) or site.text("base_url", None, URL_RE),
         issue_repos=repos,

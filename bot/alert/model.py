@@ -1,0 +1,204 @@
+"""The alert of a pull request (pure): its sections, its owner, its key and its sizes.
+
+A section is one guard that moved on one machine that judges (bot/tell/machines.py: compared,
+its runner check passed, a noise model covers it). The alert's state is what its linked issues
+should do: ``regressed`` while any section stands; ``recovered`` only on evidence that every
+guard of every machine is back (:func:`is_back`, the rule each guard had on its own);
+``hold`` when the evidence is not enough either way (unsure, no data, a machine not judged).
+
+The owner is the repository the sections point at: nvFuser's for its fusion's slowdown or a
+broken nvFuser point, Thunder's for Thunder's kernels or broken Thunder points, for the ratio
+the owner the fusion hints name (bot/fusion/attribute.py), else the side whose own kernel time
+moved. Sections that point both ways, or nowhere, leave it to the repository of the PR (when it
+is one of the configured repositories), else the first configured one.
+
+The key names the PR alone, not its base commit or a guard: pushes, rebases and new guards
+update the same alert.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.decide.types import Guard, GuardKind, Verdict
+from bot.results.types import REFERENCE
+
+FAMILY = "rmsnorm-bwd"
+_REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+Owner = Literal["fuser", "thunder"]
+AlertState = Literal["regressed", "recovered", "hold"]
+#: What each guard's section says moved, in a title or a line.
+MOVED: dict[GuardKind, str] = {
+    "ratio": "Thunder slower relative to nvFuser",
+    "nvfuser": "nvFuser's hand-written fusion slower",
+    "thunder": "Thunder's kernels slower",
+    "broken": "points that ran at base fail at head",
+}
+WORDS: dict[Owner, str] = {"fuser": "nvFuser", "thunder": "Thunder"}
+
+
+@dataclass(frozen=True)
+class Section:
+    """One guard that moved on one machine."""
+
+    machine: str
+    guard: GuardKind
+    state: str  # the guard's state: regressed or broken
+    size: float  # broken: points broken; else the worst regressed change (1.103 is +10.3%)
+    owner: Owner | None
+    summary: str  # the guard's own words
+
+    @property
+    def name(self) -> str:
+        return f"{self.machine}/{self.guard}"
+
+
+@dataclass(frozen=True)
+class Alert:
+    key: str
+    state: AlertState
+    sections: tuple[Section, ...]
+    repos: tuple[str, ...]  # the owner first, then the repositories that get a linked issue
+    owner_why: str
+    judged: tuple[str, ...]  # the machines whose verdicts made this alert
+
+    @property
+    def sizes(self) -> dict[str, float]:
+        return {s.name: s.size for s in self.sections}
+
+    @property
+    def owner(self) -> str:
+        return self.repos[0]
+
+
+def is_back(g: Guard, v: Verdict) -> bool:
+    """Evidence that what the guard tracks is fine: every one of its points measured at both
+    sides, none regressed or unsure (even set aside as uncorroborated). A point that stopped
+    running, or was not measured, is no such evidence; nor is a ratio that is back only
+    because nvFuser's fusion got slower."""
+    if g.alarming or g.state not in ("no change", "improved"):
+        return False
+    if g.kind != "broken" and any(
+        p.cmp is None or p.state in ("regressed", "unsure") for p in g.points
+    ):
+        return False
+    nv = v.guard("nvfuser")
+    return not (g.kind == "ratio" and nv is not None and nv.state not in ("no change", "improved"))
+
+
+def pr_key(repo: str, pr: int) -> str:
+    if not _REPO.fullmatch(repo) or pr < 1:
+        raise ValueError(f"not a repository and PR number: {repo!r} #{pr}")
+    return f"{FAMILY}|pr|{repo}#{pr}"
+
+
+def guard_size(g: Guard) -> float:
+    """How big the guard's move is: points broken, or its worst regressed change."""
+    if g.kind == "broken":
+        return float(sum(p.state == "broken" for p in g.points))
+    changes = [p.cmp.change.estimate for p in g.points if p.state == "regressed" and p.cmp]
+    changes += [a.geomean.estimate for a in g.aggregates if a.state == "regressed"]
+    return max(changes, default=1.0)
+
+
+def guard_owner(g: Guard, v: Verdict, hinted: str | None = None) -> Owner | None:
+    """Which side a guard's move points at, or None when it cannot say."""
+    if g.kind == "nvfuser":
+        return "fuser"
+    if g.kind == "thunder":
+        return "thunder"
+    if g.kind == "broken":
+        broken = [p for p in g.points if p.state == "broken"]
+        if any(p.key.variant == REFERENCE for p in broken):
+            return "fuser"
+        return "thunder" if broken else None
+    if hinted in ("fuser", "thunder"):
+        return "fuser" if hinted == "fuser" else "thunder"
+    thunder, nvfuser = v.guard("thunder"), v.guard("nvfuser")
+    if thunder and nvfuser and thunder.alarming != nvfuser.alarming:
+        return "thunder" if thunder.alarming else "fuser"
+    return None
+
+
+def owns(repo: str, owner: Owner) -> bool:
+    return owner in repo.lower()
+
+
+def _repos(
+    sections: Sequence[Section], configured: tuple[str, ...], pr_repo: str
+) -> tuple[tuple[str, ...], str]:
+    owners = {s.owner for s in sections}
+    if len(owners) == 1 and None not in owners:
+        (owner,) = owners
+        assert owner is not None
+        ranked = tuple(sorted(configured, key=lambda r: not owns(r, owner)))
+        if owns(ranked[0], owner):
+            return ranked, f"what moved points at {WORDS[owner]}"
+    if pr_repo in configured:
+        first, why = pr_repo, "the sections point at both sides or neither: the PR's repository"
+    else:
+        first, why = configured[0], "the sections point at both sides or neither"
+    return (first, *(r for r in configured if r != first)), why
+
+
+def build_alert(
+    verdicts: Mapping[str, Verdict],
+    hinted: Mapping[str, str | None],
+    not_judged: Sequence[str],
+    *,
+    key: str,
+    configured: tuple[str, ...],
+    pr_repo: str,
+) -> Alert:
+    """The alert of the judged machines' verdicts (machine -> verdict); ``hinted``: the owner
+    the fusion hints name per machine; ``not_judged``: machines shown but not judged (one side
+    only, a failed runner check, no noise model), which keep a recovery from being declared."""
+    sections = [
+        Section(m, g.kind, g.state, guard_size(g), guard_owner(g, v, hinted.get(m)), g.summary)
+        for m, v in verdicts.items()
+        for g in v.guards
+        if g.alarming
+    ]
+    if sections:
+        state: AlertState = "regressed"
+    elif (
+        verdicts
+        and not not_judged
+        and all(is_back(g, v) for v in verdicts.values() for g in v.guards)
+    ):
+        state = "recovered"
+    else:
+        state = "hold"
+    repos, why = _repos(sections, configured, pr_repo)
+    return Alert(key, state, tuple(sections), repos, why, tuple(verdicts))
+
+
+def change_words(section_name: str, size: float) -> str:
+    """A size in words: "3 point(s)" for a break, "+10.3%" or "25.0x slower" for a change."""
+    if section_name.endswith("/broken"):
+        return f"{size:.0f} point(s)"
+    if size >= 2:
+        return f"{size:.1f}x slower"
+    return f"{100 * (size - 1):+.1f}%"
+
+
+def clearly_worse(
+    then: Mapping[str, float], now: Mapping[str, float], factor: float
+) -> list[tuple[str, float | None, float]]:
+    """The sections of ``now`` that are clearly worse than ``then``: a section ``then`` did not
+    have, or one whose excess (size - 1; for a break, its count of points) grew by more than
+    ``factor``. Each as (section, size then or None, size now)."""
+    out: list[tuple[str, float | None, float]] = []
+    for name, size in sorted(now.items()):
+        old = then.get(name)
+        if old is None or not math.isfinite(old):
+            out.append((name, None, size))
+            continue
+        base = 0.0 if name.endswith("/broken") else 1.0
+        if size - base > factor * (old - base) and size > old:
+            out.append((name, old, size))
+    return out

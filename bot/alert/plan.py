@@ -1,0 +1,85 @@
+"""What the linked issues of an alert do on this run (pure), given the PR's state and the policy.
+
+The rules, as README and the comment's footer state them:
+
+- A PR closed without merging closes its alert's open issues as not planned, saying why.
+- An acknowledgement that holds closes them as not planned, saying who acknowledged and why.
+- A regression opens the alert when the policy says so: at merge (the default: while a PR is
+  open its author has the comment and the status, and nobody in another organisation needs a
+  notification about code that may still change), or at the first push that shows it
+  (``[alerts] open_on = "push"``). Until then an issue that exists anyway is kept up to date.
+- A recovery (every guard of every machine back) closes them as completed.
+- Anything else (unsure, no data, a machine not judged) holds: nothing opens or closes.
+- A closed issue stays closed, however it was closed: the bot never reopens one. When the same
+  alert gets clearly worse than the issue last said, it gets one comment saying so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.alert.ack import AckDecision
+from bot.alert.model import Alert, change_words
+
+PrState = Literal["open", "merged", "closed"]
+OpenOn = Literal["merge", "push"]
+#: file: open when missing, update when open; update: update an open one, open none;
+#: recover: close as completed; acknowledge, abandon: close as not planned; hold: nothing.
+IssueAction = Literal["file", "update", "recover", "acknowledge", "abandon", "hold"]
+
+
+@dataclass(frozen=True)
+class IssuePlan:
+    action: IssueAction
+    note: str  # the comment a close posts ("" for file, update and hold)
+    why: str  # one line for the PR comment and the dry run
+
+
+def plan_issues(
+    alert: Alert, pr_state: PrState, open_on: OpenOn, ack: AckDecision, pr_ref: str, head: str
+) -> IssuePlan:
+    if pr_state == "closed":
+        return IssuePlan(
+            "abandon",
+            f"{pr_ref} was closed without merging: this slowdown never reached main. Closed as "
+            "not planned by the bot.",
+            "the PR was closed without merging: its open alert issues close as not planned",
+        )
+    if ack.holds:
+        return IssuePlan(
+            "acknowledge",
+            f"{ack.words[0].upper()}{ack.words[1:]} on {pr_ref}. Closed as not planned by the "
+            "bot; if this alert gets clearly worse, the bot says so here (it never reopens).",
+            f"{ack.words}: no alert issue is opened, an open one closes",
+        )
+    if alert.state == "regressed":
+        if pr_state == "merged" or open_on == "push":
+            when = "at merge" if pr_state == "merged" else "at the first push that shows it"
+            return IssuePlan("file", "", f"the alert is filed {when} (perfbot.toml [alerts])")
+        return IssuePlan(
+            "update",
+            "",
+            'the alert is filed when the PR merges (perfbot.toml [alerts] open_on = "merge"); '
+            "acknowledge it first if the slowdown is intended",
+        )
+    if alert.state == "recovered":
+        return IssuePlan(
+            "recover",
+            f"Back at {head[:12]} on {pr_ref}: every guard of every machine is within its "
+            "threshold again. Closed as completed by the bot.",
+            "every guard is back: open alert issues close as completed",
+        )
+    return IssuePlan("hold", "", "the evidence is not enough either way: nothing opens or closes")
+
+
+def worse_note(worse: list[tuple[str, float | None, float]], factor: float, pr_ref: str) -> str:
+    """The one comment a closed alert issue gets when the alert gets clearly worse."""
+    parts = [
+        f"{name}: {'new' if old is None else change_words(name, old)} → {change_words(name, now)}"
+        for name, old, now in worse
+    ]
+    return (
+        f"Clearly worse on {pr_ref} (more than {factor:g}x the excess this issue last showed): "
+        f"{'; '.join(parts)}. The bot leaves this issue closed; reopen it if it matters."
+    )

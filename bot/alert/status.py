@@ -1,0 +1,64 @@
+"""The commit status of a PR's head (pure): what the check next to the PR says, in 140 characters.
+
+GitHub's commit statuses know success, failure, error and pending; check runs know "neutral",
+but one made by a workflow's token lands in whichever workflow suite GitHub picks for the
+commit (bencherdev/bencher#536), so the bot keeps the commit status ``perfbot/rmsnorm-bwd``
+and says which of its four kinds it is in the description's first word:
+
+| kind | GitHub state | when | exit code |
+| --- | --- | --- | --- |
+| success | success | nothing moved, every machine judged | 0 |
+| failure | failure | a guard regressed (1) or a point broke (5), not acknowledged | 1 or 5 |
+| neutral | success | not judged or not settled (no noise model, runner check failed, unsure) | 0 |
+| acknowledged | success | a regression a maintainer acknowledged, and it still holds | 0 |
+
+A neutral status never blocks a merge: it says the bot cannot tell, and why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.alert.ack import AckDecision
+from bot.alert.model import MOVED, Alert, change_words
+
+StatusKind = Literal["success", "failure", "neutral", "acknowledged"]
+CONTEXT = "perfbot/rmsnorm-bwd"
+MAX_DESCRIPTION = 140  # GitHub's limit for a status description
+
+
+@dataclass(frozen=True)
+class Status:
+    kind: StatusKind
+    description: str
+
+    @property
+    def state(self) -> Literal["success", "failure"]:
+        return "failure" if self.kind == "failure" else "success"
+
+
+def _fit(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_DESCRIPTION else text[: MAX_DESCRIPTION - 1] + "…"
+
+
+def _worst(alert: Alert) -> str:
+    broken = [s for s in alert.sections if s.guard == "broken"]
+    pick = broken[0] if broken else max(alert.sections, key=lambda s: s.size)
+    more = len(alert.sections) - 1
+    extra = f" (+{more} more)" if more else ""
+    return f"{MOVED[pick.guard]} {change_words(pick.name, pick.size)} on {pick.machine}{extra}"
+
+
+def commit_status(alert: Alert, ack: AckDecision, neutral: Sequence[str]) -> Status:
+    """``neutral``: why this run cannot say "fine" (each a few words), empty when it can."""
+    if alert.state == "regressed":
+        if ack.holds:
+            return Status("acknowledged", _fit(f"Acknowledged: {ack.words}; {_worst(alert)}"))
+        word = "Broken" if any(s.guard == "broken" for s in alert.sections) else "Regressed"
+        return Status("failure", _fit(f"{word}: {_worst(alert)}"))
+    if neutral:
+        return Status("neutral", _fit(f"Neutral: {'; '.join(neutral)}"))
+    return Status("success", "Success: no performance change against the merge-base")
