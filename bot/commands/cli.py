@@ -14,25 +14,18 @@ import argparse
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
-from typing import IO, TextIO, cast
+from typing import IO, TYPE_CHECKING, TextIO, cast
 
-from bot.commands.calibrate import run_calibrate
-from bot.commands.captures import with_hints
-from bot.commands.inputs import Loaded, Selection
-from bot.commands.noise import run_noise
-from bot.commands.noise_file import configured_noise_model
 from bot.commands.parser import build_parser
-from bot.commands.report import run_report
-from bot.commands.site import run_site_build, run_site_serve
-from bot.commands.steps import StepFailed, check_against_results, step
-from bot.commands.store import cmd_store
-from bot.config import Config
-from bot.decide.verdict import decide
+from bot.commands.steps import StepFailed, step
 from bot.exitcodes import ExitCode
-from bot.results.machines import load_machines
 from bot.tell.log import LogSafeWriter
-from bot.tell.machines import MachineReport
+
+if TYPE_CHECKING:
+    from bot.commands.inputs import Loaded, Selection
+
+# Each command imports what it needs when it runs: numpy, PyGithub and the verdict's machinery
+# cost a quarter of a second that `store`, `verify-run` or `--help` do not need.
 
 
 def load(sel: Selection, env: Mapping[str, str]) -> Loaded:
@@ -41,6 +34,17 @@ def load(sel: Selection, env: Mapping[str, str]) -> Loaded:
     Here rather than in a flow, so that report, pr and the demo all read their inputs the same
     way; the demo is handed this function, as it can only load once its fake GitHub is up.
     """
+    from dataclasses import replace
+
+    from bot.commands.captures import with_hints
+    from bot.commands.inputs import Loaded
+    from bot.commands.noise_file import configured_noise_model
+    from bot.commands.steps import check_against_results
+    from bot.config import Config
+    from bot.decide.verdict import decide
+    from bot.results.machines import load_machines
+    from bot.tell.machines import MachineReport
+
     with step("load configuration", ExitCode.USAGE):
         config = Config.from_env(env, sel.config)
     s = config.verdict
@@ -69,6 +73,8 @@ def load(sel: Selection, env: Mapping[str, str]) -> Loaded:
 
 
 def _selection(args: argparse.Namespace) -> Selection:
+    from bot.commands.inputs import Selection
+
     captures = (getattr(args, "captures_base", None), getattr(args, "captures_head", None))
     return Selection(
         tuple(args.results or ()), args.base, args.head, args.machine, args.config, captures
@@ -76,6 +82,8 @@ def _selection(args: argparse.Namespace) -> Selection:
 
 
 def cmd_report(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
+    from bot.commands.report import run_report
+
     return run_report(load(_selection(args), env), out, json_path=args.json, full=args.full)
 
 
@@ -94,6 +102,8 @@ def cmd_pr(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> in
 
 
 def cmd_calibrate(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
+    from bot.commands.calibrate import run_calibrate
+
     return run_calibrate(
         args.results,
         env,
@@ -109,6 +119,8 @@ def cmd_calibrate(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]
 
 
 def cmd_noise(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
+    from bot.commands.noise import run_noise
+
     return run_noise(
         args.results,
         env,
@@ -138,6 +150,8 @@ def cmd_demo(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> 
 
 
 def cmd_site(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
+    from bot.commands.site import run_site_build, run_site_serve
+
     if args.action == "build":
         return run_site_build(
             out,
@@ -198,6 +212,12 @@ def cmd_bisect(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -
     return run_bisect_command(args, env, out)
 
 
+def _store(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
+    from bot.commands.store import cmd_store
+
+    return cmd_store(args, env, out)
+
+
 HANDLERS = {
     "report": cmd_report,
     "pr": cmd_pr,
@@ -210,7 +230,7 @@ HANDLERS = {
     "history": cmd_history,
     "history-calibrate": cmd_history_calibrate,
     "bisect": cmd_bisect,
-    "store": cmd_store,
+    "store": lambda args, env, out: _store(args, env, out),
 }
 
 

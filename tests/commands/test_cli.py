@@ -135,7 +135,9 @@ def test_unexpected_error_still_names_its_step(
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("kaboom")
 
-    monkeypatch.setattr(cli, "decide", boom)
+    import bot.decide.verdict
+
+    monkeypatch.setattr(bot.decide.verdict, "decide", boom)  # what load imports when it runs
     assert cli.main(["report", *_args(synthetic, "same")], env={}) == ExitCode.BAD_INPUT
     assert "step 'compute verdict' failed: RuntimeError: kaboom" in capsys.readouterr().err
 
