@@ -7,6 +7,10 @@ fault leaks between tests.
 HOME (and the XDG folders under it) point at a fresh temporary folder for the whole session,
 in every pytest-xdist worker: what asv (``~/.asv-machine.json``), pip (its cache), git and npm
 would write into a home goes there, never into the developer's, and no two workers share it.
+
+PATH loses the folders that hold a Rust toolchain (rustup's ``~/.cargo/bin``): pip runs
+``rustc --version`` for its user-agent string at every start, 0.15 s through rustup's proxy,
+and the tests start pip about a hundred times; nothing they run compiles Rust.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ _saved_home: dict[str, str | None] = {}
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Give this process a home of its own before any test (or fixture) runs."""
+    """Give this process a home of its own, and a PATH without rustc, before any test runs."""
     home = Path(tempfile.mkdtemp(prefix="perfbot-test-home-"))
     for name in _HOME_VARIABLES:
         _saved_home[name] = os.environ.get(name)
@@ -40,6 +44,9 @@ def pytest_configure(config: pytest.Config) -> None:
     for name, sub in zip(_HOME_VARIABLES[1:], (".config", ".cache", ".local/share"), strict=True):
         os.environ[name] = str(home / sub)
     _saved_home["_made"] = str(home)
+    _saved_home["PATH"] = os.environ.get("PATH")
+    folders = os.environ.get("PATH", "").split(os.pathsep)
+    os.environ["PATH"] = os.pathsep.join(f for f in folders if not (Path(f) / "rustc").exists())
 
 
 #: Markers that put a test in the slow run (pytest -m slow) as well.
