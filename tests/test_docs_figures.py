@@ -1,7 +1,8 @@
 """Every figure the docs quote is one a command prints from committed data.
 
 The transcripts in docs/CALIBRATION.md are compared with a fresh run of their command (the
-quick `noise` always; the two `calibrate` runs, minutes each, under `pytest -m docs`, which CI
+quick `noise` always; the two `calibrate` runs, minutes each, and the other figures whose
+command takes a second or more, under `pytest -m docs`, part of `pytest -m slow`, which CI
 runs), and the figures README.md and data/README.md quote are read back from those transcripts
 or recomputed from the results files.
 """
@@ -162,6 +163,7 @@ STATE_ROWS = re.findall(
 )
 
 
+@pytest.mark.docs  # a second or more of real runs: the slow run (CI) holds it
 def test_calibration_doc_state_table_is_what_report_says(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -483,6 +485,7 @@ STORE_ESTIMATE = (
 )
 
 
+@pytest.mark.docs  # a second or more of real runs: the slow run (CI) holds it
 def test_store_doc_size_figures_are_what_estimate_prints() -> None:
     """docs/STORE.md's transcript of `store estimate` (one year) and its three-year line;
     WORKFLOWS.md's quote of the year's size."""
@@ -541,6 +544,7 @@ def test_bisect_doc_builds_a_call_holds() -> None:
 SITE_DOC = (REPO_ROOT / "docs" / "SITE.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.docs  # a second or more of real runs: the slow run (CI) holds it
 def test_site_doc_history_transcript_is_what_the_build_prints(tmp_path: Any) -> None:
     """docs/SITE.md's build of the site's history, and the figures of its landing view."""
     from benchmarks.rmsnorm_bwd.config import load_size_set
@@ -733,6 +737,7 @@ PERF_DOC = (REPO_ROOT / "docs" / "PERFORMANCE.md").read_text(encoding="utf-8")
 PERF_TEXT = " ".join(PERF_DOC.split())
 
 
+@pytest.mark.docs  # a second or more of real runs: the slow run (CI) holds it
 def test_performance_doc_comment_sizes_are_what_report_prints(
     tmp_path: Any, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -47,6 +47,7 @@ def test_the_pool_is_read_from_the_provenance_records() -> None:
     assert all(state_of(r, s) is None for r in pool.stock)
 
 
+@pytest.mark.slow  # seconds; docs' full count is in the slow run too
 @pytest.mark.usefixtures("few")
 def test_quiet_on_real_aa_orders_and_finds_every_real_step() -> None:
     s, model = shipped()
@@ -70,6 +71,7 @@ def test_quiet_on_real_aa_orders_and_finds_every_real_step() -> None:
     assert "slow-thunder-2 (63e9dde7, 8b5a6516)" in report_text(result)
 
 
+@pytest.mark.slow  # process pools of 1 to 3 workers, seconds (README: pytest -m slow)
 @pytest.mark.usefixtures("few")
 def test_any_number_of_workers_gives_the_same_figures() -> None:
     s, model = shipped()

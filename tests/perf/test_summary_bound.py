@@ -120,7 +120,10 @@ def _check(texts: dict[str, str], headline: str, points: int, machines: int) -> 
 STATES = [(REGRESSED, "**Regressed**"), (SAME, "**No change**")]
 
 
-@pytest.mark.parametrize(("head", "headline"), STATES)
+@pytest.mark.parametrize(
+    ("head", "headline"),
+    [STATES[0], pytest.param(*STATES[1], marks=pytest.mark.slow)],  # one head in the default run
+)
 def test_the_nightly_sweep_on_three_machines(nightly: Path, head: str, headline: str) -> None:
     got = _load(nightly, head)
     _check(_texts(got.reports()), headline, 180, 3)
@@ -180,6 +183,7 @@ def test_at_the_limit_nothing_is_summarised(thousands: dict[str, Loaded]) -> Non
     assert COUNTS_HEADER in render_report(past, CTX, {})
 
 
+@pytest.mark.slow  # at the nightly set's size: seconds (README: pytest -m slow)
 def test_the_console_report_and_its_full_tables(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -195,6 +199,7 @@ def test_the_console_report_and_its_full_tables(
     assert "_Truncated" not in full.stdout
 
 
+@pytest.mark.slow  # at the nightly set's size: seconds (README: pytest -m slow)
 def test_the_pr_flow_posts_the_summary_over_real_http(
     nightly: Path, fake_github: LocalGitHub
 ) -> None:

@@ -366,6 +366,7 @@ def test_the_committed_keys_are_made_again_from_the_committed_manifest(tmp_path:
     assert git(tmp_path / "keys", "rev-parse", "main") in logged
 
 
+@pytest.mark.slow  # seconds of real pip, asv or bash end to end (README: pytest -m slow)
 def test_asv_stores_a_committed_record_under_its_remade_key(tmp_path: Path) -> None:
     """What the pair's store phase does, on CPU: run_gpu.sh --phase store with the repository
     of keys as asv's repository; asv's file equals the one asv wrote on the H200."""
@@ -487,6 +488,7 @@ def test_install_only_writes_the_manifest_of_both_sides(
     assert not list(results.glob("rep-*"))  # nothing measured
 
 
+@pytest.mark.slow  # seconds of real pip, asv or bash end to end (README: pytest -m slow)
 def test_install_only_with_pinned_versions_from_a_local_index(tmp_path: Path) -> None:
     index = tmp_path / "index"
     base, head = make_wheel(index, "0.2.9"), make_wheel(index, "0.3.0.dev20260315")
