@@ -10,6 +10,7 @@ mutation that no test catches is a hole: it gets a test.
     python -m tests.mutants                 # every mutation, the whole default run each
     python -m tests.mutants --list          # their names
     python -m tests.mutants --only NAME --tests tests/github   # one, on some tests
+    python -m tests.mutants --area --rev df327f1   # each on its own area's tests, at a commit
 
 Nothing here runs in the default test run but ``tests/test_mutants.py``, which checks that
 every mutation still applies to the code as it is (an edit that no longer matches would
@@ -40,6 +41,11 @@ class Mutation:
     path: str
     old: str
     new: str
+    area: str = ""  # the tests of the code's own area (default: tests/<package folder>)
+
+    @property
+    def area_tests(self) -> str:
+        return self.area or "tests/" + self.path.split("/")[1]
 
     def apply(self, root: Path) -> None:
         target = root / self.path
@@ -177,10 +183,18 @@ def _project_files(root: Path) -> list[str]:
     return [name for name in listed.split("\0") if name and (root / name).is_file()]
 
 
-def copy_project(dest: Path, root: Path = REPO_ROOT) -> None:
-    """The repository's own files (no build output, no caches) under `dest`, plus pytest's
-    cache of the synthetic asv tree, which is keyed by its inputs and saves a rebuild."""
-    for name in _project_files(root):
+def copy_project(dest: Path, root: Path = REPO_ROOT, rev: str | None = None) -> None:
+    """The repository's own files (no build output, no caches) under `dest`, as they are or
+    as commit `rev` has them, plus pytest's cache of the synthetic asv tree, which is keyed by
+    its inputs and saves a rebuild."""
+    if rev is not None:
+        dest.mkdir(parents=True)
+        archive = subprocess.run(
+            ["git", "archive", "--format=tar", rev], cwd=root, capture_output=True, check=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+        (dest / "tests" / "mutants.py").write_bytes((root / "tests" / "mutants.py").read_bytes())
+    for name in [] if rev is not None else _project_files(root):
         target = dest / name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(root / name, target)
@@ -199,11 +213,13 @@ def red_tests(report: Path) -> list[str]:
     return sorted(set(red))
 
 
-def run_one(mutation: Mutation, tests: Sequence[str], workers: str) -> list[str]:
+def run_one(
+    mutation: Mutation, tests: Sequence[str], workers: str, rev: str | None = None
+) -> list[str]:
     """The tests that fail with `mutation` applied to a fresh copy of the project."""
     with tempfile.TemporaryDirectory(prefix=f"mutant-{mutation.name}-") as tmp:
         root = Path(tmp) / "repo"
-        copy_project(root)
+        copy_project(root, rev=rev)
         mutation.apply(root)
         report = Path(tmp) / "report.xml"
         command = [sys.executable, "-m", "pytest", "-q", "-n", workers, f"--junitxml={report}"]
@@ -223,6 +239,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tests", action="append", help="test paths (default: tests)")
     parser.add_argument("--workers", default="auto", help="pytest-xdist workers (default auto)")
     parser.add_argument("--list", action="store_true", help="list the mutations and stop")
+    parser.add_argument(
+        "--area", action="store_true", help="each mutation on its own area's tests only"
+    )
+    parser.add_argument("--rev", help="mutate the project as this commit has it (git archive)")
     args = parser.parse_args(argv)
     chosen = [m for m in MUTATIONS if not args.only or m.name in args.only]
     if args.list or not chosen:
@@ -233,7 +253,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("| --- | --- | --- |")
     caught = 0
     for m in chosen:
-        red = run_one(m, args.tests or ["tests"], args.workers)
+        tests = [m.area_tests] if args.area else (args.tests or ["tests"])
+        red = run_one(m, tests, args.workers, args.rev)
         caught += bool(red)
         names = ", ".join(f"`{t}`" for t in red[:6]) + (
             f" and {len(red) - 6} more" if len(red) > 6 else ""
