@@ -48,7 +48,10 @@ class VerdictSettings:
     min_samples: int = 10
     resamples: int = 4000
     seed: int = 20240611
-    noise_model: Path | None = None  # resolved against the config file's folder
+    noise_model: Path | None = None  # the first of noise_models (flows that use one model)
+    #: One per machine kind, resolved against the config file's folder; each machine's verdict
+    #: uses the model measured on it (bot/commands/cli.py load).
+    noise_models: tuple[Path, ...] = ()
     #: False: a machine the noise model does not cover is shown, not judged ("uncalibrated").
     judge_without_noise_model: bool = False
 
@@ -136,17 +139,27 @@ def _verdict(raw: Any, source: str, path: Path | None) -> VerdictSettings:
     }
     t = Table(raw, "verdict", source, keys)
     d = VerdictSettings()
-    model = t.text("noise_model", None, PATH_RE)
-    model_path = None
-    if model is not None:
-        model_path = Path(model)
+    raw = t.data.get("noise_model", "")
+    names = [raw] if isinstance(raw, str) else raw
+    if not isinstance(names, list) or not all(
+        isinstance(n, str) and (n == "" or PATH_RE.fullmatch(n)) for n in names
+    ):
+        raise ConfigError(
+            f"{source}: verdict.noise_model must be a path or a list of paths matching "
+            f"{PATH_RE.pattern}"
+        )
+    models = []
+    for name in (n for n in names if n):
+        model_path = Path(name)
         if not model_path.is_absolute() and path is not None:
             model_path = path.parent / model_path
+        models.append(model_path)
     return VerdictSettings(
         effect=t.number("effect", d.effect, 0.001, 1.0),
         kernel_effect=t.number("kernel_effect", d.kernel_effect, 0.001, 1.0),
         broad_effect=t.number("broad_effect", d.broad_effect, 0.001, 1.0),
-        noise_model=model_path,
+        noise_model=models[0] if models else None,
+        noise_models=tuple(models),
         thresholds=_thresholds(t.data.get("thresholds", []), source),
         alpha=t.number("alpha", d.alpha, 1e-6, 0.2),
         gating=t.strings("gating_variants", d.gating, NAME_RE),

@@ -70,3 +70,21 @@ def write_checks(machine_dir: Path, sha: str, *problems_after: str) -> Path:
     path = machine_dir / f"{sha}.hygiene.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return path
+
+
+def calibrated_config(folder: Path, *machines: str, extra: str = "") -> Path:
+    """perfbot.toml with a noise model for each of `machines`: the recorded H200 model, its
+    "machine" field renamed, as the machines themselves are the H200 folder renamed (so each
+    copy is judged as the H200 would be); `extra` is appended (more tables)."""
+    from paths import REPO_ROOT
+
+    folder.mkdir(parents=True, exist_ok=True)
+    model = json.loads((REPO_ROOT / "noise" / "nvidia-h200.json").read_text())
+    names = []
+    for machine in machines:
+        path = folder / f"noise-{machine}.json"
+        path.write_text(json.dumps({**model, "machine": machine}))
+        names.append(f'"{path}"')
+    config = folder / "perfbot.toml"
+    config.write_text(f"[verdict]\nnoise_model = [{', '.join(names)}]\n{extra}")
+    return config

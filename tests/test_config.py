@@ -22,7 +22,10 @@ def test_documented_file_equals_the_built_in_defaults_but_for_the_calibration() 
     shipped = Config.from_env({}, ROOT / "perfbot.toml")
     # the H200 calibration (tests/decide/test_noise.py), relative to the file's folder
     assert shipped.verdict.noise_model == ROOT / "noise" / "nvidia-h200.json"
-    uncalibrated = replace(shipped, verdict=replace(shipped.verdict, noise_model=None))
+    assert shipped.verdict.noise_models == (ROOT / "noise" / "nvidia-h200.json",)
+    uncalibrated = replace(
+        shipped, verdict=replace(shipped.verdict, noise_model=None, noise_models=())
+    )
     assert uncalibrated == Config.from_env({}, None) == Config()
 
 

@@ -73,13 +73,17 @@ def plan_issues(
     return IssuePlan("hold", "", "the evidence is not enough either way: nothing opens or closes")
 
 
-def worse_note(worse: list[tuple[str, float | None, float]], factor: float, pr_ref: str) -> str:
-    """The one comment a closed alert issue gets when the alert gets clearly worse."""
+def worse_note(
+    worse: list[tuple[str, float | None, float]], factor: float, pr_ref: str, closed: bool
+) -> str:
+    """The one comment an alert issue gets when the alert gets clearly worse than it showed;
+    a closed one says that it stays closed."""
     parts = [
         f"{name}: {'new' if old is None else change_words(name, old)} → {change_words(name, now)}"
         for name, old, now in worse
     ]
+    stays = " The bot leaves this issue closed; reopen it if it matters." if closed else ""
     return (
         f"Clearly worse on {pr_ref} (more than {factor:g}x the excess this issue last showed): "
-        f"{'; '.join(parts)}. The bot leaves this issue closed; reopen it if it matters."
+        f"{'; '.join(parts)}.{stays}"
     )

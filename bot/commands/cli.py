@@ -38,17 +38,17 @@ def load(sel: Selection, env: Mapping[str, str]) -> Loaded:
 
     from bot.commands.captures import with_hints
     from bot.commands.inputs import Loaded
-    from bot.commands.noise_file import configured_noise_model
+    from bot.commands.noise_file import configured_noise_models
     from bot.commands.steps import check_against_results
     from bot.config import Config
-    from bot.decide.verdict import decide
+    from bot.decide.verdict import decide, model_fits
     from bot.results.machines import load_machines
     from bot.tell.machines import MachineReport
 
     with step("load configuration", ExitCode.USAGE):
         config = Config.from_env(env, sel.config)
     s = config.verdict
-    model = configured_noise_model(s)
+    models = configured_noise_models(s)
     with step("read results", ExitCode.BAD_INPUT):
         machine = sel.machine or config.machine
         sides = load_machines(
@@ -61,9 +61,19 @@ def load(sel: Selection, env: Mapping[str, str]) -> Loaded:
             if not m.compared:
                 reports.append(MachineReport(m.machine, None, missing=m.missing))
                 continue
+            model = models.get(m.machine)
+            used, why = model_fits(model, (*m.base_runs, *m.head_runs))
+            if used is None and model is None and models:
+                others = ", ".join(sorted(models))
+                why = f"no noise model for machine {m.machine} (perfbot.toml names {others})"
+            uncalibrated = None if used is not None or s.judge_without_noise_model else why
             verdict = decide(m.base_runs, m.head_runs, config.verdict, model)
             verdict = replace(verdict, notes=(*verdict.notes, *m.notes, *warnings))
-            reports.append(MachineReport(m.machine, verdict, m.base_runs, m.head_runs))
+            reports.append(
+                MachineReport(
+                    m.machine, verdict, m.base_runs, m.head_runs, uncalibrated=uncalibrated
+                )
+            )
     with step("read fusion captures", ExitCode.BAD_INPUT):
         reports = with_hints(reports, sel.captures)
     first = next(r for r in reports if r.verdict is not None)
@@ -98,6 +108,7 @@ def cmd_pr(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> in
         pr_title=args.pr_title,
         head_ref=args.head_ref,
         dry_run=args.dry_run,
+        pr_state=args.pr_state,
     )
 
 
@@ -135,6 +146,11 @@ def cmd_noise(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) ->
 
 def cmd_demo(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
     from bot.commands.demo import run_demo
+
+    if args.life:
+        from bot.commands.demo_life import run_life
+
+        return run_life(env, out, load, config_path=args.config)
 
     return run_demo(
         env,

@@ -2,7 +2,10 @@
 GitHub fake (bot/github/fake) instead of GitHub, then printing what landed there.
 
 It exists so that anyone can see the bot's whole output on a fresh clone, without a GPU, a
-token or network: same loading, same publishing code as in CI, only the server differs. Its
+token or network: same loading, same publishing code as in CI, only the server differs. It
+runs the flow twice, as a PR lives: once on the open PR (the comment and the status; the alert
+is not filed yet, by the default ``[alerts] open_on = "merge"``), then once more after the PR
+is merged (the alert: one issue in the repository that owns it, one linked in the other). Its
 own exit code is 0; the code CI would have got is printed instead.
 """
 
@@ -13,7 +16,7 @@ from pathlib import Path
 from typing import IO
 
 from bot.commands.inputs import Loader, Selection
-from bot.commands.pr import publish, verdict_words
+from bot.commands.pr import publish
 from bot.commands.steps import step
 from bot.config import Config, ConfigError
 from bot.exitcodes import ExitCode
@@ -91,6 +94,10 @@ def run_demo(
         )
         out.write(f"Results {', '.join(map(str, results))}: base {base[:12]}, head {head[:12]}\n")
         out.write(f"Local fake GitHub at {fake.web_url}; posting as {BOT_LOGIN}\n")
+        out.write("\n===== 1. the PR is open: the bot comments and sets its status =====\n")
+        code = publish(got, ctx, out)
+        fake.state.pulls.finish(DEMO_REPO, pull.number, merged=True, by=HUMAN_LOGIN)
+        out.write("\n===== 2. the PR is merged: the alert is filed =====\n")
         code = publish(got, ctx, out)
         out.write("\n===== the comment on " + f"{DEMO_REPO}#{pull.number} =====\n")
         for comment in fake.state.comments_on(DEMO_REPO, pull.number):
@@ -102,7 +109,9 @@ def run_demo(
                         f"\n===== issue {repo}#{issue.number} ({issue.state}): "
                         f"{issue.title} =====\n{issue.body}\n"
                     )
-    out.write(f"\nDemo finished: verdict {verdict_words(got)} (exit code {code} in CI).\n")
+        statuses = fake.state.pulls.of(DEMO_REPO, head.ljust(40, "0")[:40])
+    final = f"{statuses[0].state}: {statuses[0].description}" if statuses else "none"
+    out.write(f"\nDemo finished: status {final} (exit code {code} in CI).\n")
     return ExitCode.OK_NO_REGRESSION
 
 

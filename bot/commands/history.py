@@ -21,6 +21,7 @@ from bot.commands.noise_file import configured_noise_model
 from bot.commands.steps import StepFailed, check_against_results, emit_json, step
 from bot.config import Config
 from bot.exitcodes import ExitCode
+from bot.github.issues import News, SyncAction
 from bot.history.issues import watch_issues
 from bot.history.load import load_histories
 from bot.history.method import Method
@@ -51,6 +52,21 @@ def _dry(issues: Sequence[GuardIssue], several: bool, why: str) -> list[str]:
     return lines
 
 
+#: The watch's states as sync actions: a regression files (and follows up on an open issue),
+#: a recovery closes as completed, a hold notes an open issue.
+HISTORY_ACTIONS: dict[str, SyncAction] = {
+    "regressed": "file",
+    "recovered": "recover",
+    "hold": "note",
+}
+
+
+def _follow_up(note: str) -> News:
+    """An open issue gets the night's note (posted once: the same note again is unchanged);
+    a closed one stays closed and quiet."""
+    return lambda _sizes, closed: None if closed else note
+
+
 def _sync(
     cfg: Config, watches: Sequence[Watch], issues: Sequence[GuardIssue], several: bool
 ) -> tuple[list[str], list[str]]:
@@ -58,7 +74,7 @@ def _sync(
     bot's open history issues that no current change matches (bot/commands/history_stranded.py)."""
     from bot.commands.history_stranded import sync_stranded
     from bot.github.client import github_for
-    from bot.github.issues import sync_regression_issues
+    from bot.github.issues import sync_issues
 
     assert cfg.issues_token is not None
     gh = github_for(cfg, cfg.issues_token.reveal())
@@ -68,8 +84,13 @@ def _sync(
         tag = _tag(gi, several)
         try:
             with step(f"sync linked issues ({tag})", ExitCode.GITHUB_FAILURE):
-                outcomes = sync_regression_issues(
-                    lambda _repo: gh, gi.spec, gi.state, gi.note, bot_login=cfg.issues_login
+                outcomes = sync_issues(
+                    lambda _repo: gh,
+                    gi.spec,
+                    HISTORY_ACTIONS[gi.state],
+                    gi.note,
+                    bot_login=cfg.issues_login,
+                    news=_follow_up(gi.note),
                 )
         except StepFailed as failure:  # the other changes' issues still get their turn
             failures.append(str(failure))

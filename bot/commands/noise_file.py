@@ -18,6 +18,20 @@ def read_noise_model(path: Path) -> NoiseModel:
     return from_json(read_document(path, MAX_RESULTS_BYTES, what), str(path))
 
 
+def configured_noise_models(s: VerdictSettings) -> dict[str, NoiseModel]:
+    """Every model the configuration names, by the machine each was measured on; two models
+    for one machine are a usage error (which would it use?)."""
+    out: dict[str, NoiseModel] = {}
+    for path in s.noise_models or ((s.noise_model,) if s.noise_model else ()):
+        with step(f"read noise model {path}", ExitCode.BAD_INPUT):
+            model = read_noise_model(path)
+        if model.machine in out:
+            with step("check the noise models", ExitCode.USAGE):
+                raise ValueError(f"two noise models for machine {model.machine}: name one")
+        out[model.machine] = model
+    return out
+
+
 def configured_noise_model(s: VerdictSettings) -> NoiseModel | None:
     """The model the configuration names, read as a step of its own (None: it names none)."""
     if s.noise_model is None:

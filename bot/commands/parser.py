@@ -147,6 +147,12 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
     p.add_argument(
         "--dry-run", action="store_true", help="print what would be posted; post nothing"
     )
+    p.add_argument(
+        "--pr-state",
+        choices=("open", "merged", "closed"),
+        default="open",
+        help="the PR's state for a dry run (with a token, GitHub's answer is used instead)",
+    )
 
     from bot.commands.trust_parser import add_trust_commands  # beside: this file's size
 
@@ -245,11 +251,18 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
     _common(p, shas=False)
     _captures_options(p)
     p.set_defaults(results=None, base=None, head=None)
+    p.add_argument(
+        "--life",
+        action="store_true",
+        help="a PR's life step by step instead (push, re-run, rebase, acknowledgements, a "
+        "clearly worse push, merge, a maintainer's close; a second PR closed unmerged) on "
+        "data/h200-states, printing what each step posted and the status it set",
+    )
     p.description = (
-        "the whole flow on the recorded H200 data against a local fake GitHub. Without "
-        "--results: data/h200/results, else data/h200-smoke/results; without --base/--head: the "
-        "stock run against the deliberately slower one (or older against newer, or one run "
-        "against itself)"
+        "the whole flow on the recorded H200 data against a local fake GitHub, as a PR lives: "
+        "once while it is open, once after it is merged. Without --results: data/h200/results, "
+        "else data/h200-smoke/results; without --base/--head: the stock run against the "
+        "deliberately slower one (or older against newer, or one run against itself)"
     )
     p = add(
         "site", "build (or build and serve) the history website; see docs/SITE.md", handlers["site"]

@@ -1,23 +1,36 @@
-"""The ``pr`` command: sync the linked issues, then create or update the one sticky comment.
+"""The ``pr`` command: one alert for the PR, its issues, the sticky comment, the commit status.
 
-Issues go first so that the comment can link them; an issue failure still lets the comment be
-posted (the verdict is the main news) and is reported after it, with exit code 4. Without a
-token, or with ``--dry-run``, it prints everything it would post and touches nothing, so the
-whole flow can be checked anywhere without write access.
+The steps, in order: build the alert from the judged machines' verdicts (bot/alert/); read
+what GitHub says of the PR (open, merged or closed; acknowledgements; what the bot's comment
+remembered: bot/github/pr_facts.py); decide the acknowledgement, the issues' plan and the status
+(pure); sync the issues (so that the comment can link them); post the comment; set the status.
+An issue failure still lets the comment and the status be posted (the verdict is the main
+news) and is reported after them, with exit code 4. Without a token, or with ``--dry-run``, it
+prints everything it would post and touches nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import IO
 
-from bot.commands.inputs import Loaded, report_code
+from bot.alert.ack import AckDecision, decide_ack
+from bot.alert.model import Alert, build_alert, clearly_worse, pr_key
+from bot.alert.plan import IssuePlan, PrState, plan_issues, worse_note
+from bot.alert.status import Status, commit_status
+from bot.commands.inputs import Loaded
+from bot.commands.pr_dry import dry_run_text
 from bot.commands.steps import StepFailed, step
+from bot.config import Config
 from bot.exitcodes import ExitCode
-from bot.github.issues import RepoIssueOutcome
+from bot.github.issues import News, RepoIssueOutcome
+from bot.github.pr_facts import PrFacts
+from bot.tell.alert_comment import alert_lines, rules, with_alert
+from bot.tell.alert_issue import alert_spec
 from bot.tell.comment import MARKER, Context
-from bot.tell.issue import GuardIssue, guard_issues
-from bot.tell.machines import Links, render_report
+from bot.tell.comment_state import CommentState
+from bot.tell.issue import IssueSpec
+from bot.tell.machines import MachineReport, render_report
 
 
 def run_pr(
@@ -29,6 +42,7 @@ def run_pr(
     pr_title: str | None,
     head_ref: str | None,
     dry_run: bool,
+    pr_state: PrState = "open",
 ) -> int:
     ctx = Context(
         repo=repo,
@@ -38,144 +52,188 @@ def run_pr(
         run_url=got.config.run_url,
         site_url=got.config.site_url,
     )
-    return publish(got, ctx, out, dry_run=dry_run)
+    return publish(got, ctx, out, dry_run=dry_run, pr_state=pr_state)
 
 
-def _tag(gi: GuardIssue, got: Loaded) -> str:
-    """The guard, and with several machines the machine too: ``nvidia-h200 ratio``."""
-    return gi.guard if len(got.reports()) == 1 else f"{gi.machine} {gi.guard}"
-
-
-def _dry(got: Loaded, ctx: Context, issues: Sequence[GuardIssue], why: str) -> str:
-    body = render_report(got.reports(), ctx, {})
-    lines = [
-        f"DRY RUN ({why}): nothing was posted.",
-        f"Would create or update the bot's comment on {ctx.repo}#{ctx.pr}:",
-        "----- comment -----",
-        body,
-        "----- end of comment -----",
-    ]
-    if not issues:
-        lines.append("Would not touch linked issues (disabled).")
-    for gi in issues:
-        spec, tag = gi.spec, _tag(gi, got)
-        if gi.state == "recovered":
-            lines.append(
-                f"[{tag}] Would close any open linked issue with key {spec.key} in "
-                f"{', '.join(spec.repos)} after commenting: {gi.note}"
-            )
-        elif gi.state == "hold":
-            lines.append(
-                f"[{tag}] Would comment on an open linked issue with key {spec.key} in "
-                f"{', '.join(spec.repos)}, if any, opening and closing nothing: {gi.note}"
-            )
-        else:
-            lines += [
-                f"[{tag}] Would open or update linked issues in {', '.join(spec.repos)}",
-                f"key: {spec.key}",
-                f"label: {spec.label}",
-                f"title: {spec.title}",
-                "----- issue body -----",
-                spec.body,
-                "----- note on existing issues -----",
-                gi.note,
-                "----- end of issues -----",
-            ]
-    return "\n".join(lines) + "\n"
-
-
-def _links(outcomes: Sequence[tuple[GuardIssue, RepoIssueOutcome]]) -> Links:
-    """Each machine's linked issues, as (label, url), for its own section of the comment."""
-    out: dict[str, tuple[tuple[str, str], ...]] = {}
-    for gi, o in outcomes:
-        if o.number is None or o.url is None or o.action == "absent":
-            continue
-        label = f"{o.repo}#{o.number} ({gi.guard})" + (" (closed)" if o.action == "closed" else "")
-        out[gi.machine] = (*out.get(gi.machine, ()), (label, o.url))
+def neutral_reasons(reports: Sequence[MachineReport]) -> list[str]:
+    """Why this run cannot say "fine", a few words each (the neutral status's description)."""
+    out = []
+    for m in reports:
+        if m.verdict is None:
+            out.append(f"{m.machine} not compared")
+        elif m.uncalibrated:
+            out.append(f"{m.machine} uncalibrated (no noise model)")
+        elif m.held:
+            out.append(f"runner check failed on {m.machine}")
+        elif m.verdict.overall == "unsure":
+            out.append(f"unsure on {m.machine}: more repeats would settle it")
+        elif m.verdict.overall == "inconclusive (no data)":
+            out.append(f"no data on {m.machine}")
     return out
 
 
-def verdict_words(got: Loaded) -> str:
-    reports = got.reports()
-    if len(reports) == 1:
-        return got.verdict.overall
-    return "; ".join(
-        f"{m.machine} {m.verdict.overall if m.verdict else 'not compared'}"
-        + ("" if m.verdict is None or m.gates else " (not gating)")
-        for m in reports
+def _alert(
+    got: Loaded, ctx: Context, previous: Mapping[str, float] | None
+) -> tuple[Alert, IssueSpec]:
+    assert ctx.repo is not None and ctx.pr is not None
+    cfg, reports = got.config, got.reports()
+    judged = {m.machine: m.verdict for m in reports if m.gates and m.verdict is not None}
+    hinted = {m.machine: (m.hints.attribution.owner if m.hints else None) for m in reports}
+    alert = build_alert(
+        judged,
+        hinted,
+        [m.machine for m in reports if not m.gates],
+        key=pr_key(ctx.repo, ctx.pr),
+        configured=cfg.issue_repos,
+        pr_repo=ctx.repo,
+        previous=previous,
+    )
+    hints = {m.machine: m.hints for m in reports}
+    return alert, alert_spec(alert, judged, ctx, hints, cfg.issue_label)
+
+
+def _facts(cfg: Config, ctx: Context, pr_state: PrState, live: bool) -> PrFacts:
+    if not live or cfg.comment_token is None:
+        return PrFacts(pr_state, "")
+    from bot.github.client import authenticated_login, github_for
+    from bot.github.pr_facts import read_pr_facts
+
+    assert ctx.repo is not None and ctx.pr is not None
+    gh = github_for(cfg, cfg.comment_token.reveal())
+    login = cfg.comment_login or authenticated_login(gh)
+    return read_pr_facts(
+        gh, ctx.repo, ctx.pr, marker=MARKER, bot_login=login, ack_label=cfg.alerts.ack_label
     )
 
 
-def publish(got: Loaded, ctx: Context, out: IO[str], *, dry_run: bool = False) -> int:
-    """Issues first (so the comment can link them), then the comment; dry without a token."""
+def _news(alert: Alert, factor: float, pr_ref: str) -> News:
+    """What an issue of the alert is told, open or closed: that a section joined, or got
+    clearly worse than the issue showed. A closed one stays closed (bot/github/issues.py)."""
+
+    def news(then: Mapping[str, float] | None, closed: bool) -> str | None:
+        if then is None:
+            return None  # an issue without sizes (filed by an older bot): nothing to compare
+        worse = clearly_worse(then, alert.sizes, factor)
+        return worse_note(worse, factor, pr_ref, closed) if worse else None
+
+    return news
+
+
+def _links(outcomes: Sequence[RepoIssueOutcome], alert: Alert) -> list[tuple[str, str]]:
+    out = []
+    for o in outcomes:
+        if o.number is None or o.url is None or o.action == "absent":
+            continue
+        role = "primary" if o.repo == alert.owner else "linked"
+        closed = ", closed" if o.action in ("closed", "left closed") else ""
+        out.append((f"{o.repo}#{o.number} ({role}{closed})", o.url))
+    return out
+
+
+def exit_code(alert: Alert, ack: AckDecision) -> ExitCode:
+    if alert.state != "regressed" or ack.holds:
+        return ExitCode.OK_NO_REGRESSION
+    broken = any(s.guard == "broken" for s in alert.sections)
+    return ExitCode.BROKEN if broken else ExitCode.REGRESSION
+
+
+def _comment(
+    got: Loaded,
+    ctx: Context,
+    decided: tuple[Alert, AckDecision, IssuePlan, Status],
+    issues: list[tuple[str, str]],
+) -> str:
+    alert, ack, plan, status = decided
+    a = got.config.alerts
+    lines = alert_lines(alert, ack, plan, status, issues, a.ack_label)
+    footer = rules(a.worse_factor, a.ack_label, a.open_on, a.allow_author)
+    body = render_report(got.reports(), ctx, {})
+    return with_alert(body, lines, footer, CommentState(alert.sizes, ack.record))
+
+
+def publish(
+    got: Loaded, ctx: Context, out: IO[str], *, dry_run: bool = False, pr_state: PrState = "open"
+) -> int:
+    """Read, decide, then issues (so the comment can link them), comment and status."""
     from bot.github.client import github_for
-    from bot.github.issues import sync_regression_issues
+    from bot.github.issues import sync_issues
+    from bot.github.status import post_status
     from bot.github.sticky import upsert_sticky_comment
 
     cfg = got.config
-    issues: tuple[GuardIssue, ...] = ()
-    with step("build issues", ExitCode.BAD_INPUT):
-        if cfg.file_issues:
-            for m in got.reports():  # a machine that does not gate: its issues are held
-                if m.verdict is not None:
-                    issues += guard_issues(
-                        m.verdict,
-                        ctx,
-                        cfg.issue_repos,
-                        cfg.issue_label,
-                        held=m.held,
-                        hints=m.hints,
-                    )
-    if dry_run or cfg.comment_token is None:
+    assert ctx.repo is not None and ctx.pr is not None
+    pr_ref = f"{ctx.repo}#{ctx.pr}"
+    live = not dry_run and cfg.comment_token is not None
+    with step(f"read {pr_ref}", ExitCode.GITHUB_FAILURE):
+        facts = _facts(cfg, ctx, pr_state, live)
+    remembered = facts.remembered
+    with step("build the alert", ExitCode.BAD_INPUT):
+        alert, spec = _alert(got, ctx, remembered.sizes if remembered else None)
+    a = cfg.alerts
+    ack = decide_ack(
+        facts.acks,
+        remembered.ack if remembered else None,
+        alert,
+        shown=remembered.sizes if remembered else None,
+        pr_author=facts.author,
+        allow_author=a.allow_author,
+        factor=a.worse_factor,
+    )
+    plan = plan_issues(alert, facts.state, a.open_on, ack, pr_ref, got.verdict.head)
+    status = commit_status(alert, ack, neutral_reasons(got.reports()))
+    decided = (alert, ack, plan, status)
+    if not live:
         why = "--dry-run" if dry_run else "no GITHUB_TOKEN"
-        out.write(_dry(got, ctx, issues, why))
-        return report_code(got)
-    outcomes: list[tuple[GuardIssue, RepoIssueOutcome]] = []
+        out.write(dry_run_text(_comment(got, ctx, decided, []), spec, plan, status, why, cfg))
+        return exit_code(alert, ack)
+    outcomes: tuple[RepoIssueOutcome, ...] = ()
     issue_failure: StepFailed | None = None
-    if issues and cfg.issues_token is not None:
-        token = cfg.issues_token
+    if cfg.file_issues and cfg.issues_token is not None:
         try:
-            gh_issues = github_for(cfg, token.reveal())
-            for gi in issues:
-                with step(f"sync linked issues ({_tag(gi, got)})", ExitCode.GITHUB_FAILURE):
-                    got_outcomes = sync_regression_issues(
-                        lambda _repo: gh_issues,
-                        gi.spec,
-                        gi.state,
-                        gi.note,
-                        bot_login=cfg.issues_login,
-                    )
-                outcomes += [(gi, o) for o in got_outcomes]
+            with step("sync the alert's issues", ExitCode.GITHUB_FAILURE):
+                gh_issues = github_for(cfg, cfg.issues_token.reveal())
+                outcomes = sync_issues(
+                    lambda _repo: gh_issues,
+                    spec,
+                    plan.action,
+                    plan.note,
+                    bot_login=cfg.issues_login,
+                    news=_news(alert, a.worse_factor, pr_ref),
+                )
         except StepFailed as failure:  # still post the comment: the verdict is the main news
             issue_failure = failure
+    assert cfg.comment_token is not None
     with step("render comment", ExitCode.BAD_INPUT):
-        body = render_report(got.reports(), ctx, _links(outcomes))
-    with step(f"post comment on {ctx.repo}#{ctx.pr}", ExitCode.GITHUB_FAILURE):
-        gh = github_for(cfg, cfg.comment_token.reveal())
-        assert ctx.repo is not None and ctx.pr is not None
+        body = _comment(got, ctx, decided, _links(outcomes, alert))
+    gh = github_for(cfg, cfg.comment_token.reveal())
+    with step(f"post comment on {pr_ref}", ExitCode.GITHUB_FAILURE):
         posted = upsert_sticky_comment(
             gh, ctx.repo, ctx.pr, body, MARKER, bot_login=cfg.comment_login
         )
+    with step("set the commit status", ExitCode.GITHUB_FAILURE):
+        post_status(gh, ctx.repo, got.verdict.head, status, cfg.run_url)
     removed = ""
     if posted.removed:
         ids = ", ".join(str(i) for i in posted.removed)
         removed = (
             f" (deleted {len(posted.removed)} duplicate(s) of it left by a concurrent run: {ids})"
         )
-    out.write(f"verdict: {verdict_words(got)}\ncomment {posted.action}: {posted.url}{removed}\n")
-    for gi, o in outcomes:
+    out.write(f"status: {status.kind}: {status.description}\n")
+    out.write(f"comment {posted.action}: {posted.url}{removed}\n")
+    for o in outcomes:
         if o.action == "absent":
             continue
         folded = ""
         if o.folded:
             numbers = ", ".join(f"#{n}" for n in o.folded)
             folded = f" (closed duplicate(s) {numbers} as not planned, pointing at this one)"
-        line = f"issue ({_tag(gi, got)}) in {o.repo}: {o.action} {o.url or ''}".rstrip()
+        role = "primary" if o.repo == alert.owner else "linked"
+        line = f"alert issue ({role}) in {o.repo}: {o.action} {o.url or ''}".rstrip()
         out.write(line + folded + "\n")
-    failed = [o for _, o in outcomes if o.action == "failed"]
+    failed = [o for o in outcomes if o.action == "failed"]
     if issue_failure is not None:
         raise issue_failure
     if failed:
         detail = "; ".join(f"{o.repo}: {o.error}" for o in failed)
-        raise StepFailed("sync linked issues", ExitCode.GITHUB_FAILURE, detail)
-    return report_code(got)
+        raise StepFailed("sync the alert's issues", ExitCode.GITHUB_FAILURE, detail)
+    return exit_code(alert, ack)

@@ -15,10 +15,25 @@ from bot.results.types import PointKey
 
 #: Worst first: the headline is the worst guard's state.
 Overall = Literal[
-    "broken", "regressed", "unsure", "improved", "no change", "inconclusive (no data)"
+    "broken",
+    "regressed",
+    "unsure",
+    "improved",
+    "no change",
+    "inconclusive (no data)",
+    "uncalibrated",
 ]
+#: "not judged": what an uncalibrated machine shows for a state its noise could explain
+#: (bot/decide/unjudged.py); the verdict itself never decides it.
 State = Literal[
-    "broken", "still failing", "regressed", "unsure", "improved", "no change", "no data"
+    "broken",
+    "still failing",
+    "regressed",
+    "unsure",
+    "improved",
+    "no change",
+    "no data",
+    "not judged",
 ]
 Moved = Literal["thunder", "nvfuser", "both", "neither", "unknown"]
 SeriesKind = Literal["ratio", "kernel"]

@@ -1,6 +1,6 @@
 """The hidden parts of a linked issue's body (pure): the key it is found by, the digest of the
-note that opened it, the cross-link section, and the mark a folded duplicate carries instead
-of its key.
+note that opened it, the sizes it last showed, the cross-link section, and the mark a folded
+duplicate carries instead of its key.
 
 Kept apart from the GitHub calls (bot/github/issues.py) so that what the bot writes into a body,
 and how it reads it back, can be tested without a server.
@@ -12,13 +12,17 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from bot.tell.issue import IssueSpec
 
 KEY_MARKER = "<!-- fusion-perfbot-key: {} -->"
 NOTE_MARKER = "<!-- fusion-perfbot-note: {} -->"
 DUPLICATE_MARKER = "<!-- fusion-perfbot-duplicate-of: {} -->"
+SIZES_MARKER = "<!-- fusion-perfbot-sizes: {} -->"
+SIZES_PATTERN = re.compile(r"<!-- fusion-perfbot-sizes: (\S*) -->")
+NOTE_PATTERN = re.compile(r"<!-- fusion-perfbot-note: [0-9a-f]{16} -->")
+_SIZE_ITEM = re.compile(r"([A-Za-z0-9_.%/-]+)=([0-9]+(?:\.[0-9]+)?)")
 LINKS_START = "<!-- fusion-perfbot-links:start -->"
 LINKS_END = "<!-- fusion-perfbot-links:end -->"
 _SAFE_URL = re.compile(r"https?://[^\s()<>\[\]]+")
@@ -41,6 +45,25 @@ def escape_key(key: str) -> str:
 
 def key_marker(key: str) -> str:
     return KEY_MARKER.format(escape_key(key))
+
+
+def sizes_marker(sizes: Sequence[tuple[str, float]]) -> str:
+    """The sizes an issue shows (``machine/guard=1.103``), percent-encoded like a key."""
+    items = ",".join(f"{escape_key(name).replace(',', '%2C')}={size:.6g}" for name, size in sizes)
+    return SIZES_MARKER.format(items)
+
+
+def read_sizes(body: str) -> dict[str, float] | None:
+    """The sizes an issue's body last showed; None when it has no marker (an older issue)."""
+    found = SIZES_PATTERN.search(body or "")
+    if found is None:
+        return None
+    out = {}
+    for item in found.group(1).split(","):
+        matched = _SIZE_ITEM.fullmatch(item)
+        if matched:
+            out[unquote(matched.group(1))] = float(matched.group(2))
+    return out
 
 
 def as_duplicate(body: str, key: str, canonical: str) -> str:
@@ -92,10 +115,13 @@ def with_links(body: str, section: str) -> str:
     return f"{body.rstrip()}\n\n{section}"
 
 
-def validate(spec: IssueSpec, state: str, update_note: str) -> None:
+ACTIONS = ("file", "update", "recover", "acknowledge", "abandon", "hold", "note")
+
+
+def validate(spec: IssueSpec, action: str, update_note: str) -> None:
     """Refuse, before any request, what GitHub would reject or the bot could not find again."""
-    if state not in ("regressed", "recovered", "hold"):
-        raise ValueError(f"state must be 'regressed', 'recovered' or 'hold', not {state!r}")
+    if action not in ACTIONS:
+        raise ValueError(f"action must be one of {', '.join(ACTIONS)}, not {action!r}")
     names = [r.lower() for r in spec.repos]
     if not spec.repos or len(set(names)) != len(names):
         raise ValueError("spec.repos must name at least one repository, each once")
@@ -104,15 +130,19 @@ def validate(spec: IssueSpec, state: str, update_note: str) -> None:
             raise ValueError(f"not an owner/name repository: {repo!r}")
     if not spec.key or not spec.label.strip() or len(spec.label) > 50:
         raise ValueError("spec.key must be non-empty and spec.label 1-50 characters")
-    if not spec.title.strip() or len(spec.title) > MAX_TITLE:
-        raise ValueError(f"spec.title must have 1-{MAX_TITLE} characters")
-    worst = (
-        len(key_marker(spec.key))
-        + len(note_marker(""))
-        + len(spec.body)
-        + LINK_LINE_BUDGET * (len(spec.repos) + 1)
-    )
-    if worst > MAX_BODY:
-        raise ValueError(f"spec.body is too long for a GitHub issue ({MAX_BODY} characters)")
-    if not update_note.strip() or len(update_note) > MAX_BODY:
+    for repo in spec.repos:
+        title, body = spec.title_for(repo), spec.body_for(repo)
+        if not title.strip() or len(title) > MAX_TITLE:
+            raise ValueError(f"spec.title must have 1-{MAX_TITLE} characters")
+        worst = (
+            len(key_marker(spec.key))
+            + len(note_marker(""))
+            + len(sizes_marker(spec.sizes))
+            + len(body)
+            + LINK_LINE_BUDGET * (len(spec.repos) + 1)
+        )
+        if worst > MAX_BODY:
+            raise ValueError(f"spec.body is too long for a GitHub issue ({MAX_BODY} characters)")
+    needs_note = action not in ("file", "update", "hold")
+    if len(update_note) > MAX_BODY or (needs_note and not update_note.strip()):
         raise ValueError(f"update_note must have 1-{MAX_BODY} characters")

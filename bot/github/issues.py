@@ -1,4 +1,4 @@
-"""Linked regression issues across repositories, one per key and repository, never two.
+"""Linked issues across repositories, one per key and repository, never two.
 
 An issue is found again by LISTING the repository's issues that carry the bot's label (every
 page, open and closed) and reading a hidden key marker in the body; search is never used,
@@ -6,15 +6,16 @@ because GitHub's index lags new issues by seconds to minutes and would let a qui
 file a duplicate. Removing the label from an issue is how a maintainer detaches it from the
 bot. Only issues the bot itself opened count: a human's issue is never edited or closed.
 
-Each repository's issue links the others (primary first). The link section sits between
-hidden markers and is rewritten from scratch every run, so a link that could not be made
-(a repository failed, or a run crashed between two creates) is written down as missing and
-repaired by the next run: the same call repeated converges instead of piling up.
+The first repository gets the primary issue, the others a short linked one; each links the
+others. The link section sits between hidden markers and is rewritten from scratch every run,
+so a link that could not be made (a repository failed, or a run crashed between two creates)
+is written down as missing and repaired by the next run: the same call repeated converges.
 
-A repeated `update_note` identical to the bot's latest comment on that issue, or to the note of
-the run that opened it (kept as a digest in a hidden marker of the body), is not posted again
-("unchanged"): a re-run of the same workflow (for instance after a partial failure) must not
-touch the issue, while a changed note is news and is posted ("commented").
+A closed issue stays closed, however it was closed: the bot never reopens one (a maintainer's
+close is their decision). An open issue's body is kept up to date without a notification;
+a comment is posted only when there is news (the caller's ``news``: a section joined or got
+clearly worse), and on a close, with the reason. A note identical to the bot's latest comment
+there is not posted again ("unchanged").
 
 Two runs on the same PR at the same moment may both find nothing and both file. So a run that
 filed an issue lists again, and where an older issue with the same key exists (from the same
@@ -27,7 +28,7 @@ races are folded the same way by the next run, which says so in its outcome.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import unquote
@@ -39,10 +40,14 @@ from github.Repository import Repository
 from bot.github.client import GitHubFailure, authenticated_login, github_step
 from bot.github.issue_body import (
     KEY_MARKER,
+    NOTE_PATTERN,
+    SIZES_PATTERN,
     Link,
     key_marker,
     links_section,
     note_marker,
+    read_sizes,
+    sizes_marker,
     validate,
     with_links,
 )
@@ -50,19 +55,25 @@ from bot.github.issue_ops import ensure_label, fold_duplicate, post_note
 from bot.github.sticky import same_text
 from bot.tell.issue import IssueSpec
 
-Action = Literal["opened", "commented", "closed", "unchanged", "absent", "failed"]
-#: regressed: open or update; recovered: note and close; hold: the evidence is not enough
-#: either way (unsure, no data): note on an open issue, open or close nothing.
-SyncState = Literal["regressed", "recovered", "hold"]
+Action = Literal["opened", "commented", "closed", "left closed", "unchanged", "absent", "failed"]
+#: file: open when missing, keep an open one up to date; update: the same but open nothing;
+#: recover: close as completed; acknowledge, abandon: close as not planned; hold: touch nothing;
+#: note: post the note on an open issue, open or close nothing (the main-branch watch's hold).
+SyncAction = Literal["file", "update", "recover", "acknowledge", "abandon", "hold", "note"]
+#: news(sizes the issue last showed, None when unknown; whether it is closed) -> a comment to
+#: post, or None. Closed issues get one only when the alert got clearly worse.
+News = Callable[[Mapping[str, float] | None, bool], str | None]
+_CLOSE_REASON = {"recover": "completed", "acknowledge": "not_planned", "abandon": "not_planned"}
 
 
 @dataclass(frozen=True)
 class RepoIssueOutcome:
     """What exists now in one repository.
 
-    opened: a new issue was filed, or the key's closed issue was reopened. failed: a step
-    failed (`error` says which); `number`/`url` are still set when the issue exists anyway.
-    `folded`: numbers of the bot's own duplicates for this key that this run closed.
+    opened: a new issue was filed. left closed: the key's issue is closed and stays so (the
+    bot never reopens one). failed: a step failed (`error` says which); `number`/`url` are
+    still set when the issue exists anyway. `folded`: numbers of the bot's own duplicates for
+    this key that this run closed.
     """
 
     repo: str
@@ -84,6 +95,7 @@ class _Run:
     action: Action | None = None
     failure: GitHubFailure | None = None
     filed: bool = False  # this run created run.issue (so a concurrent twin may have too)
+    told: bool = False  # this run posted news on a closed issue: its sizes marker moves on
     folded: list[int] = field(default_factory=list)
 
     def outcome(self) -> RepoIssueOutcome:
@@ -106,48 +118,74 @@ def _links(runs: Sequence[_Run], this_repo: str) -> str:
     return links_section([run.link() for run in runs], this_repo)
 
 
-def sync_regression_issues(
+def sync_issues(
     gh_for_repo: Callable[[str], github.Github],
     spec: IssueSpec,
-    state: SyncState,
-    update_note: str,
+    action: SyncAction,
+    note: str = "",
     *,
     bot_login: str | None = None,
+    news: News | None = None,
 ) -> tuple[RepoIssueOutcome, ...]:
-    """Bring every repository's issue for `spec.key` in line with `state`; safe to repeat.
+    """Bring every repository's issue for `spec.key` in line with `action`; safe to repeat.
 
-    regressed: an open issue gets `update_note` as a comment; a closed one is reopened with
-    it (unless closed as "not planned": a maintainer's decision stays); a missing one is
-    opened; then each repository is left with one open issue for the key (the oldest; see
-    the module docstring). recovered: open issues get the note and are closed; none open
-    gives "absent". hold: the oldest open issue gets the note and stays open; none open gives
-    "absent" (nothing is filed on evidence that is not enough). Only issues opened by the
+    file/update: an open issue's body is brought up to date and it gets `news`'s comment, if
+    any; a closed one stays closed (its comment only when clearly worse); a missing one is
+    opened by "file" only; then each repository is left with one open issue for the key (the
+    oldest; see the module docstring). recover/acknowledge/abandon: open issues get `note`
+    and are closed (completed, not planned, not planned); none open gives "absent". hold
+    touches nothing; note posts `note` on the oldest open issue. Only issues opened by the
     bot's own login are ever touched.
     `gh_for_repo` may raise GitHubFailure (e.g. no token for that repository): that
     repository fails, the others proceed. `bot_login` skips GET /user (see
     `authenticated_login`). Outcomes follow `spec.repos`' order.
     """
-    validate(spec, state, update_note)
+    validate(spec, action, note)
     runs = [_Run(name) for name in spec.repos]
     found = {run.name: _lookup(run, gh_for_repo, spec, bot_login) for run in runs}
-    if state in ("recovered", "hold"):
-        settle = _recover if state == "recovered" else _hold
+    if action in _CLOSE_REASON or action in ("hold", "note"):
         for run in runs:
             if run.failure is None:
-                settle(run, found[run.name], update_note)
+                matches = found[run.name]
+                if action in _CLOSE_REASON:
+                    _close(run, matches, note, _CLOSE_REASON[action])
+                else:
+                    _hold(run, matches, note if action == "note" else None)
         return tuple(run.outcome() for run in runs)
     for run in runs:  # known issues first, so that a new issue's first body links them
         run.issue = standing_issue(found[run.name])
     for run in runs:
         if run.failure is None:
-            _ensure_open(run, spec, runs, update_note)
+            _ensure(run, spec, runs, action == "file", news)
     for run in runs:
-        if run.failure is None and run.issue is not None:
-            _settle(run, spec, found[run.name], update_note)
+        if run.failure is None and run.issue is not None and run.issue.state == "open":
+            _settle(run, spec, found[run.name], news)
+    _follow_the_primary(runs)
     for run in runs:
         if run.issue is not None and run.failure is None:
-            _relink(run, runs)
+            _rewrite(run, spec, runs)
     return tuple(run.outcome() for run in runs)
+
+
+def _follow_the_primary(runs: list[_Run]) -> None:
+    """A linked issue closes with its primary one: a maintainer who closes the primary issue
+    (the bot never does while the alert stands) has decided for both."""
+    primary = runs[0].issue
+    if primary is None or runs[0].failure is not None or primary.state == "open":
+        return
+    reason = primary.state_reason or "completed"
+    ref = f"{runs[0].name}#{primary.number}"
+    for run in runs[1:]:
+        if run.failure is not None or run.issue is None or run.issue.state != "open":
+            continue
+        note = f"Closed with its primary issue {ref}, which a maintainer closed ({reason})."
+        try:
+            post_note(run.name, run.login, run.issue, note)
+            with github_step(f"close {run.name}#{run.issue.number} with {ref}"):
+                run.issue.edit(state="closed", state_reason=reason)
+            run.action = "closed"
+        except GitHubFailure as failure:
+            run.failure = failure
 
 
 def _lookup(
@@ -227,26 +265,30 @@ def standing_issue(matches: Sequence[Issue]) -> Issue | None:
     return opened[0] if opened else (closed[-1] if closed else None)
 
 
-def _ensure_open(run: _Run, spec: IssueSpec, runs: list[_Run], note: str) -> None:
+def _ensure(
+    run: _Run, spec: IssueSpec, runs: list[_Run], may_open: bool, news: News | None
+) -> None:
     issue = run.issue
     try:
         if issue is None:
-            run.issue = _open_new(run, spec, runs, note)
-            run.action, run.filed = "opened", True
-        elif issue.state == "open":
-            run.action = "commented" if post_note(run.name, run.login, issue, note) else "unchanged"
-        elif issue.state_reason == "not_planned":
-            run.action = "unchanged"  # a maintainer closed it as not planned: leave it closed
+            if may_open:
+                opening = news(None, False) if news is not None else None
+                run.issue = _open_new(run, spec, runs, opening)
+                run.action, run.filed = "opened", True
+            else:
+                run.action = "absent"
+            return
+        closed = issue.state != "open"
+        told = news(read_sizes(issue.body or ""), closed) if news is not None else None
+        if told and post_note(run.name, run.login, issue, told):
+            run.action, run.told = "commented", closed
         else:
-            with github_step(f"reopen {run.name}#{issue.number}"):
-                issue.edit(state="open")
-            run.action = "opened"
-            post_note(run.name, run.login, issue, note)
+            run.action = "left closed" if closed else "unchanged"
     except GitHubFailure as failure:
         run.failure = failure
 
 
-def _settle(run: _Run, spec: IssueSpec, found: list[Issue], note: str) -> None:
+def _settle(run: _Run, spec: IssueSpec, found: list[Issue], news: News | None) -> None:
     """Leave one open issue for the key here: the oldest; fold the bot's other open ones.
 
     A run that filed lists again, since a concurrent twin may have filed too; otherwise the
@@ -259,10 +301,10 @@ def _settle(run: _Run, spec: IssueSpec, found: list[Issue], note: str) -> None:
             return
         canonical = opened[0]
         if canonical.number != run.issue.number:  # the twin filed first: its issue stands
-            run.issue = canonical
-            run.action = (
-                "commented" if post_note(run.name, run.login, canonical, note) else "unchanged"
-            )
+            run.issue, run.filed = canonical, False
+            told = news(read_sizes(canonical.body or ""), False) if news is not None else None
+            posted = bool(told) and post_note(run.name, run.login, canonical, str(told))
+            run.action = "commented" if posted else "unchanged"
         for duplicate in opened[1:]:
             fold_duplicate(run.name, run.login, duplicate, canonical, spec.key)
             run.folded.append(duplicate.number)
@@ -270,13 +312,27 @@ def _settle(run: _Run, spec: IssueSpec, found: list[Issue], note: str) -> None:
         run.failure = failure
 
 
-def _open_new(run: _Run, spec: IssueSpec, runs: list[_Run], note: str) -> Issue:
+def _compose(
+    spec: IssueSpec, repo: str, links: str, current: str = "", opening: str | None = None
+) -> str:
+    """The whole body: the hidden markers (the digest of the note its opening made unneeded,
+    kept from the current body), the evidence, the link section."""
+    kept = NOTE_PATTERN.search(current)
+    note = kept.group(0) if kept else (note_marker(opening) if opening else None)
+    head = [key_marker(spec.key), *([note] if note else []), sizes_marker(spec.sizes)]
+    return "\n".join(head) + f"\n{spec.body_for(repo)}\n\n{links}"
+
+
+def _open_new(run: _Run, spec: IssueSpec, runs: list[_Run], opening: str | None) -> Issue:
+    """A new issue; `opening`: the news a first run would post at once, recorded as said."""
     assert run.repo is not None
     ensure_label(run.repo, run.name, spec.label)
-    body = f"{key_marker(spec.key)}\n{note_marker(note)}\n{spec.body}\n\n{_links(runs, run.name)}"
+    body = _compose(spec, run.name, _links(runs, run.name), opening=opening)
     try:
         with github_step(f"open issue in {run.name}"):
-            return run.repo.create_issue(title=spec.title, body=body, labels=[spec.label])
+            return run.repo.create_issue(
+                title=spec.title_for(run.name), body=body, labels=[spec.label]
+            )
     except GitHubFailure:
         # The issue may exist although the answer was an error: look before reporting.
         try:
@@ -288,17 +344,34 @@ def _open_new(run: _Run, spec: IssueSpec, runs: list[_Run], note: str) -> Issue:
         return min(landed, key=lambda i: i.number)
 
 
-def _relink(run: _Run, runs: list[_Run]) -> None:
+def _rewrite(run: _Run, spec: IssueSpec, runs: list[_Run]) -> None:
+    """An open issue's body and title as this run would write them (no notification); a
+    closed one only when this run told it news (its sizes marker moves on), links alone."""
     assert run.issue is not None
     current = run.issue.body or ""
-    wanted = with_links(current, _links(runs, run.name))
-    if same_text(current, wanted):
+    links = _links(runs, run.name)
+    if run.issue.state != "open":
+        if not run.told:
+            return
+        wanted = with_links(_with_sizes(current, spec), links)
+        title = run.issue.title
+    else:
+        wanted, title = _compose(spec, run.name, links, current), spec.title_for(run.name)
+    if same_text(current, wanted) and run.issue.title == title:
         return
     try:
-        with github_step(f"link {run.name}#{run.issue.number} to the other issues"):
-            run.issue.edit(body=wanted)
+        with github_step(f"update {run.name}#{run.issue.number} (body and links)"):
+            run.issue.edit(body=wanted, title=title)
     except GitHubFailure as failure:
         run.failure = failure
+
+
+def _with_sizes(body: str, spec: IssueSpec) -> str:
+    marker = sizes_marker(spec.sizes)
+    found = SIZES_PATTERN.search(body)
+    if found is None:
+        return f"{marker}\n{body}"
+    return body[: found.start()] + marker + body[found.end() :]
 
 
 def _adopt_open(run: _Run, matches: list[Issue]) -> list[Issue]:
@@ -308,10 +381,13 @@ def _adopt_open(run: _Run, matches: list[Issue]) -> list[Issue]:
         run.issue = opened[0]
     else:
         run.action = "absent"
+        closed = [i for i in matches if i.state != "open"]
+        if closed:
+            run.issue, run.action = max(closed, key=lambda i: i.number), "left closed"
     return opened
 
 
-def _recover(run: _Run, matches: list[Issue], note: str) -> None:
+def _close(run: _Run, matches: list[Issue], note: str, reason: str) -> None:
     opened = _adopt_open(run, matches)
     if not opened:
         return
@@ -319,15 +395,18 @@ def _recover(run: _Run, matches: list[Issue], note: str) -> None:
         for issue in opened:  # duplicates left by older runs are the same regression
             post_note(run.name, run.login, issue, note)
             with github_step(f"close {run.name}#{issue.number}"):
-                issue.edit(state="closed", state_reason="completed")
+                issue.edit(state="closed", state_reason=reason)
         run.action = "closed"
     except GitHubFailure as failure:
         run.failure = failure
 
 
-def _hold(run: _Run, matches: list[Issue], note: str) -> None:
+def _hold(run: _Run, matches: list[Issue], note: str | None) -> None:
     opened = _adopt_open(run, matches)
     if not opened:
+        return
+    if note is None:
+        run.action = "unchanged"
         return
     try:
         posted = post_note(run.name, run.login, opened[0], note)

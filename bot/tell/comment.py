@@ -55,6 +55,7 @@ HEADLINE = {
     "improved": "🟢 **Improved**",
     "no change": "⚪ **No change**",
     "inconclusive (no data)": "⚫ **Inconclusive (no data)**",
+    "uncalibrated": "⚪ **Uncalibrated: not judged**",
 }
 
 

@@ -59,11 +59,30 @@ TITLE_WHAT: dict[GuardKind, str] = {
 
 @dataclass(frozen=True)
 class IssueSpec:
-    key: str  # stable dedupe key, e.g. "rmsnorm-bwd|nvidia-h200|abc123..owner/repo#12|nvfuser"
+    """What the filer (bot/github/issues.py) keeps in line: one issue per repository for `key`.
+
+    The primary repository (first) gets `title` and `body`; every other one the linked issue,
+    `linked_title` and `linked_body` (the same as the primary's when not given). `sizes` is
+    what the issue shows (bot/alert/model.py), kept in a hidden marker so that a later run can
+    tell whether the alert got clearly worse than the issue said.
+    """
+
+    key: str  # stable dedupe key, e.g. "rmsnorm-bwd|pr|Lightning-AI/lightning-thunder#7"
     title: str
     body: str  # evidence markdown; the key marker and the cross-links are added by the filer
     repos: tuple[str, ...]  # primary first
     label: str = "perf-regression-bot"
+    linked_title: str | None = None
+    linked_body: str | None = None
+    sizes: tuple[tuple[str, float], ...] = ()
+
+    def title_for(self, repo: str) -> str:
+        primary = repo == self.repos[0] or self.linked_title is None
+        return self.title if primary else str(self.linked_title)
+
+    def body_for(self, repo: str) -> str:
+        primary = repo == self.repos[0] or self.linked_body is None
+        return self.body if primary else str(self.linked_body)
 
 
 @dataclass(frozen=True)
@@ -143,7 +162,7 @@ def issue_title(v: Verdict, g: Guard, ctx: Context) -> str:
     return "".join(c if c.isprintable() else " " for c in title)[:256]
 
 
-def _evidence(v: Verdict, g: Guard) -> list[str]:
+def evidence(v: Verdict, g: Guard) -> list[str]:
     bad: list[PointVerdict] = worst_first(p for p in g.points if p.state in ("regressed", "broken"))
     if g.kind == "broken":
         return ["", BROKEN_HEADER, *(broken_row(p) for p in g.points[:MAX_MAIN_ROWS])]
@@ -158,7 +177,7 @@ def issue_body(v: Verdict, g: Guard, ctx: Context, hints: Hints | None = None) -
     filer. A summarised sweep (bot/tell/summary.py) shows its points by variant and dtype and
     stays under SUMMARY_CHARS: fewer worst rows, then the reproducer, then the hints go first."""
     if not is_summarised(v):
-        return _body(v, g, ctx, hints, _evidence(v, g), 40_000)
+        return _body(v, g, ctx, hints, evidence(v, g), 40_000)
     body = ""
     for k, script in LADDER:
         body = _body(v, g, ctx, hints, guard_evidence(v, g, k), SUMMARY_CHARS, script)

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from bot.decide.types import Verdict
+from bot.decide.unjudged import unjudged
 from bot.fusion.hints import Hints
 from bot.results.types import CommitResults, Provenance, RunCheck
 from bot.tell.comment import (
@@ -33,11 +34,20 @@ from bot.tell.comment import (
 from bot.tell.markdown import MAX_CHARS, Section, details, escape_md, fit, fit_whole
 from bot.tell.rows import ICON
 from bot.tell.summary import LADDER, SUMMARY_CHARS, WORST, is_summarised
+from bot.tell.uncalibrated import uncalibrated_warning
 
 __all__ = ["MachineReport", "check_notes", "check_warning", "render_report", "worst_state"]
 
 #: Worst first: the overall headline is the first of these any machine has.
-ORDER = ("broken", "regressed", "unsure", "inconclusive (no data)", "no change", "improved")
+ORDER = (
+    "broken",
+    "regressed",
+    "unsure",
+    "uncalibrated",
+    "inconclusive (no data)",
+    "no change",
+    "improved",
+)
 #: Failed checks listed in a machine's warning before "and N more".
 MAX_LISTED = 10
 Links = Mapping[str, tuple[tuple[str, str], ...]]
@@ -53,6 +63,8 @@ class MachineReport:
     head_runs: tuple[CommitResults, ...] = ()
     missing: str | None = None
     hints: Hints | None = None  # what changed inside the fusion, when both sides were captured
+    #: Why no noise model covers this machine (it is shown, not judged), or None.
+    uncalibrated: str | None = None
 
     @property
     def base(self) -> Provenance | None:
@@ -80,7 +92,8 @@ class MachineReport:
 
     @property
     def gates(self) -> bool:
-        return self.verdict is not None and self.held is None
+        """Its verdict counts: compared, its runner check passed, a noise model covers it."""
+        return self.verdict is not None and self.held is None and self.uncalibrated is None
 
 
 def check_warning(m: MachineReport) -> list[str]:
@@ -118,7 +131,7 @@ def check_notes(m: MachineReport) -> list[str]:
 
 
 def worst_state(reports: Sequence[MachineReport]) -> str:
-    states = {m.verdict.overall for m in reports if m.verdict is not None}
+    states = {shown(m).overall for m in reports if m.verdict is not None}
     return next((s for s in ORDER if s in states), "inconclusive (no data)")
 
 
@@ -127,16 +140,24 @@ def _machine_row(m: MachineReport) -> str:
     if m.verdict is None:
         why = escape_md(m.missing or "not compared", 300)
         return f"| {name} | ⚫ not compared | | no | {why} |"
-    v = m.verdict
-    gates = "yes" if m.held is None else "no: a runner check failed"
+    v = shown(m)
+    gates = (
+        "yes" if m.gates else "no: uncalibrated" if m.uncalibrated else "no: a runner check failed"
+    )
     words = escape_md(headline_words(v), 300)
-    state = f"{ICON.get(v.overall, '⚫')} {v.overall}"
+    state = f"{ICON.get(v.overall, '⚪' if v.overall == 'uncalibrated' else '⚫')} {v.overall}"
     return f"| {name} | {state} | {v.runs[0]}, {v.runs[1]} | {gates} | {words} |"
+
+
+def shown(m: MachineReport) -> Verdict:
+    """The verdict as the comment shows it: an uncalibrated machine's is not judged."""
+    assert m.verdict is not None
+    return m.verdict if m.uncalibrated is None else unjudged(m.verdict, m.uncalibrated)
 
 
 def _headline(reports: Sequence[MachineReport]) -> str:
     worst = worst_state(reports)
-    having = [m for m in reports if m.verdict is not None and m.verdict.overall == worst]
+    having = [m for m in reports if m.verdict is not None and shown(m).overall == worst]
     names = ", ".join(
         escape_md(m.machine, 100) + (" (not gating)" if m.held else "") for m in having
     )
@@ -155,11 +176,11 @@ def _one(
     assert m.verdict is not None
     c = replace(ctx, issue_links=tuple(links.get(m.machine, ())))
     return comment_parts(
-        m.verdict,
+        shown(m),
         c,
         m.base,
         m.head,
-        warning=check_warning(m),
+        warning=[*uncalibrated_warning(m), *check_warning(m)],
         notes=check_notes(m),
         hints=m.hints,
         full=full,

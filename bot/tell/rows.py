@@ -26,6 +26,7 @@ ICON = {
     "improved": "🟢",
     "no change": "⚪",
     "no data": "⚫",
+    "not judged": "⚪",
 }
 CONTEXT_WORDS = {
     "regressed": "slower vs nvFuser",

@@ -31,7 +31,16 @@ WORST_BROKEN = 1  # each failing row carries its error text
 #: hints without the reproducer's script: (worst rows, script), in the order tried.
 LADDER = (*((k, True) for k in range(WORST, -1, -1)), (0, False))
 #: Worst first: a state's place when the worst rows of a group are chosen.
-SEVERITY = ("broken", "regressed", "unsure", "still failing", "no data", "improved", "no change")
+SEVERITY = (
+    "broken",
+    "regressed",
+    "unsure",
+    "still failing",
+    "not judged",
+    "no data",
+    "improved",
+    "no change",
+)
 
 Row = Callable[[PointVerdict, Verdict], str]
 

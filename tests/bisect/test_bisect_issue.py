@@ -15,12 +15,10 @@ from bot.bisect.words import marker
 from bot.commands import cli
 from bot.exitcodes import ExitCode
 from bot.github.fake import BOT_LOGIN, BOT_TOKEN, HUMAN_LOGIN, LocalGitHub
-from bot.tell.issue import issue_key
 from bot.tell.markdown import escape_md
 
 FUSER, THUNDER = "NVIDIA/Fuser", "Lightning-AI/lightning-thunder"
 TIMELINE = [*NIGHTLIES, SLOW5, UNFUSED]
-BASE = "06f650c87bcca99fe961d28d3bec88c38e1bfdbe"
 
 
 def _env(fake: LocalGitHub) -> dict[str, str]:
@@ -28,16 +26,18 @@ def _env(fake: LocalGitHub) -> dict[str, str]:
 
 
 def _filed_by_the_pr_flow(fake: LocalGitHub) -> tuple[str, int]:
-    """Run `pr` on the recorded regression (stock Thunder 0.2.6 against its unfused backward):
-    it files the Thunder issue the bisect then finds by its key."""
+    """Run `pr` on the recorded regression (stock Thunder 0.2.6 against its unfused backward),
+    the PR merged: it files the alert whose primary issue, in Thunder, the bisect then finds
+    by its key."""
     pr = fake.state.add_pull_request(FUSER, "a change", author=HUMAN_LOGIN, head_ref="x").number
+    fake.state.pulls.finish(FUSER, pr, merged=True, by=HUMAN_LOGIN)
     argv = ["pr", "--results", str(DATA / "h200" / "results"), "--base", "06f650c8",
             "--head", "9dc51696", "--repo", FUSER, "--pr", str(pr),
             "--config", str(REPO_ROOT / "perfbot.toml")]  # fmt: skip
     assert cli.main(argv, env=_env(fake)) == ExitCode.REGRESSION
-    key = issue_key("nvidia-h200", BASE, FUSER, pr, "thunder")
-    (issue,) = [i for i in fake.state.issues(THUNDER) if key.split("|")[2] in (i.body or "")
-                and "|thunder" in (i.body or "")]  # fmt: skip
+    key = f"rmsnorm-bwd|pr|{FUSER}#{pr}"
+    (issue,) = [i for i in fake.state.issues(THUNDER)
+                if f"<!-- fusion-perfbot-key: {key} -->" in (i.body or "")]  # fmt: skip
     return key, issue.number
 
 
@@ -89,11 +89,13 @@ def test_a_human_s_copy_of_the_marker_is_never_edited(
 def test_an_issue_that_quotes_the_key_but_is_a_human_s_is_not_the_key_s_issue(
     tmp_path: Path, fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    key = issue_key("nvidia-h200", BASE, FUSER, 7, "thunder")
-    from bot.github.issue_body import key_marker
-
+    key = f"rmsnorm-bwd|pr|{FUSER}#7"
     fake_github.state.add_issue(
-        THUNDER, "copy", author=HUMAN_LOGIN, body=key_marker(key), labels=["perf-regression-bot"]
+        THUNDER,
+        "copy",
+        author=HUMAN_LOGIN,
+        body=f"<!-- fusion-perfbot-key: {key} -->",
+        labels=["perf-regression-bot"],
     )
     code, _ = bisect(tmp_path, TIMELINE, "--repo", THUNDER, "--issue-key", key,
                      env=_env(fake_github))  # fmt: skip

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from data_helpers import SyntheticResults, damaged_copy, synthetic
+from data_helpers import SYNTHETIC_CONFIG, SyntheticResults, damaged_copy, synthetic
 from paths import REPO_ROOT, run_bot_process
 
 from bot.commands import cli
@@ -28,7 +28,7 @@ def _args(synth: SyntheticResults, head: str, *extra: str) -> list[str]:
         "--head",
         synth.commits[head],
         "--config",
-        str(ROOT / "perfbot.toml"),
+        str(SYNTHETIC_CONFIG),
         *extra,
     ]
 
@@ -150,13 +150,22 @@ def test_pr_without_token_runs_dry(
     assert cli.main(argv, env=env) == ExitCode.REGRESSION
     out = capsys.readouterr().out
     assert out.startswith("DRY RUN (no GITHUB_TOKEN): nothing was posted.")
-    # Thunder slower: both its guards file in Thunder first.
-    assert (
-        MARKER in out
-        and f"[ratio] Would open or update linked issues in {SECONDARY}, {PRIMARY}" in out
-    )
-    assert f"[thunder] Would open or update linked issues in {SECONDARY}, {PRIMARY}" in out
+    assert "Would set the perfbot/rmsnorm-bwd status: failure (failure): Regressed: " in out
+    # Thunder slower: one alert, Thunder's repository first; an open PR files it at merge.
+    assert MARKER in out
+    assert f"Would update (but not open) the alert's issues in {SECONDARY}, {PRIMARY}" in out
+    assert f"key: rmsnorm-bwd|pr|{PRIMARY}#1" in out
+    assert f"----- linked issue in {PRIMARY}: " in out
     assert fake_github.requests() == []
+
+
+def test_a_merged_pr_files_its_alert_in_a_dry_run(
+    synthetic: SyntheticResults, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["pr", *_args(synthetic, "thunder_slower"), "--repo", PRIMARY, "--pr", "1"]
+    assert cli.main([*argv, "--pr-state", "merged"], env={}) == ExitCode.REGRESSION
+    out = capsys.readouterr().out
+    assert f"Would open or update the alert's issues in {SECONDARY}, {PRIMARY}" in out
 
 
 def _pr(fake: LocalGitHub) -> int:
@@ -165,13 +174,14 @@ def _pr(fake: LocalGitHub) -> int:
     ).number
 
 
-def _env(fake: LocalGitHub) -> dict[str, str]:
+def _env(fake: LocalGitHub, **more: str) -> dict[str, str]:
     return {
         "GITHUB_TOKEN": BOT_TOKEN,
         "GITHUB_API_URL": fake.base_url,
         "GITHUB_SERVER_URL": "https://github.com",
         "GITHUB_REPOSITORY": PRIMARY,
         "GITHUB_RUN_ID": "7",
+        **more,
     }
 
 
@@ -179,76 +189,107 @@ def _bot_issues(fake: LocalGitHub, repo: str) -> list[tuple[str, str]]:
     return [(i.state, i.title) for i in fake.state.issues(repo) if i.pull is None]
 
 
+def _push_config(tmp_path: Path) -> Path:
+    """The synthetic configuration with alerts filed at the first push that shows them."""
+    path = tmp_path / "push.toml"
+    path.write_text(SYNTHETIC_CONFIG.read_text() + '\n[alerts]\nopen_on = "push"\n')
+    return path
+
+
 def test_pr_lifecycle_against_the_fake(
-    synthetic: SyntheticResults, fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
+    synthetic: SyntheticResults,
+    fake_github: LocalGitHub,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     number = _pr(fake_github)
     base = ["pr", "--repo", PRIMARY, "--pr", str(number)]
     env = _env(fake_github)
+    push = ["--config", str(_push_config(tmp_path))]
 
-    assert cli.main([*base, *_args(synthetic, "thunder_slower")], env=env) == ExitCode.REGRESSION
+    slower = [*base, *_args(synthetic, "thunder_slower"), *push]
+    assert cli.main(slower, env=env) == ExitCode.REGRESSION
     out = capsys.readouterr().out
-    # Thunder's kernels and the ratio both moved: an issue each, in both repositories.
-    assert "comment created" in out and out.count(": opened") == 4
-    assert "issue (thunder) in" in out and "issue (ratio) in" in out
+    # Thunder's kernels and the ratio both moved: one alert, Thunder's repository first.
+    assert "comment created" in out and out.count(": opened") == 2
+    assert f"alert issue (primary) in {SECONDARY}: opened" in out
+    assert f"alert issue (linked) in {PRIMARY}: opened" in out
     (comment,) = fake_github.state.comments_on(PRIMARY, number)
     assert comment.body.startswith(MARKER) and "**Regressed**" in comment.body
-    assert "Tracked in: [" in comment.body and "[NVIDIA/Fuser#" in comment.body
+    assert "**Alert issues:** [Lightning-AI/lightning-thunder#" in comment.body
     assert "[CI run](https://github.com/NVIDIA/Fuser/actions/runs/7)" in comment.body
-    assert [s for s, _ in _bot_issues(fake_github, SECONDARY)] == ["open", "open"]
+    assert [s for s, _ in _bot_issues(fake_github, SECONDARY)] == ["open"]
+    (status,) = fake_github.state.pulls.of(PRIMARY, synthetic.commits["thunder_slower"])
+    assert (status.state, status.context) == ("failure", "perfbot/rmsnorm-bwd")
+    assert status.target_url == "https://github.com/NVIDIA/Fuser/actions/runs/7"
 
     # Run again: nothing changes, neither the comment nor the issues.
-    assert cli.main([*base, *_args(synthetic, "thunder_slower")], env=env) == ExitCode.REGRESSION
+    assert cli.main(slower, env=env) == ExitCode.REGRESSION
     out = capsys.readouterr().out
-    assert "comment unchanged" in out and out.count(": unchanged") == 4
+    assert "comment unchanged" in out and out.count(": unchanged") == 2
     assert len(fake_github.state.comments_on(PRIMARY, number)) == 1
-    assert len(_bot_issues(fake_github, PRIMARY)) == 2
+    assert len(_bot_issues(fake_github, PRIMARY)) == 1
 
-    # A new push that fixes it: the comment is updated in place, the issues close.
-    assert cli.main([*base, *_args(synthetic, "same")], env=env) == ExitCode.OK_NO_REGRESSION
+    # A new push that fixes it: the comment is updated in place, the alert closes.
+    same = [*base, *_args(synthetic, "same"), *push]
+    assert cli.main(same, env=env) == ExitCode.OK_NO_REGRESSION
     out = capsys.readouterr().out
-    assert "comment updated" in out and out.count(": closed") == 4
+    assert "comment updated" in out and out.count(": closed") == 2
     (comment,) = fake_github.state.comments_on(PRIMARY, number)
     assert "**No change**" in comment.body
-    assert [s for s, _ in _bot_issues(fake_github, PRIMARY)] == ["closed", "closed"]
+    assert _bot_issues(fake_github, PRIMARY) == [
+        ("closed", _bot_issues(fake_github, PRIMARY)[0][1])
+    ]
+    status = fake_github.state.pulls.of(PRIMARY, synthetic.commits["same"])[0]
+    assert status.state == "success" and status.description.startswith("Success: ")
 
 
 def test_comment_failure_is_exit_4_naming_the_step(
-    synthetic: SyntheticResults, fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
+    synthetic: SyntheticResults,
+    fake_github: LocalGitHub,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     number = _pr(fake_github)
     fake_github.inject("POST", rf"/repos/{PRIMARY}/issues/{number}/comments$", 502, times=None)
     argv = ["pr", *_args(synthetic, "thunder_slower"), "--repo", PRIMARY, "--pr", str(number)]
+    argv += ["--config", str(_push_config(tmp_path))]
     assert cli.main(argv, env=_env(fake_github)) == ExitCode.GITHUB_FAILURE
     err = capsys.readouterr().err
     assert f"step 'post comment on {PRIMARY}#{number}' failed" in err and "HTTP 502" in err
     assert fake_github.state.comments_on(PRIMARY, number) == []
-    assert len(_bot_issues(fake_github, PRIMARY)) == 2  # the issues were still filed
+    assert len(_bot_issues(fake_github, PRIMARY)) == 1  # the alert was still filed
 
 
-def test_issue_failure_still_posts_the_comment(
-    synthetic: SyntheticResults, fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
+def test_issue_failure_still_posts_the_comment_and_the_status(
+    synthetic: SyntheticResults,
+    fake_github: LocalGitHub,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     number = _pr(fake_github)
     fake_github.inject("POST", rf"/repos/{SECONDARY}/issues$", 500, times=None)
     argv = ["pr", *_args(synthetic, "thunder_slower"), "--repo", PRIMARY, "--pr", str(number)]
+    argv += ["--config", str(_push_config(tmp_path))]
     assert cli.main(argv, env=_env(fake_github)) == ExitCode.GITHUB_FAILURE
     captured = capsys.readouterr()
-    assert "step 'sync linked issues' failed" in captured.err and SECONDARY in captured.err
+    assert "step 'sync the alert's issues' failed" in captured.err and SECONDARY in captured.err
     (comment,) = fake_github.state.comments_on(PRIMARY, number)
     assert "**Regressed**" in comment.body
     assert _bot_issues(fake_github, SECONDARY) == []
+    (status,) = fake_github.state.pulls.of(PRIMARY, synthetic.commits["thunder_slower"])
+    assert status.state == "failure"
 
 
 def test_demo_on_given_results(
     synthetic: SyntheticResults, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["demo", "--results", str(synthetic.results_dir)]
+    argv = ["demo", "--results", str(synthetic.results_dir), "--config", str(SYNTHETIC_CONFIG)]
     assert cli.main(argv, env={}) == ExitCode.OK_NO_REGRESSION  # picks stock -> slower
     out = capsys.readouterr().out
     assert "===== the comment on Lightning-AI/lightning-thunder#1 =====" in out
-    assert "===== issue NVIDIA/Fuser#1 (open)" in out
-    assert "Demo finished: verdict regressed (exit code 1 in CI)." in out
+    assert "===== issue NVIDIA/Fuser#1 (open)" in out  # the linked one, filed at merge
+    assert "Demo finished: status failure: Regressed: " in out and "(exit code 1 in CI)." in out
 
 
 def test_demo_without_data_says_where_it_looked(
@@ -265,8 +306,8 @@ def test_dry_run_of_a_recovery_only_closes(
     assert cli.main(argv, env={"GITHUB_TOKEN": "unused"}) == ExitCode.OK_NO_REGRESSION
     out = capsys.readouterr().out
     assert out.startswith("DRY RUN (--dry-run)")
-    assert "Would close any open linked issue with key rmsnorm-bwd|synthetic-cpu|" in out
-    assert "----- issue body -----" not in out
+    assert f"Would close as completed any open alert issue (key rmsnorm-bwd|pr|{PRIMARY}#3)" in out
+    assert "----- primary issue body -----" not in out
 
 
 def test_demo_with_no_arguments_uses_the_recorded_data(capsys: pytest.CaptureFixture[str]) -> None:

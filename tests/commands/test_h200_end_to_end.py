@@ -11,6 +11,7 @@ import pytest
 from paths import REPO_ROOT
 
 from bot.commands import cli
+from bot.decide.types import GUARD_TITLES
 from bot.exitcodes import ExitCode
 from bot.github.fake import BOT_LOGIN, BOT_TOKEN, HUMAN_LOGIN, LocalGitHub
 from bot.github.fake.state import Issue
@@ -73,20 +74,18 @@ def _url(fake: LocalGitHub, issue: Issue) -> str:
     return f"{fake.web_url}/{issue.repo}/issues/{issue.number}"
 
 
-def _open(fake: LocalGitHub, marker: str) -> dict[str, list[Issue]]:
-    """The bot's issues whose body carries one guard's key suffix (``|nvfuser``), or, for
-    the ratio guard (``""``), none."""
-    out = {}
-    for repo, found in _issues(fake).items():
-        if marker:
-            out[repo] = [i for i in found if f"{marker} -->" in (i.body or "")]
-        else:
-            out[repo] = [
-                i
-                for i in found
-                if not any(f"|{g} -->" in (i.body or "") for g in ("nvfuser", "thunder", "broken"))
-            ]
-    return out
+def _alert(fake: LocalGitHub) -> dict[str, list[Issue]]:
+    """The bot's alert issues in each repository (every one carries the PR's key)."""
+    return {
+        repo: [i for i in found if "<!-- fusion-perfbot-key: rmsnorm-bwd|pr|" in (i.body or "")]
+        for repo, found in _issues(fake).items()
+    }
+
+
+def _merge(fake: LocalGitHub, argv: list[str]) -> list[str]:
+    """The PR of `argv` merged (the shipped configuration files alerts at merge)."""
+    fake.state.pulls.finish(argv[2], int(argv[4]), merged=True, by=HUMAN_LOGIN)
+    return argv
 
 
 def test_regression_rerun_and_recovery(
@@ -95,20 +94,30 @@ def test_regression_rerun_and_recovery(
     argv, env = _pr(fake_github, BASELINE, REGRESSED), _env(fake_github)
     number = int(argv[4])
 
+    # Open: the comment and a failing status; the alert waits for the merge.
     assert cli.main(argv, env=env) == ExitCode.REGRESSION
     (comment,) = fake_github.state.comments_on(THUNDER, number)
     assert comment.body.startswith(MARKER) and "**Regressed**" in comment.body
     assert "thunder-prims bfloat16 2048x8192 | 1.023" in comment.body  # the baseline ratio
-    # Thunder's backward runs unfused: its kernels are slower and so is the ratio, two guards
-    # with an issue each, in both repositories, each pair linked both ways.
-    for marker in ("", "|thunder"):
-        issues = _open(fake_github, marker)
-        (fuser,), (thunder,) = issues[FUSER], issues[THUNDER]
-        assert fuser.state == thunder.state == "open"
-        assert f"[{THUNDER}#{thunder.number}]({_url(fake_github, thunder)})" in (fuser.body or "")
-        assert f"[{FUSER}#{fuser.number}]({_url(fake_github, fuser)})" in (thunder.body or "")
-        assert f"[{FUSER}#{fuser.number} (" in comment.body  # "Tracked in" names the guard
-    assert _open(fake_github, "|nvfuser") == {FUSER: [], THUNDER: []}
+    assert "the alert is filed when the PR merges" in comment.body
+    assert _alert(fake_github) == {FUSER: [], THUNDER: []}
+    (status,) = fake_github.state.pulls.of(THUNDER, fake_github.state.pulls.statuses[0].sha)
+    assert status.state == "failure" and status.description.startswith("Regressed: Thunder")
+
+    # Merged: Thunder's backward runs unfused, its kernels and the ratio moved: ONE alert,
+    # its primary issue in Thunder (what moved is Thunder's), a short linked one in Fuser.
+    assert cli.main(_merge(fake_github, argv), env=env) == ExitCode.REGRESSION
+    issues = _alert(fake_github)
+    (fuser,), (thunder,) = issues[FUSER], issues[THUNDER]
+    assert fuser.state == thunder.state == "open"
+    assert thunder.title.startswith("RMSNorm backward: Thunder") and "and 1 more" in thunder.title
+    assert "### nvidia-h200: Thunder's own kernel time (regressed)" in (thunder.body or "")
+    assert "### nvidia-h200: Thunder/nvFuser kernel-time ratio (regressed)" in (thunder.body or "")
+    assert f"filed in {THUNDER}**" in (fuser.body or "") and "###" not in (fuser.body or "")
+    assert f"[{THUNDER}#{thunder.number}]({_url(fake_github, thunder)})" in (fuser.body or "")
+    assert f"[{FUSER}#{fuser.number}]({_url(fake_github, fuser)})" in (thunder.body or "")
+    (comment,) = fake_github.state.comments_on(THUNDER, number)
+    assert f"[{THUNDER}#{thunder.number} (primary)]" in comment.body
     capsys.readouterr()
 
     # The same run again: no write reaches GitHub at all.
@@ -119,13 +128,14 @@ def test_regression_rerun_and_recovery(
     assert len(fake_github.requests()) - len(fake_github.requests("GET")) == writes
     assert _snapshot(fake_github, number) == before
 
-    # A push that brings Thunder back: the comment is updated in place, every issue closes.
+    # Thunder back (a re-run measuring fixed code): the comment is updated in place, the
+    # alert closes, as completed, in both repositories.
     recovered = _argv(number, BASELINE, BASELINE_AGAIN)
     assert cli.main(recovered, env=env) == ExitCode.OK_NO_REGRESSION
     (updated,) = fake_github.state.comments_on(THUNDER, number)
     assert updated.id == before[2][0][0] and "**No change**" in updated.body
     for found in _issues(fake_github).values():
-        assert [i.state for i in found] == ["closed", "closed"]
+        assert [(i.state, i.state_reason) for i in found] == [("closed", "completed")]
 
 
 STATES = ROOT / "data" / "h200-states" / "results"
@@ -151,26 +161,26 @@ def test_an_nvfuser_slowdown_is_an_nvfuser_regression_never_an_improvement(
     NVIDIA/Fuser and the linked one in Thunder; then a push back to stock code closes them."""
     argv, env = _fuser_pr(fake_github, STOCK_3, head), _env(fake_github)
     number = int(argv[4])
-    assert cli.main(argv, env=env) == ExitCode.REGRESSION
+    assert cli.main(_merge(fake_github, argv), env=env) == ExitCode.REGRESSION
     (comment,) = fake_github.state.comments_on(FUSER, number)
     headline = comment.body.split("\n")[3]
     assert headline.startswith("🔴 **Regressed**") and "nvFuser" in headline
     assert "Improved" not in comment.body and "🟢 improved" not in comment.body
     assert "lower: nvFuser slower, not a gain" in comment.body
-    issues = _open(fake_github, "|nvfuser")
+    issues = _alert(fake_github)
     (fuser,), (thunder,) = issues[FUSER], issues[THUNDER]
     assert fuser.title.startswith("RMSNorm backward: nvFuser's hand-written fusion slower")
     assert f"- {FUSER} (primary): this issue" in (fuser.body or "")
     assert f"- {FUSER} (primary): [{FUSER}#{fuser.number}]" in (thunder.body or "")
     assert "% of peak bandwidth there" in (fuser.body or "")
-    assert _open(fake_github, "") == {FUSER: [], THUNDER: []}  # the ratio fell: no ratio issue
+    assert "Thunder/nvFuser kernel-time ratio (regressed)" not in (fuser.body or "")  # it fell
     capsys.readouterr()
 
     back = _argv(number, STOCK_3, STOCK_4, STATES)
     back[2] = FUSER
     assert cli.main(back, env=env) == ExitCode.OK_NO_REGRESSION
     assert [i.state for i in (fuser, thunder)] == ["closed", "closed"]
-    assert "nvfuser) in NVIDIA/Fuser: closed" in capsys.readouterr().out
+    assert "alert issue (primary) in NVIDIA/Fuser: closed" in capsys.readouterr().out
 
 
 def test_a_broken_head_fails_the_run_and_files_the_error(
@@ -180,11 +190,11 @@ def test_a_broken_head_fails_the_run_and_files_the_error(
     point fails there while it ran at base."""
     argv, env = _pr(fake_github, STOCK_3, BROKEN, STATES), _env(fake_github)
     number = int(argv[4])
-    assert cli.main(argv, env=env) == ExitCode.BROKEN
+    assert cli.main(_merge(fake_github, argv), env=env) == ExitCode.BROKEN
     (comment,) = fake_github.state.comments_on(THUNDER, number)
     assert "💥 **Broken**" in comment.body
     assert "not a valid Executor" in comment.body
-    issues = _open(fake_github, "|broken")
+    issues = _alert(fake_github)
     (fuser,), (thunder,) = issues[FUSER], issues[THUNDER]
     assert "not a valid Executor" in (thunder.body or "")
     assert f"- {THUNDER} (primary): this issue" in (thunder.body or "")
@@ -193,7 +203,7 @@ def test_a_broken_head_fails_the_run_and_files_the_error(
     # The same broken head again: one issue per repository still, nothing new.
     capsys.readouterr()
     assert cli.main(argv, env=env) == ExitCode.BROKEN
-    assert [len(v) for v in _open(fake_github, "|broken").values()] == [1, 1]
+    assert [len(v) for v in _alert(fake_github).values()] == [1, 1]
 
 
 @pytest.mark.parametrize(
@@ -247,13 +257,14 @@ def test_two_alternated_repeats_a_side(
     """The real PR shape: base, head, base, head, each its own process (results/rep-1 and
     rep-2, given as their parent folder), paired by repeat."""
     argv = _pr(fake_github, base, head, REPEATS / call / "results")
-    assert cli.main(argv, env=_env(fake_github)) == code
+    assert cli.main(_merge(fake_github, argv), env=_env(fake_github)) == code
     (comment,) = fake_github.state.comments_on(THUNDER, int(argv[4]))
     assert "2 run(s) of base, 2 of head" in comment.body
-    opened = {
+    filed = [i.body or "" for found in _alert(fake_github).values() for i in found]
+    sections = {
         g
-        for g in ("nvfuser", "thunder", "broken", "ratio")
-        if _open(fake_github, "" if g == "ratio" else f"|{g}")[FUSER]
+        for g, title in GUARD_TITLES.items()
+        if any(f"### nvidia-h200: {title} (regressed)" in body for body in filed)
     }
-    assert opened == guards
+    assert sections == guards and len(filed) == (2 if guards else 0)
     assert "Improved" not in comment.body

@@ -11,7 +11,16 @@ import json
 from pathlib import Path
 
 import pytest
-from machines_helpers import AGAIN, BASE, H200, REGRESSED, copy_machine, drop_commit, write_checks
+from machines_helpers import (
+    AGAIN,
+    BASE,
+    H200,
+    REGRESSED,
+    calibrated_config,
+    copy_machine,
+    drop_commit,
+    write_checks,
+)
 from paths import REPO_ROOT
 
 from bot.commands import cli
@@ -23,9 +32,11 @@ CONFIG = str(REPO_ROOT / "perfbot.toml")
 THUNDER = "Lightning-AI/lightning-thunder"
 
 
-def _report(results: list[Path], *extra: str, head: str = REGRESSED) -> list[str]:
+def _report(
+    results: list[Path], *extra: str, head: str = REGRESSED, config: str = CONFIG
+) -> list[str]:
     folders = [x for d in results for x in ("--results", str(d))]
-    return ["report", *folders, "--base", BASE[:8], "--head", head[:8], "--config", CONFIG, *extra]
+    return ["report", *folders, "--base", BASE[:8], "--head", head[:8], "--config", config, *extra]
 
 
 def _two_artifacts(tmp_path: Path) -> tuple[Path, Path]:
@@ -36,11 +47,17 @@ def _two_artifacts(tmp_path: Path) -> tuple[Path, Path]:
     return a, b
 
 
+def _both(tmp_path: Path, extra: str = "") -> str:
+    """A configuration that calibrates both machines of _two_artifacts."""
+    return str(calibrated_config(tmp_path / "config", "nvidia-h200", "gpu-b", extra=extra))
+
+
 def test_two_machines_merge_into_one_comment(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     a, b = _two_artifacts(tmp_path)
-    assert cli.main(_report([a, b]), env={}) == ExitCode.REGRESSION
+    both = _both(tmp_path)
+    assert cli.main(_report([a, b], config=both), env={}) == ExitCode.REGRESSION
     out = capsys.readouterr().out
     assert out.count(MARKER) == 1 and out.startswith(MARKER)
     assert "🔴 **Regressed** on gpu-b, nvidia-h200\n" in out
@@ -49,14 +66,14 @@ def test_two_machines_merge_into_one_comment(
     assert "| gpu-b | 🔴 regressed | 1, 1 | yes |" in out
     assert "#### Machine nvidia-h200" in out and "#### Machine gpu-b" in out
     assert out.count("<summary>How this is decided</summary>") == 1
-    # Each machine with its own noise model: the configured one is nvidia-h200's only.
+    # Each machine with its own noise model, the one measured on it.
     gpu_b = out.split("#### Machine gpu-b")[1].split("#### Machine")[0]
-    assert "the noise model is for machine nvidia-h200, not gpu-b: not used" in gpu_b
+    assert "between-run noise from 12 A/A runs on gpu-b" in gpu_b
     h200 = out.split("#### Machine nvidia-h200")[1]
-    assert "between-run noise from" in h200 and "on nvidia-h200" in h200
-    assert "not gpu-b" not in h200
+    assert "between-run noise from 12 A/A runs on nvidia-h200" in h200
+    assert "gpu-b" not in h200
 
-    assert cli.main([*_report([a, b]), "--json", "-"], env={}) == ExitCode.REGRESSION
+    assert cli.main([*_report([a, b], config=both), "--json", "-"], env={}) == 1
     data = json.loads(capsys.readouterr().out)
     assert data["exit_code"] == 1 and data["overall_over_machines"] == "regressed"
     assert [m["machine"] for m in data["machines"]] == ["gpu-b", "nvidia-h200"]
@@ -108,8 +125,9 @@ def test_a_failed_runner_check_holds_the_machine(
     a, b = _two_artifacts(tmp_path)
     write_checks(b / "gpu-b", REGRESSED, "GPU clocks throttled: HW slowdown", "<b>@team</b>")
     write_checks(b / "gpu-b", BASE)
+    both = _both(tmp_path)
     # gpu-b regressed but does not gate; nvidia-h200 still does.
-    assert cli.main(_report([a, b]), env={}) == ExitCode.REGRESSION
+    assert cli.main(_report([a, b], config=both), env={}) == ExitCode.REGRESSION
     out = capsys.readouterr().out
     assert "| gpu-b | 🔴 regressed | 1, 1 | no: a runner check failed |" in out
     assert "🔴 **Regressed** on gpu-b (not gating), nvidia-h200" in out
@@ -121,9 +139,9 @@ def test_a_failed_runner_check_holds_the_machine(
     ) in section
     assert "<b>" not in out and "@team" not in out
     # Alone, the machine with the failed check sets no failing exit code.
-    assert cli.main(_report([b]), env={}) == ExitCode.OK_NO_REGRESSION
+    assert cli.main(_report([b], config=both), env={}) == ExitCode.OK_NO_REGRESSION
     capsys.readouterr()
-    assert cli.main([*_report([b]), "--json", "-"], env={}) == ExitCode.OK_NO_REGRESSION
+    assert cli.main([*_report([b], config=both), "--json", "-"], env={}) == 0
     (m,) = json.loads(capsys.readouterr().out)["machines"]
     assert (m["gates"], m["exit_code"], m["overall"]) == (False, 0, "regressed")
     head = [c for c in m["runner_checks"] if c["side"] == "head"]
@@ -141,8 +159,10 @@ def test_clean_checks_change_no_verdict(tmp_path: Path, capsys: pytest.CaptureFi
     assert note in checked and checked.replace(note, "") == unchecked
 
 
-def _pr(fake: LocalGitHub, results: list[Path], number: int, *extra: str) -> list[str]:
-    argv = _report(results, "--repo", THUNDER, "--pr", str(number), *extra)
+def _pr(
+    fake: LocalGitHub, results: list[Path], number: int, *extra: str, config: str = CONFIG
+) -> list[str]:
+    argv = _report(results, "--repo", THUNDER, "--pr", str(number), *extra, config=config)
     return ["pr", *argv[1:]]
 
 
@@ -155,36 +175,63 @@ def _bot_issues(fake: LocalGitHub) -> list[tuple[str, str]]:
     )
 
 
-def test_pr_files_issues_per_machine_and_finds_those_filed_before(
+def test_one_alert_for_every_machine_of_a_pr(
     tmp_path: Path, fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """One PR measured on one machine, then on two: one alert all along (its key names the
+    PR, not a machine), its sections the machines' guards; a machine whose check failed adds
+    no section and keeps the alert from being declared back."""
     env = {"GITHUB_TOKEN": BOT_TOKEN, "GITHUB_API_URL": fake_github.base_url}
     number = fake_github.state.add_pull_request(
         THUNDER, "x", author=HUMAN_LOGIN, head_ref="x"
     ).number
-    # One machine, as the bot ran before machines were merged: its issues are filed.
-    assert cli.main(_pr(fake_github, [H200], number), env=env) == ExitCode.REGRESSION
+    push = _both(tmp_path, extra='[alerts]\nopen_on = "push"\n')
+    assert cli.main(_pr(fake_github, [H200], number, config=push), env=env) == 1
     before = _bot_issues(fake_github)
-    assert before and all("|nvidia-h200|" in key for _, key in before)
+    key = f"<!-- fusion-perfbot-key: rmsnorm-bwd|pr|{THUNDER}#{number} -->"
+    assert [k for _, k in before] == [key, key]
     capsys.readouterr()
-    # Two machines, gpu-b's head run failed a check: nvidia-h200's issues are found and
-    # updated (not duplicated), gpu-b's are held (none opened).
     a, b = _two_artifacts(tmp_path)
     write_checks(b / "gpu-b", REGRESSED, "another process on the GPU")
-    assert cli.main(_pr(fake_github, [a, b], number), env=env) == ExitCode.REGRESSION
+    assert cli.main(_pr(fake_github, [a, b], number, config=push), env=env) == 1
     out = capsys.readouterr().out
-    assert _bot_issues(fake_github) == before
-    assert "verdict: gpu-b regressed (not gating); nvidia-h200 regressed" in out
-    assert "issue (nvidia-h200 ratio) in" in out
+    assert _bot_issues(fake_github) == before  # found and updated, not duplicated
+    assert f"alert issue (primary) in {THUNDER}: unchanged" in out
     (comment,) = fake_github.state.comments_on(THUNDER, number)
-    h200 = comment.body.split("#### Machine nvidia-h200")[1]
-    assert "- Tracked in: [" in h200
-    assert "Tracked in" not in comment.body.split("#### Machine gpu-b")[1].split("####")[0]
-    # The same in a dry run: gpu-b's issues would only be commented on, never opened.
-    assert cli.main(_pr(fake_github, [a, b], number, "--dry-run"), env=env) == 1
-    dry = capsys.readouterr().out
-    assert "[gpu-b ratio] Would comment on an open linked issue with key rmsnorm-bwd|gpu-b|" in dry
-    assert "[nvidia-h200 ratio] Would open or update linked issues" in dry
+    assert "**Alert issues:** [" in comment.body.split("#### Machine")[0]  # above the machines
+    primary = next(i for i in fake_github.state.issues(THUNDER) if i.pull is None)
+    assert "### nvidia-h200: Thunder's own kernel time (regressed)" in (primary.body or "")
+    assert "gpu-b" not in (primary.body or "")  # a machine that does not gate adds nothing
+    # The same in a dry run.
+    dry = _pr(fake_github, [a, b], number, "--dry-run", config=push)
+    assert cli.main(dry, env=env) == 1
+    assert f"Would open or update the alert's issues in {THUNDER}, NVIDIA/Fuser" in (
+        capsys.readouterr().out
+    )
+
+
+def test_a_machine_no_model_covers_is_shown_not_judged(
+    tmp_path: Path, fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The recorded H200 no-change pair labelled as an A100: before, "Regressed: nvFuser's
+    hand-written fusion", exit 1, issues in both repositories. Now uncalibrated: shown, never
+    red, no issue, a neutral status, and the steps that make a model."""
+    a100 = tmp_path / "art" / "rep-1"
+    copy_machine(H200, a100, "nvidia-a100")
+    assert cli.main(_report([a100], head=AGAIN), env={}) == ExitCode.OK_NO_REGRESSION
+    out = capsys.readouterr().out
+    assert "⚪ **Uncalibrated: not judged**" in out and "🔴" not in out
+    assert "**Not judged: no noise model covers nvidia-a100** (no noise model for machine " in out
+    assert "dispatch the **calibrate-runner** workflow" in out
+    assert "--write-model noise/nvidia-a100.json" in out
+    env = {"GITHUB_TOKEN": BOT_TOKEN, "GITHUB_API_URL": fake_github.base_url}
+    number = fake_github.state.add_pull_request(THUNDER, "x", author=HUMAN_LOGIN, head_ref="x")
+    argv = ["pr", *_report([a100], head=AGAIN)[1:], "--repo", THUNDER, "--pr", str(number.number)]
+    assert cli.main([*argv, "--pr-state", "merged"], env=env) == ExitCode.OK_NO_REGRESSION
+    assert _bot_issues(fake_github) == []
+    (status,) = fake_github.state.pulls.of(THUNDER, AGAIN)
+    assert status.state == "success"
+    assert status.description == "Neutral: nvidia-a100 uncalibrated (no noise model)"
 
 
 def test_the_demo_goes_through_the_same_path(
@@ -192,10 +239,10 @@ def test_the_demo_goes_through_the_same_path(
 ) -> None:
     a, b = _two_artifacts(tmp_path)
     argv = ["demo", "--results", str(a), "--results", str(b), "--base", BASE, "--head", AGAIN]
-    assert cli.main([*argv, "--config", CONFIG], env={}) == ExitCode.OK_NO_REGRESSION
+    assert cli.main([*argv, "--config", _both(tmp_path)], env={}) == ExitCode.OK_NO_REGRESSION
     out = capsys.readouterr().out
     assert "#### Machine gpu-b" in out and "#### Machine nvidia-h200" in out
-    assert "Demo finished: verdict gpu-b " in out
+    assert "Demo finished: status success: Success: " in out
 
 
 def test_many_machines_still_fit_githubs_limit(
@@ -206,7 +253,8 @@ def test_many_machines_still_fit_githubs_limit(
     folders = [
         copy_machine(H200, tmp_path / f"a{i}" / "rep-1", f"gpu-{i}").parent for i in range(5)
     ]
-    assert cli.main(_report(folders), env={}) == ExitCode.REGRESSION
+    config = str(calibrated_config(tmp_path / "c", *(f"gpu-{i}" for i in range(5))))
+    assert cli.main(_report(folders, config=config), env={}) == ExitCode.REGRESSION
     out = capsys.readouterr().out
     assert len(out) <= MAX_CHARS and out.count("#### Machine gpu-") == 5
     assert "_Truncated: " in out  # details were cut, and it says so

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from paths import DATA
+from paths import DATA, REPO_ROOT
 
 from bot.commands import cli
 from bot.config import ConfigError, Threshold, VerdictSettings
@@ -19,8 +19,11 @@ BASE, REGRESSED = "06f650c8", "9dc51696"
 
 
 def _config(tmp_path: Path, verdict: str) -> Path:
+    """A configuration with these [verdict] lines and the shipped H200 noise model (named by
+    full path: the file lives elsewhere), so that the H200 results are judged."""
     path = tmp_path / "perfbot.toml"
-    path.write_text(f"[verdict]\n{verdict}\n")
+    model = REPO_ROOT / "noise" / "nvidia-h200.json"
+    path.write_text(f'[verdict]\nnoise_model = "{model}"\n{verdict}\n')
     return path
 
 
@@ -78,8 +81,6 @@ def test_an_unused_threshold_is_a_warning_in_the_comment_and_on_stderr(
 
 def test_the_shipped_configuration_uses_every_threshold_on_the_pr_set() -> None:
     """No threshold in perfbot.toml may be dead weight (it ships none now)."""
-    from paths import REPO_ROOT
-
     from bot.config import Config
 
     settings = Config.from_env({}, REPO_ROOT / "perfbot.toml").verdict

@@ -95,14 +95,21 @@ def test_one_side_of_captures_or_a_missing_folder_is_bad_input() -> None:
     assert done.returncode == 3 and "no such captures folder" in done.stderr
 
 
-def test_the_demo_files_the_ratio_issue_first_in_thunder_with_the_hints() -> None:
+def test_the_demo_files_one_alert_owned_by_thunder_with_the_hints() -> None:
+    """Thunder's kernels and the ratio moved, both Thunder's side: one alert, its primary
+    issue in lightning-thunder with the hints open, a linked one in Fuser; filed at merge."""
     done = run_bot("demo", timeout=120)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "### What changed inside the fusion" in out  # open, in the issue bodies
     assert "Likely owner: Lightning-AI/lightning-thunder" in out
-    first_ratio = next(line for line in out.splitlines() if line.startswith("issue (ratio)"))
-    assert "in Lightning-AI/lightning-thunder" in first_ratio
+    filed = [line for line in out.splitlines() if line.startswith("alert issue (")]
+    assert [line.split(": opened ")[0] for line in filed] == [
+        "alert issue (primary) in Lightning-AI/lightning-thunder",
+        "alert issue (linked) in NVIDIA/Fuser",
+    ]
+    opened_at = out.index("2. the PR is merged")
+    assert out.index(filed[0]) > opened_at  # not while the PR was open
 
 
 def test_the_bot_finds_captures_where_run_gpu_sh_wrote_them() -> None:

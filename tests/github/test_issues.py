@@ -21,7 +21,7 @@ from bot.github.fake import BOT_LOGIN, BOT_TOKEN, HUMAN_LOGIN, LocalGitHub
 from bot.github.fake.state import Issue
 from bot.github.issue_body import escape_key, key_marker
 from bot.github.issue_ops import post_note
-from bot.github.issues import RepoIssueOutcome, sync_regression_issues
+from bot.github.issues import News, RepoIssueOutcome, SyncAction, sync_issues
 from bot.tell.issue import IssueSpec
 
 PRIMARY = "NVIDIA/Fuser"  # seeded by the fake_github fixture
@@ -35,8 +35,20 @@ SPEC = IssueSpec(
 ROOT = REPO_ROOT
 
 
-def sync(gh: github.Github, state: str = "regressed", note: str = "Still slower.") -> list[str]:
-    outcomes = sync_regression_issues(lambda repo: gh, SPEC, state, note)  # type: ignore[arg-type]
+def follow(note: str) -> News:
+    """The main-branch watch's news: an open issue gets the note (once), a closed one none."""
+    return lambda _sizes, closed: None if closed else note
+
+
+def file(
+    gh: github.Github, spec: IssueSpec | None = None, note: str = "note"
+) -> tuple[RepoIssueOutcome, ...]:
+    return sync_issues(lambda repo: gh, spec or SPEC, "file", news=follow(note))
+
+
+def sync(gh: github.Github, action: SyncAction = "file", note: str = "Still slower.") -> list[str]:
+    news = follow(note) if action in ("file", "update") else None
+    outcomes = sync_issues(lambda repo: gh, SPEC, action, note, news=news)
     assert [o.repo for o in outcomes] == [PRIMARY, SECONDARY]
     return [o.action for o in outcomes]
 
@@ -81,7 +93,7 @@ def comments(fake: LocalGitHub, issue: Issue) -> list[str]:
 def test_opens_one_issue_per_repo_cross_linked_both_ways(
     fake_github: LocalGitHub, gh: github.Github
 ) -> None:
-    outcomes = sync_regression_issues(lambda repo: gh, SPEC, "regressed", "note")
+    outcomes = file(gh)
     primary, secondary = only_issue(fake_github, PRIMARY), only_issue(fake_github, SECONDARY)
     assert outcomes == (
         RepoIssueOutcome(PRIMARY, "opened", primary.number, url_of(fake_github, primary)),
@@ -112,47 +124,137 @@ def test_recovered_closes_both_then_reports_absent(
     fake_github: LocalGitHub, gh: github.Github
 ) -> None:
     sync(gh)
-    assert sync(gh, "recovered", "Back to 0.71 at 9f8e7d.") == ["closed", "closed"]
+    assert sync(gh, "recover", "Back to 0.71 at 9f8e7d.") == ["closed", "closed"]
     for repo in (PRIMARY, SECONDARY):
         issue = only_issue(fake_github, repo)
         assert (issue.state, issue.state_reason) == ("closed", "completed")
         assert comments(fake_github, issue) == ["Back to 0.71 at 9f8e7d."]
-    assert sync(gh, "recovered", "Back to 0.71 at 9f8e7d.") == ["absent", "absent"]
+    # Closed already: each repository's outcome names the closed issue, and nothing is written.
+    written = len(fake_github.requests()) - len(fake_github.requests("GET"))
+    assert sync(gh, "recover", "Back to 0.71 at 9f8e7d.") == ["left closed", "left closed"]
+    assert len(fake_github.requests()) - len(fake_github.requests("GET")) == written
 
 
-def test_hold_notes_an_open_issue_and_never_opens_or_closes(
+def test_note_comments_on_an_open_issue_and_never_opens_or_closes(
     fake_github: LocalGitHub, gh: github.Github
 ) -> None:
     """Evidence that is not enough either way (unsure, no data): nothing is filed on it, and an
     issue already open gets the note and stays open."""
-    assert sync(gh, "hold", "Unsure this time.") == ["absent", "absent"]
+    assert sync(gh, "note", "Unsure this time.") == ["absent", "absent"]
     assert bot_issues(fake_github, PRIMARY) == bot_issues(fake_github, SECONDARY) == []
     assert sync(gh) == ["opened", "opened"]
-    assert sync(gh, "hold", "Unsure this time.") == ["commented", "commented"]
-    assert sync(gh, "hold", "Unsure this time.") == ["unchanged", "unchanged"]
+    assert sync(gh, "note", "Unsure this time.") == ["commented", "commented"]
+    assert sync(gh, "note", "Unsure this time.") == ["unchanged", "unchanged"]
     for repo in (PRIMARY, SECONDARY):
         issue = only_issue(fake_github, repo)
         assert issue.state == "open" and comments(fake_github, issue)[-1] == "Unsure this time."
 
 
-def test_regression_after_recovery_reopens_but_not_planned_stays_closed(
+def test_a_closed_issue_is_never_reopened_however_it_was_closed(
     fake_github: LocalGitHub, gh: github.Github
 ) -> None:
+    """Closed by the bot's recovery or by a maintainer (completed or not planned): a new
+    regression of the same key leaves it closed and posts nothing unless the news says so."""
     sync(gh)
-    sync(gh, "recovered", "Recovered.")
-    only_issue(fake_github, SECONDARY).state_reason = "not_planned"  # a maintainer's call
-    assert sync(gh, note="Slower again.") == ["opened", "unchanged"]
+    sync(gh, "recover", "Recovered.")
+    only_issue(fake_github, SECONDARY).state_reason = "completed"  # as a maintainer's close
+    assert sync(gh, note="Slower again.") == ["left closed", "left closed"]
+    for repo in (PRIMARY, SECONDARY):
+        issue = only_issue(fake_github, repo)
+        assert issue.state == "closed" and comments(fake_github, issue) == ["Recovered."]
+
+
+def test_a_closed_issue_gets_one_comment_when_clearly_worse(
+    fake_github: LocalGitHub, gh: github.Github
+) -> None:
+    """The caller's news for a closed issue (clearly worse than what it showed) is posted
+    once, the issue stays closed, and its sizes marker moves on, so the same news is not
+    posted again."""
+    spec = IssueSpec(SPEC.key, SPEC.title, SPEC.body, SPEC.repos, sizes=(("h200/ratio", 1.1),))
+    assert [o.action for o in file(gh, spec)] == ["opened", "opened"]
+    sync_issues(lambda repo: gh, spec, "recover", "Back.")
+    worse = IssueSpec(SPEC.key, SPEC.title, SPEC.body, SPEC.repos, sizes=(("h200/ratio", 1.3),))
+    seen: list[object] = []
+
+    def news(then: object, closed: bool) -> str | None:
+        seen.append((then, closed))
+        return "Clearly worse." if then == {"h200/ratio": 1.1} and closed else None
+
+    outcomes = sync_issues(lambda repo: gh, worse, "file", news=news)
+    assert [o.action for o in outcomes] == ["commented", "commented"]
+    assert seen == [({"h200/ratio": 1.1}, True)] * 2
+    again = sync_issues(lambda repo: gh, worse, "file", news=news)
+    assert [o.action for o in again] == ["left closed", "left closed"]
+    for repo in (PRIMARY, SECONDARY):
+        issue = only_issue(fake_github, repo)
+        assert issue.state == "closed"
+        assert comments(fake_github, issue) == ["Back.", "Clearly worse."]
+        assert "<!-- fusion-perfbot-sizes: h200/ratio=1.3 -->" in (issue.body or "")
+
+
+def test_the_primary_and_the_linked_issue_get_their_own_title_and_body(
+    fake_github: LocalGitHub, gh: github.Github
+) -> None:
+    spec = IssueSpec(
+        SPEC.key, "Primary title", "The evidence.", SPEC.repos,
+        linked_title="Linked title", linked_body="See the primary issue.",
+    )  # fmt: skip
+    file(gh, spec)
     primary, secondary = only_issue(fake_github, PRIMARY), only_issue(fake_github, SECONDARY)
-    assert (primary.state, secondary.state) == ("open", "closed")
-    assert comments(fake_github, primary) == ["Recovered.", "Slower again."]
-    assert comments(fake_github, secondary) == ["Recovered."]
+    assert (primary.title, secondary.title) == ("Primary title", "Linked title")
+    assert "The evidence." in (primary.body or "") and "See the" not in (primary.body or "")
+    assert "See the primary issue." in (secondary.body or "")
+    assert f"- {PRIMARY} (primary): [{PRIMARY}#{primary.number}]" in (secondary.body or "")
+
+
+def test_an_open_issue_is_kept_up_to_date_without_a_notification(
+    fake_github: LocalGitHub, gh: github.Github
+) -> None:
+    """New evidence rewrites an open issue's body and title (an edit notifies nobody); a
+    comment comes only with news."""
+    file(gh)
+    newer = IssueSpec(SPEC.key, "A newer title", "Newer evidence.", SPEC.repos)
+    outcomes = sync_issues(lambda repo: gh, newer, "file", news=lambda then, closed: None)
+    assert [o.action for o in outcomes] == ["unchanged", "unchanged"]
+    for repo in (PRIMARY, SECONDARY):
+        issue = only_issue(fake_github, repo)
+        assert issue.title == "A newer title" and "Newer evidence." in (issue.body or "")
+        assert comments(fake_github, issue) == []
+
+
+def test_update_keeps_an_open_issue_up_to_date_but_opens_none(
+    fake_github: LocalGitHub, gh: github.Github
+) -> None:
+    assert sync(gh, "update") == ["absent", "absent"]
+    assert bot_issues(fake_github, PRIMARY) == bot_issues(fake_github, SECONDARY) == []
+    file(gh)
+    assert sync(gh, "update", "Still.") == ["commented", "commented"]
+
+
+@pytest.mark.parametrize("action", ["acknowledge", "abandon"])
+def test_acknowledge_and_abandon_close_as_not_planned(
+    fake_github: LocalGitHub, gh: github.Github, action: SyncAction
+) -> None:
+    file(gh)
+    assert sync(gh, action, "Acknowledged by @alice.") == ["closed", "closed"]
+    for repo in (PRIMARY, SECONDARY):
+        issue = only_issue(fake_github, repo)
+        assert (issue.state, issue.state_reason) == ("closed", "not_planned")
+        assert comments(fake_github, issue) == ["Acknowledged by @alice."]
+
+
+def test_hold_touches_nothing(fake_github: LocalGitHub, gh: github.Github) -> None:
+    file(gh)
+    written = len(fake_github.requests()) - len(fake_github.requests("GET"))
+    assert sync(gh, "hold", "") == ["unchanged", "unchanged"]
+    assert len(fake_github.requests()) - len(fake_github.requests("GET")) == written
 
 
 def test_secondary_failure_is_reported_written_down_and_repaired(
     fake_github: LocalGitHub, gh: github.Github
 ) -> None:
     fault = fake_github.inject("POST", rf"/repos/{SECONDARY}/issues$", 500, times=None)
-    first = sync_regression_issues(lambda repo: gh, SPEC, "regressed", "note")
+    first = file(gh)
     primary = only_issue(fake_github, PRIMARY)
     assert first[0] == RepoIssueOutcome(
         PRIMARY, "opened", primary.number, url_of(fake_github, primary)
@@ -177,7 +279,7 @@ def test_unreachable_repository_is_not_created_blind(
     """A repository whose issues cannot be listed must not get a new issue (it may have one)."""
     fake_github.state.add_token("fuser-only", BOT_LOGIN, repos=[PRIMARY])
     scoped = make_client("fuser-only")
-    outcomes = sync_regression_issues(lambda repo: scoped, SPEC, "regressed", "note")
+    outcomes = sync_issues(lambda repo: scoped, SPEC, "file", news=follow("note"))
     assert [o.action for o in outcomes] == ["opened", "failed"]
     assert outcomes[1].error is not None and "HTTP 403" in outcomes[1].error
     assert fake_github.requests("POST", rf"/repos/{SECONDARY}/") == []
@@ -192,7 +294,7 @@ def test_token_factory_failure_marks_only_that_repository(
             raise GitHubFailure(f"authenticate for {repo}", None, "no token configured")
         return gh
 
-    outcomes = sync_regression_issues(gh_for_repo, SPEC, "regressed", "note")
+    outcomes = sync_issues(gh_for_repo, SPEC, "file", news=follow("note"))
     assert [o.action for o in outcomes] == ["opened", "failed"]
     assert "no token configured" in (outcomes[1].error or "")
     assert "not linked yet (GitHub gave no answer" in (only_issue(fake_github, PRIMARY).body or "")
@@ -214,11 +316,11 @@ def test_crash_between_the_two_creates_does_not_duplicate(
     script = (
         "import json, sys\n"
         "from bot.github.client import make_github\n"
-        "from bot.github.issues import sync_regression_issues\n"
+        "from bot.github.issues import sync_issues\n"
         "from bot.tell.issue import IssueSpec\n"
         "gh = make_github(sys.argv[1], sys.argv[2])\n"
         "spec = IssueSpec(**{**json.loads(sys.argv[3]), 'repos': tuple(json.loads(sys.argv[4]))})\n"
-        "sync_regression_issues(lambda repo: gh, spec, 'regressed', 'note')\n"
+        "sync_issues(lambda repo: gh, spec, 'file', news=lambda s, c: 'note')\n"
     )
     fields = {"key": SPEC.key, "title": SPEC.title, "body": SPEC.body}
     args = [fake_github.base_url, BOT_TOKEN, json.dumps(fields), json.dumps(SPEC.repos)]
@@ -255,17 +357,17 @@ def test_invalid_input_is_refused_before_any_request(
 ) -> None:
     bad = [
         (SPEC, "flaky"),
-        (IssueSpec(SPEC.key, SPEC.title, SPEC.body, ()), "regressed"),
-        (IssueSpec(SPEC.key, SPEC.title, SPEC.body, (PRIMARY, PRIMARY.lower())), "regressed"),
-        (IssueSpec(SPEC.key, SPEC.title, SPEC.body, ("not a repo",)), "regressed"),
-        (IssueSpec(SPEC.key, "", SPEC.body, SPEC.repos), "regressed"),
-        (IssueSpec(SPEC.key, SPEC.title, "x" * 65000, SPEC.repos), "regressed"),
+        (IssueSpec(SPEC.key, SPEC.title, SPEC.body, ()), "file"),
+        (IssueSpec(SPEC.key, SPEC.title, SPEC.body, (PRIMARY, PRIMARY.lower())), "file"),
+        (IssueSpec(SPEC.key, SPEC.title, SPEC.body, ("not a repo",)), "file"),
+        (IssueSpec(SPEC.key, "", SPEC.body, SPEC.repos), "file"),
+        (IssueSpec(SPEC.key, SPEC.title, "x" * 65000, SPEC.repos), "file"),
     ]
     for spec, state in bad:
         with pytest.raises(ValueError):
-            sync_regression_issues(lambda repo: gh, spec, state, "note")  # type: ignore[arg-type]
+            sync_issues(lambda repo: gh, spec, state, "note")  # type: ignore[arg-type]
     with pytest.raises(ValueError):
-        sync_regression_issues(lambda repo: gh, SPEC, "regressed", " ")
+        sync_issues(lambda repo: gh, SPEC, "recover", " ")
     assert fake_github.requests() == []
 
 
@@ -297,10 +399,10 @@ def test_failed_link_edit_reports_the_existing_issue_and_is_repaired(
     fake_github: LocalGitHub, gh: github.Github
 ) -> None:
     fault = fake_github.inject("PATCH", rf"/repos/{PRIMARY}/issues/\d+$", 500, times=None)
-    outcomes = sync_regression_issues(lambda repo: gh, SPEC, "regressed", "note")
+    outcomes = file(gh)
     primary = only_issue(fake_github, PRIMARY)
     assert (outcomes[0].action, outcomes[0].number) == ("failed", primary.number)
-    assert "link NVIDIA/Fuser#1 to the other issues" in (outcomes[0].error or "")
+    assert "update NVIDIA/Fuser#1 (body and links)" in (outcomes[0].error or "")
     assert outcomes[1].action == "opened"
     fault.times = fault.hits
     assert sync(gh, note="note") == ["unchanged", "unchanged"]
@@ -351,7 +453,7 @@ def test_recovery_closes_only_the_bots_issues(fake_github: LocalGitHub, gh: gith
     older = _lookalike(fake_github, PRIMARY)
     sync(gh)
     newer = _lookalike(fake_github, PRIMARY)
-    assert sync(gh, "recovered", "Recovered.") == ["closed", "closed"]
+    assert sync(gh, "recover", "Recovered.") == ["closed", "closed"]
     assert only_issue(fake_github, PRIMARY).state == "closed"
     _untouched(fake_github, older)
     _untouched(fake_github, newer)
@@ -367,7 +469,7 @@ def test_duplicates_left_by_an_earlier_race_are_folded_into_the_oldest(
 ) -> None:
     human = _lookalike(fake_github, PRIMARY)  # older than both: must not count as the oldest
     first, second = _bot_issue(fake_github, PRIMARY), _bot_issue(fake_github, PRIMARY)
-    outcomes = sync_regression_issues(lambda repo: gh, SPEC, "regressed", "note")
+    outcomes = file(gh)
     assert (outcomes[0].number, outcomes[0].folded) == (first.number, (second.number,))
     assert (first.state, second.state, second.state_reason) == ("open", "closed", "not_planned")
     assert key_marker(SPEC.key) not in (second.body or "")
@@ -378,7 +480,7 @@ def test_duplicates_left_by_an_earlier_race_are_folded_into_the_oldest(
     _untouched(fake_github, human)
     assert_cross_linked(fake_github, folded=True)
     writes = len(fake_github.requests("POST")) + len(fake_github.requests("PATCH"))
-    again = sync_regression_issues(lambda repo: gh, SPEC, "regressed", "note")
+    again = file(gh)
     assert [o.folded for o in again] == [(), ()]  # the folded one is no longer found by its key
     assert len(fake_github.requests("POST")) + len(fake_github.requests("PATCH")) == writes
 
@@ -393,7 +495,7 @@ def test_two_runs_that_both_find_nothing_leave_one_issue_per_repository(
 
     def run() -> None:
         client = make_client()
-        results.append(sync_regression_issues(lambda repo: client, SPEC, "regressed", "note"))
+        results.append(sync_issues(lambda repo: client, SPEC, "file", news=follow("note")))
 
     threads = [threading.Thread(target=run) for _ in range(2)]
     for thread in threads:
@@ -451,7 +553,7 @@ def test_another_keys_issues_are_never_touched(fake_github: LocalGitHub, gh: git
         repos=(PRIMARY, SECONDARY),
     )
     assert sync(gh) == ["opened", "opened"]
-    outcomes = sync_regression_issues(lambda repo: gh, other, "regressed", "Other note.")
+    outcomes = file(gh, other, "Other note.")
     assert [o.action for o in outcomes] == ["opened", "opened"]
     theirs_marker = (
         "<!-- fusion-perfbot-key: rmsnorm-bwd|h200-nvidia-h200|0f0f0f0f0f0f..NVIDIA/Fuser#13 -->"
@@ -470,7 +572,7 @@ def test_another_keys_issues_are_never_touched(fake_github: LocalGitHub, gh: git
         ]
         for repo in (PRIMARY, SECONDARY)
     }
-    assert sync(gh, "recovered", "Back.") == ["closed", "closed"]
+    assert sync(gh, "recover", "Back.") == ["closed", "closed"]
     for repo in (PRIMARY, SECONDARY):
         mine, theirs = sorted(bot_issues(fake_github, repo), key=lambda i: i.number)
         assert (mine.state, theirs.state) == ("closed", "open")

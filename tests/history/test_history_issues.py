@@ -68,8 +68,8 @@ def test_regression_rerun_and_recovery(
         assert f"{THUNDER} (primary)" in body  # Thunder's kernels moved: its repository first
     capsys.readouterr()
 
-    before, written = _snapshot(fake_github), writes(fake_github)
-    assert cli.main(_history(tmp_path, STEP), env=env) == ExitCode.REGRESSION
+    before, written = _snapshot(fake_github), writes(fake_github)  # the same run again
+    assert cli.main(_history(tmp_path, STEP, "--repo", FUSER), env=env) == ExitCode.REGRESSION
     assert writes(fake_github) == written and _snapshot(fake_github) == before
     assert "unchanged" in capsys.readouterr().out
 

@@ -13,6 +13,7 @@ from urllib.parse import unquote
 
 from bot.github.fake.actions_routes import ACTIONS_ROUTES
 from bot.github.fake.api import ApiError, Call, Reply, missing, paginate, text_field
+from bot.github.fake.pulls_routes import PULL_ROUTES
 from bot.github.fake.state import Issue, Repo
 from bot.github.fake.views import (
     comment_json,
@@ -259,6 +260,7 @@ ROUTES: list[tuple[str, re.Pattern[str], Handler]] = [
         ("GET", _REPO + r"/labels/([^/]+)", get_label),
         ("GET", _REPO + r"/pulls/(\d+)", get_pull),
         *ACTIONS_ROUTES,
+        *PULL_ROUTES,
     ]
 ]
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from bot.github.fake.actions import Actions
+from bot.github.fake.pulls import Pulls
 
 #: Issue/comment timestamps come from a logical clock so that test runs are reproducible.
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -74,6 +75,7 @@ class PullInfo:
     head_sha: str
     base_ref: str
     head_repo: str
+    merged: bool = False
 
 
 @dataclass
@@ -134,6 +136,8 @@ class State:
         self.requests: list[RequestRecord] = []
         #: Workflow runs, artifacts, issue events and collaborator roles (fake/actions.py).
         self.actions = Actions(self)
+        #: Merges, PR labels, author associations and commit statuses (fake/pulls.py).
+        self.pulls = Pulls(self)
         self._next_id = 1000
         self._ticks = 0
 

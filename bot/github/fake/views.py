@@ -103,7 +103,7 @@ def issue_json(state: State, urls: Urls, issue: Issue) -> Json:
         "assignees": [],
         "milestone": None,
         "comments": comments,
-        "author_association": "NONE",
+        "author_association": state.pulls.association_of(issue.repo, issue.author),
         "created_at": iso(issue.created_at),
         "updated_at": iso(issue.updated_at),
         "closed_at": iso(issue.closed_at),
@@ -120,7 +120,7 @@ def issue_json(state: State, urls: Urls, issue: Issue) -> Json:
             "html_url": data["html_url"],
             "diff_url": f"{data['html_url']}.diff",
             "patch_url": f"{data['html_url']}.patch",
-            "merged_at": None,
+            "merged_at": iso(issue.closed_at) if issue.pull.merged else None,
         }
     return data
 
@@ -153,8 +153,8 @@ def pull_json(state: State, urls: Urls, issue: Issue) -> Json:
         "head": ref(pull.head_ref, pull.head_sha, pull.head_repo),
         "base": ref(pull.base_ref, "1" * 40, issue.repo),
         "draft": False,
-        "merged": False,
-        "merged_at": None,
+        "merged": pull.merged,
+        "merged_at": iso(issue.closed_at) if pull.merged else None,
         "mergeable": None,
     }
 
@@ -167,7 +167,7 @@ def comment_json(state: State, urls: Urls, comment: Comment) -> Json:
         "node_id": f"IC_{comment.id}",
         "body": comment.body,
         "user": user_by_login(state, urls, comment.author),
-        "author_association": "NONE",
+        "author_association": state.pulls.association_of(comment.repo, comment.author),
         "created_at": iso(comment.created_at),
         "updated_at": iso(comment.updated_at),
         "url": f"{urls.api}/repos/{comment.repo}/issues/comments/{comment.id}",

@@ -1,0 +1,85 @@
+"""The fake's pull-request side: merging and closing, labels put on a PR, who an author is to
+a repository (GitHub's author association), and the commit statuses a PR's head carries
+(their endpoints: fake/pulls_routes.py). Kept beside `State`, as fake/actions.py is.
+
+A comment's and an issue's ``author_association`` come from here: an explicit one when a test
+set it, else OWNER for the repository's owner, COLLABORATOR for a role of write or more
+(fake/actions.py), else NONE.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.github.fake.state import State
+
+STATES = ("error", "failure", "pending", "success")
+ASSOCIATIONS = ("OWNER", "MEMBER", "COLLABORATOR", "CONTRIBUTOR", "FIRST_TIME_CONTRIBUTOR", "NONE")
+
+
+@dataclass
+class CommitStatus:
+    id: int
+    repo: str
+    sha: str
+    state: str
+    description: str | None
+    context: str
+    target_url: str | None
+    creator: str
+    created_at: datetime
+
+
+@dataclass
+class Pulls:
+    """Statuses and associations; every method takes the state's lock."""
+
+    state: State
+    statuses: list[CommitStatus] = field(default_factory=list)
+    associations: dict[tuple[str, str], str] = field(default_factory=dict)  # lower case keys
+
+    def set_association(self, repo: str, login: str, association: str) -> None:
+        if association not in ASSOCIATIONS:
+            raise ValueError(f"unknown author association {association!r}")
+        with self.state.lock:
+            self.state.add_user(login)
+            self.associations[repo.lower(), login.lower()] = association
+
+    def association_of(self, repo: str, login: str) -> str:
+        with self.state.lock:
+            explicit = self.associations.get((repo.lower(), login.lower()))
+            if explicit:
+                return explicit
+            if login.lower() == repo.split("/", 1)[0].lower():
+                return "OWNER"
+            role = self.state.actions.roles.get((repo.lower(), login.lower()))
+            return "COLLABORATOR" if role in ("admin", "maintain", "write") else "NONE"
+
+    def finish(self, repo: str, number: int, *, merged: bool, by: str) -> None:
+        """Merge or close (without merging) PR `number`, as `by` did."""
+        with self.state.lock:
+            issue = self.state.repo(repo).issues[number]
+            if issue.pull is None:
+                raise ValueError(f"{repo}#{number} is not a pull request")
+            issue.state, issue.state_reason = "closed", None
+            issue.closed_at = issue.updated_at = self.state.now()
+            issue.pull.merged = merged
+            self.state.actions.add_event(repo, number, "merged" if merged else "closed", actor=by)
+
+    def label(self, repo: str, number: int, label: str, *, by: str, remove: bool = False) -> None:
+        """Put `label` on issue or PR `number` (or take it off), with its issue event."""
+        with self.state.lock:
+            issue = self.state.repo(repo).issues[number]
+            names = [n for n in issue.labels if n.lower() != label.lower()]
+            issue.labels = names if remove else [*names, self.state.add_label(repo, label).name]
+            self.state.actions.add_event(
+                repo, number, "unlabeled" if remove else "labeled", actor=by, label=label
+            )
+
+    def of(self, repo: str, sha: str) -> list[CommitStatus]:
+        with self.state.lock:
+            found = [s for s in self.statuses if s.repo.lower() == repo.lower() and s.sha == sha]
+            return sorted(found, key=lambda s: s.id, reverse=True)

@@ -1,0 +1,85 @@
+"""The fake's pull-request endpoints (the state: fake/pulls.py).
+
+GET  /repos/{r}/commits/{sha}             a commit (any 40-hex sha: the fake keeps no git)
+POST /repos/{r}/statuses/{sha}            set a commit status
+GET  /repos/{r}/commits/{sha}/statuses    the statuses of a commit, newest first
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from bot.github.fake.api import ApiError, Call, Reply, paginate, text_field
+from bot.github.fake.pulls import STATES, CommitStatus
+from bot.github.fake.state import State
+from bot.github.fake.views import Json, Urls, iso, user_by_login
+
+_SHA = re.compile(r"[0-9a-f]{40}")
+
+
+def status_json(state: State, urls: Urls, status: CommitStatus) -> Json:
+    return {
+        "id": status.id,
+        "node_id": f"SC_{status.id}",
+        "state": status.state,
+        "description": status.description,
+        "context": status.context,
+        "target_url": status.target_url,
+        "creator": user_by_login(state, urls, status.creator),
+        "created_at": iso(status.created_at),
+        "updated_at": iso(status.created_at),
+        "url": f"{urls.api}/repos/{status.repo}/statuses/{status.sha}",
+    }
+
+
+def _sha(call: Call) -> str:
+    sha = call.params[2]
+    if not _SHA.fullmatch(sha):
+        raise ApiError(422, "No commit found for SHA: " + sha[:50])
+    return sha
+
+
+def get_commit(call: Call) -> Reply:
+    repo, sha = call.repo(), _sha(call)
+    api = f"{call.urls.api}/repos/{repo.full_name}/commits/{sha}"
+    html = f"{call.urls.web}/{repo.full_name}/commit/{sha}"
+    return Reply(200, {"sha": sha, "node_id": f"C_{sha[:12]}", "url": api, "html_url": html})
+
+
+def create_status(call: Call) -> Reply:
+    repo, sha = call.repo(), _sha(call)
+    wanted = call.body.get("state") if isinstance(call.body, dict) else None
+    if wanted not in STATES:
+        raise ApiError(422, f"Validation Failed: state must be one of {', '.join(STATES)}")
+    description = text_field(call, "Status", "description", required=False)
+    if description is not None and len(description) > 140:
+        raise ApiError(422, "Validation Failed: description is too long (maximum is 140)")
+    status = CommitStatus(
+        call.state.new_id(),
+        repo.full_name,
+        sha,
+        str(wanted),
+        description,
+        text_field(call, "Status", "context", required=False) or "default",
+        text_field(call, "Status", "target_url", required=False),
+        call.token.login,
+        call.state.now(),
+    )
+    call.state.pulls.statuses.append(status)
+    return Reply(201, status_json(call.state, call.urls, status))
+
+
+def list_statuses(call: Call) -> Reply:
+    repo, sha = call.repo(), _sha(call)
+    page, headers = paginate(call, call.state.pulls.of(repo.full_name, sha))
+    return Reply(200, [status_json(call.state, call.urls, s) for s in page], headers)
+
+
+_REPO = r"/repos/([^/]+)/([^/]+)"
+PULL_ROUTES: list[tuple[str, str, Callable[[Call], Reply]]] = [
+    ("GET", _REPO + r"/commits/([^/]+)", get_commit),
+    ("POST", _REPO + r"/statuses/([^/]+)", create_status),
+    ("GET", _REPO + r"/commits/([^/]+)/statuses", list_statuses),
+    ("GET", _REPO + r"/statuses/([^/]+)", list_statuses),
+]
