@@ -34,7 +34,7 @@ import pytest
 from bot.results.types import CommitResults, Point, PointKey
 
 MACHINE = "synthetic-cpu"
-#: The configuration that judges the synthetic machine (it has no noise model: tests/synthetic.toml).
+#: The configuration that judges the synthetic machine (no noise model: tests/synthetic.toml).
 SYNTHETIC_CONFIG = Path(__file__).with_name("synthetic.toml")
 ROUNDS = 20
 DTYPES = ("bfloat16", "float32")
