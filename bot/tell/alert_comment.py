@@ -84,9 +84,7 @@ def alert_lines(
     return lines
 
 
-def with_alert(
-    comment: str, lines: Sequence[str], footer: str, state: CommentState
-) -> str:
+def with_alert(comment: str, lines: Sequence[str], footer: str, state: CommentState) -> str:
     """The rendered comment with the alert lines right under its headline (its first line
     that starts with an icon and bold words), the rules folded at the end, the state hidden."""
     rows = comment.split("\n")
