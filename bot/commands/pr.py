@@ -25,7 +25,7 @@ from bot.config import Config
 from bot.exitcodes import ExitCode
 from bot.github.issues import News, RepoIssueOutcome
 from bot.github.pr_facts import PrFacts
-from bot.tell.alert_comment import alert_lines, rules, with_alert
+from bot.tell.alert_comment import added_chars, alert_lines, rules, with_alert
 from bot.tell.alert_issue import alert_spec
 from bot.tell.comment import MARKER, Context
 from bot.tell.comment_state import CommentState
@@ -147,8 +147,9 @@ def _comment(
     a = got.config.alerts
     lines = alert_lines(alert, ack, plan, status, issues, a.ack_label)
     footer = rules(a.worse_factor, a.ack_label, a.open_on, a.allow_author)
-    body = render_report(got.reports(), ctx, {})
-    return with_alert(body, lines, footer, CommentState(alert.sizes, ack.record))
+    state = CommentState(alert.sizes, ack.record)
+    reserve = added_chars(lines, footer, state)
+    return with_alert(render_report(got.reports(), ctx, {}, reserve=reserve), lines, footer, state)
 
 
 def publish(

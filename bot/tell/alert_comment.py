@@ -84,6 +84,16 @@ def alert_lines(
     return lines
 
 
+def added_chars(lines: Sequence[str], footer: str, state: CommentState) -> int:
+    """How much :func:`with_alert` adds to a comment: what render_report must leave room for."""
+    return (
+        len("\n".join(["", *lines]))
+        + len(details(RULES_SECTION, footer))
+        + len(state_marker(state))
+        + 3
+    )
+
+
 def with_alert(comment: str, lines: Sequence[str], footer: str, state: CommentState) -> str:
     """The rendered comment with the alert lines right under its headline (its first line
     that starts with an icon and bold words), the rules folded at the end, the state hidden."""

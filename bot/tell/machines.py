@@ -223,14 +223,20 @@ def _fitted(
 
 
 def render_report(
-    reports: Sequence[MachineReport], ctx: Context, links: Links, *, full: bool = False
+    reports: Sequence[MachineReport],
+    ctx: Context,
+    links: Links,
+    *,
+    full: bool = False,
+    reserve: int = 0,
 ) -> str:
     """The sticky comment for every machine, marker first, under :data:`MAX_CHARS` (a
-    summarised sweep: under :data:`~bot.tell.summary.SUMMARY_CHARS`); `links` are each
-    machine's linked issues (label, url). ``full``: every row, no limit (for the console)."""
+    summarised sweep: under :data:`~bot.tell.summary.SUMMARY_CHARS`) less ``reserve`` (what
+    the caller adds: bot/tell/alert_comment.py); `links` are each machine's linked issues
+    (label, url). ``full``: every row, no limit (for the console)."""
     compared = [m for m in reports if m.verdict is not None]
     summarised = any(m.verdict is not None and is_summarised(m.verdict) for m in compared)
-    limit = UNLIMITED if full else SUMMARY_CHARS if summarised else MAX_CHARS
+    limit = UNLIMITED if full else (SUMMARY_CHARS if summarised else MAX_CHARS) - reserve
     if len(reports) == 1 and compared:
         return _fitted(compared[0], ctx, links, limit, full=full, alone=True)
     top = [MARKER, TITLE, "", _headline(reports), ""]

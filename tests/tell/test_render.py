@@ -12,14 +12,15 @@ from data_helpers import MACHINE, SyntheticResults, state_from_rounds, synthetic
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.alert.model import Alert, build_alert, pr_key
 from bot.config import VerdictSettings
 from bot.decide.types import Verdict
 from bot.decide.verdict import decide
 from bot.github.issue_body import MAX_BODY
 from bot.results.locate import load_pair
 from bot.results.types import PointKey
+from bot.tell.alert_issue import alert_spec
 from bot.tell.comment import MARKER, Context, graph_url, render_comment
-from bot.tell.issue import guard_issues, issue_body, issue_key, issue_title, update_note
 from bot.tell.machines import MachineReport, render_report
 from bot.tell.markdown import MAX_CHARS, escape_md, link
 from bot.tell.summary import SUMMARY_CHARS
@@ -149,43 +150,44 @@ def test_a_large_sweep_is_summarised_under_its_limit() -> None:
     assert len(full) > 65536 and full.count("| thunder-prims bfloat16 ") == 3 * 600
 
 
-def test_issue_title_body_and_note(synthetic: SyntheticResults) -> None:
-    v, _ = _verdict(synthetic, "thunder_slower")
-    ratio = v.guard("ratio")
-    assert ratio is not None and ratio.state == "regressed"
-    title = issue_title(v, ratio, CTX)
-    assert "\n" not in title and len(title) <= 256
-    assert title.startswith("RMSNorm backward: Thunder slower relative to nvFuser on synthetic-cpu")
-    body = issue_body(v, ratio, CTX)
-    assert MARKER not in body  # the issue is not the sticky comment
-    assert "**This issue tracks: Thunder/nvFuser kernel-time ratio** (regressed)" in body
-    assert "History: [thunder-" in body
-    assert len(body) < MAX_BODY
-    note = update_note(v, ratio, CTX)
-    assert note.startswith(f"Head {v.head[:12]} against base {v.base[:12]}: ")
-    assert "still regressed" in note
-
-
-def test_one_issue_per_guard_with_stable_keys(synthetic: SyntheticResults) -> None:
-    v, _ = _verdict(synthetic, "thunder_slower")
+def _alert_of(v: Verdict, previous: dict[str, float] | None = None) -> Alert:
     repos = ("NVIDIA/Fuser", "Lightning-AI/lightning-thunder")
-    issues = {gi.guard: gi for gi in guard_issues(v, CTX, repos, "perf")}
-    assert set(issues) == {"broken", "nvfuser", "thunder", "ratio"}
-    base_key = f"rmsnorm-bwd|{MACHINE}|{v.base[:12]}..NVIDIA/Fuser#12"
-    assert issues["ratio"].spec.key == base_key  # the key issues filed before guards carry
-    assert issues["nvfuser"].spec.key == base_key + "|nvfuser"
-    assert issues["ratio"].state == "regressed" and issues["broken"].state == "recovered"
-    rerun = replace(v, head="f" * 40)  # a new push to the same PR
-    again = {gi.guard: gi.spec.key for gi in guard_issues(rerun, CTX, repos, "perf")}
-    assert again == {g: gi.spec.key for g, gi in issues.items()}
-    # Thunder's kernels moved and nvFuser's did not: the ratio's issue is Thunder's first.
-    assert issues["ratio"].spec.repos == repos[::-1] and issues["ratio"].spec.label == "perf"
-    assert issues["nvfuser"].spec.repos[0] == "NVIDIA/Fuser"
-    assert issues["thunder"].spec.repos[0] == "Lightning-AI/lightning-thunder"
+    return build_alert(
+        {v.machine: v}, {}, [], key=pr_key("NVIDIA/Fuser", 12), configured=repos,
+        pr_repo="NVIDIA/Fuser", previous=previous,
+    )  # fmt: skip
+
+
+def test_the_alert_issues_title_body_and_linked_body(synthetic: SyntheticResults) -> None:
+    v, _ = _verdict(synthetic, "thunder_slower")
+    alert = _alert_of(v)
+    spec = alert_spec(alert, {v.machine: v}, CTX, {}, "perf")
+    assert "\n" not in spec.title and len(spec.title) <= 256
+    assert spec.title.startswith("RMSNorm backward: Thunder") and ", and 1 more) in " in spec.title
+    assert MARKER not in spec.body  # the issue is not the sticky comment
+    assert f"### {MACHINE}: Thunder/nvFuser kernel-time ratio (regressed)" in spec.body
+    assert f"### {MACHINE}: Thunder's own kernel time (regressed)" in spec.body
+    assert "History: [thunder-" in spec.body
+    assert len(spec.body) < MAX_BODY
+    linked = spec.body_for("NVIDIA/Fuser")
+    assert linked.startswith("**A performance alert of ") and "###" not in linked
+    assert f"- {MACHINE}: Thunder slower relative to nvFuser, +" in linked
+    assert spec.title_for("NVIDIA/Fuser").endswith("(tracked in Lightning-AI/lightning-thunder)")
+
+
+def test_one_alert_keyed_by_the_pr_whatever_the_push(synthetic: SyntheticResults) -> None:
+    v, _ = _verdict(synthetic, "thunder_slower")
+    alert = _alert_of(v)
+    assert alert.key == "rmsnorm-bwd|pr|NVIDIA/Fuser#12"
+    assert [s.guard for s in alert.sections] == ["thunder", "ratio"]
+    rebased = replace(v, base="e" * 40, head="f" * 40)  # a new push, on a new base
+    assert _alert_of(rebased).key == alert.key
+    # Thunder's kernels moved and nvFuser's did not: the alert is Thunder's.
+    assert alert.repos == ("Lightning-AI/lightning-thunder", "NVIDIA/Fuser")
     with pytest.raises(ValueError):
-        issue_key(MACHINE, v.base, "not a repo", 1)
+        pr_key("not a repo", 1)
     with pytest.raises(ValueError):
-        guard_issues(v, Context(), repos, "perf")
+        pr_key("NVIDIA/Fuser", 0)
 
 
 def test_markdown_tables_keep_their_columns(synthetic: SyntheticResults) -> None:
@@ -211,15 +213,18 @@ def test_the_headline_names_what_moved_and_only_that(synthetic: SyntheticResults
     assert broken.splitlines()[3].endswith(": 3 point\\(s\\) with data at base fail at head")
 
 
-def test_an_issue_closes_only_when_every_point_it_tracks_was_measured(
+def test_an_alert_closes_only_when_every_point_it_tracks_was_measured(
     synthetic: SyntheticResults,
 ) -> None:
-    """float32 16384x8192 fails at head: the nvFuser and ratio guards read "no change" on the
-    points that ran, which is no evidence that what failed recovered: their issues are held,
-    not closed (the broken guard files its own)."""
+    """float32 16384x8192 fails at head: the broken guard is a section; and were the last run's
+    ratio the only section, the ratio guard reading "no change" on the points that ran is no
+    evidence that what failed recovered: the alert holds, it does not close."""
     v, _ = _verdict(synthetic, "failed_point")
-    states = {gi.guard: gi.state for gi in guard_issues(v, CTX, ("NVIDIA/Fuser",), "perf")}
-    assert states == {"broken": "regressed", "nvfuser": "hold", "thunder": "hold", "ratio": "hold"}
+    alert = _alert_of(v)
+    assert [s.guard for s in alert.sections] == ["broken"] and alert.state == "regressed"
+    held = _alert_of(replace(v, guards=tuple(g for g in v.guards if g.kind != "broken")),
+                     previous={f"{MACHINE}/ratio": 1.1})  # fmt: skip
+    assert held.state == "hold"
     v, _ = _verdict(synthetic, "same")
-    states = {gi.guard: gi.state for gi in guard_issues(v, CTX, ("NVIDIA/Fuser",), "perf")}
-    assert set(states.values()) == {"recovered"}
+    assert _alert_of(v, previous={f"{MACHINE}/ratio": 1.1}).state == "recovered"
+    assert _alert_of(v).state == "recovered"
