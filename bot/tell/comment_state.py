@@ -54,7 +54,8 @@ def state_marker(state: CommentState) -> str:
             "url": a.url,
         }
     text = json.dumps(data, sort_keys=True, separators=(",", ":"))
-    return STATE_MARKER.format(quote(text, safe=""))
+    # quote() leaves "-" alone: "--" would be a comment's end to an HTML parser.
+    return STATE_MARKER.format(quote(text, safe="").replace("--", "-%2D"))
 
 
 def read_state(body: str) -> CommentState | None:
