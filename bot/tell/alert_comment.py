@@ -61,24 +61,25 @@ def alert_lines(
     issues: Sequence[tuple[str, str]],
     ack_label: str,
 ) -> list[str]:
-    """The lines under the headline; ``issues``: the alert's issues as (label, url)."""
-    lines = [f"**Status** `{CONTEXT}`: {status.kind}: {escape_md(status.description, 200)}"]
+    """The lines under the headline, a markdown list (lines of one paragraph would run
+    together); ``issues``: the alert's issues as (label, url)."""
+    lines = [f"- **Status** `{CONTEXT}`: {escape_md(status.description, 200)}"]
     if alert.sections:
         lines.append(
-            f"**One alert** for this PR ({len(alert.sections)} section(s): "
+            f"- **One alert** for this PR ({len(alert.sections)} section(s): "
             f"{_section_words(alert)}); owner {escape_md(alert.owner)} "
             f"({escape_md(alert.owner_why)}); {escape_md(plan.why)}."
         )
-    elif plan.action != "hold":
-        lines.append(f"**Alert:** {escape_md(plan.why)}.")
+    elif plan.action in ("abandon", "acknowledge") or (plan.action == "recover" and issues):
+        lines.append(f"- **Alert:** {escape_md(plan.why)}.")  # a clean PR says nothing of it
     if issues:
-        lines.append("**Alert issues:** " + ", ".join(link(lab, url) for lab, url in issues))
+        lines.append("- **Alert issues:** " + ", ".join(link(lab, url) for lab, url in issues))
     if ack.words:
-        lines.append(f"**{escape_md(ack.words[0].upper() + ack.words[1:], 500)}.**")
+        lines.append(f"- **{escape_md(ack.words[0].upper() + ack.words[1:], 500)}.**")
     if alert.state == "regressed" and not ack.holds:
         lines.append(
-            "Intended? A maintainer comments `/perfbot ack <why>` (or adds the "
-            f"`{escape_md(ack_label)}` label); see the rules at the end."
+            "- Intended? A maintainer comments `/perfbot ack <why>` (or adds the "
+            f"`{escape_md(ack_label)}` label); the rules are at the end."
         )
     lines += [f"- Not counted: {escape_md(r, 300)}." for r in ack.refused]
     return lines
