@@ -1,8 +1,8 @@
 """The GPU host's helpers every GPU workflow shares (.github/scripts): one lock, one machine name.
 
-The lock was a copy in each workflow; now bench-pr.yml, bench-package.yml and nightly.yml
-each source the one script (and none takes a lock of its own), so the three can never drift
-apart. Run for real: flock, bash, a second process holding the lock.
+The lock was a copy in each workflow; now bench-pr.yml, bench-package.yml, nightly.yml and
+calibrate-runner.yml each source the one script (and none takes a lock of its own), so they
+can never drift apart. Run for real: flock, bash, a second process holding the lock.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from workflow_rules import (
     BENCH,
+    CALIBRATE,
     GPU_LOCK_SH,
     NIGHTLY,
     REPO,
@@ -28,7 +29,12 @@ from workflow_rules import (
 )
 
 #: (workflow, id of the step that measures on the GPU)
-GPU_STEPS = [(BENCH, "bench"), ("bench-package.yml", "bench"), (NIGHTLY, "measure")]
+GPU_STEPS = [
+    (BENCH, "bench"),
+    ("bench-package.yml", "bench"),
+    (NIGHTLY, "measure"),
+    (CALIBRATE, "measure"),
+]
 
 
 @pytest.mark.parametrize(("name", "step_id"), GPU_STEPS)

@@ -22,7 +22,9 @@ import pytest
 from workflow_expr import ExpressionError, evaluate_if, truthy
 from workflow_rules import (
     BENCH,
+    CALIBRATE,
     CI,
+    EVENT,
     FORK,
     GATE_LABEL,
     GPU_LOCK_SH,
@@ -32,11 +34,14 @@ from workflow_rules import (
     REPO,
     RULES,
     SITE,
+    UNPRIVILEGED,
     UNTRUSTED_EVENTS,
     WORKFLOWS,
     Scenario,
     Workflow,
     check_checkout_credentials,
+    check_checks_out_nothing,
+    check_comment_trigger_inert,
     check_jsonschema,
     check_no_expressions_in_run,
     check_no_pull_request_target,
@@ -68,7 +73,7 @@ ALL = sorted(p.name for p in WORKFLOWS.glob("*.yml"))
 
 
 def test_the_workflows_exist() -> None:
-    assert {BENCH, "bench-package.yml", POSTER, SITE, CI, NIGHTLY} <= set(ALL)
+    assert {BENCH, "bench-package.yml", POSTER, SITE, CI, NIGHTLY, EVENT, CALIBRATE} <= set(ALL)
     assert not list(WORKFLOWS.glob("*.yaml")), "use .yml, so every check here sees the file"
 
 
@@ -78,8 +83,13 @@ def test_rule_holds(rule: Callable[[Workflow], list[str]], name: str) -> None:
     assert rule(load_workflow(WORKFLOWS / name)) == []
 
 
-def test_bench_holds_no_secret_and_no_write_token() -> None:
-    assert check_no_secrets_no_write(load_workflow(WORKFLOWS / BENCH)) == []
+@pytest.mark.parametrize("name", UNPRIVILEGED)
+def test_unprivileged_workflows_hold_no_secret_and_no_write_token(name: str) -> None:
+    assert check_no_secrets_no_write(load_workflow(WORKFLOWS / name)) == []
+
+
+def test_the_pr_event_recorder_checks_nothing_out() -> None:
+    assert check_checks_out_nothing(load_workflow(WORKFLOWS / EVENT)) == []
 
 
 def test_bench_gate_lets_trusted_events_through() -> None:
@@ -226,10 +236,19 @@ def test_bench_checks_out_the_commit_of_the_event_and_cancels_per_pr() -> None:
 def test_poster_permissions_and_secret_placement() -> None:
     wf = load_workflow(WORKFLOWS / POSTER)
     assert set(triggers(wf)) == {"workflow_run", "workflow_call"}
-    assert triggers(wf)["workflow_run"] == {"workflows": ["bench-pr"], "types": ["completed"]}
+    assert triggers(wf)["workflow_run"] == {
+        "workflows": ["bench-pr", "perfbot-pr-event"],
+        "types": ["completed"],
+    }
     call = triggers(wf)["workflow_call"]
-    assert set(call["inputs"]) == {"bench-workflow-path", "perfbot-repository", "perfbot-ref"}
+    assert set(call["inputs"]) == {
+        "bench-workflow-path",
+        "event-workflow-path",
+        "perfbot-repository",
+        "perfbot-ref",
+    }
     assert call["inputs"]["bench-workflow-path"]["default"] == ".github/workflows/bench-pr.yml"
+    assert call["inputs"]["event-workflow-path"]["default"] == f".github/workflows/{EVENT}"
     assert set(call["secrets"]) == {"PERFBOT_ISSUES_TOKEN"}
     (job,) = jobs(wf).values()
     assert job["runs-on"].startswith("ubuntu-")
@@ -246,10 +265,14 @@ def test_poster_permissions_and_secret_placement() -> None:
 
 
 def test_poster_checks_before_it_trusts_and_installs_by_hash() -> None:
-    """fetch-artifact (limits) -> metadata -> fresh -> verify-run -> bot; no download action."""
+    """(a PR event: the event run, its number, the PR's newest verified bench run ->)
+    fetch-artifact (limits) -> metadata -> fresh -> verify-run -> bot; no download action."""
     wf = load_workflow(WORKFLOWS / POSTER)
     ids = [s.get("id") for _, s in iter_steps(wf) if s.get("id")]
-    assert ids == ["install", "fetch", "meta", "fresh", "verify", "bot", "status"]
+    assert ids == [
+        *("install", "event", "event-meta", "target"),
+        *("fetch", "meta", "fresh", "verify", "bot", "status"),
+    ]
     assert "download-artifact" not in wf.text
     assert "python -m bot fetch-artifact" in step_by_id(wf, "fetch")["run"]
     assert "python -m bot verify-run" in step_by_id(wf, "verify")["run"]
@@ -313,6 +336,14 @@ def test_the_clean_workflow_is_clean(tmp_path: Path) -> None:
     assert [problem for rule in [*RULES, check_no_secrets_no_write] for problem in rule(wf)] == []
 
 
+CHECKOUT_STEP = (
+    "      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683 # v4.2.2\n"
+    "        with:\n          persist-credentials: false\n"
+)
+NO_CHECKOUT = (CHECKOUT_STEP, "      - run: echo recorded\n")
+#: The clean workflow as an inert comment-triggered one: on issue_comment, nothing checked out.
+INERT = [("on: pull_request\n", "on: issue_comment\n"), NO_CHECKOUT]
+STEP_ENV_SECRET = "        env:\n          T: ${{ secrets.X }}\n"
 ON_WORKFLOW_RUN = ("on: pull_request\n", "on:\n  workflow_run:\n    workflows: [x]\n")
 REF_OF_THE_EVENT = "          ref: ${{ github.event.workflow_run.head_sha }}\n"
 STEP_SECRET_IN_WITH = "uses: actions/setup-python@a26af69be951a213d495a4c3e4e4022e16d87065 # v5\n"
@@ -379,6 +410,35 @@ NEGATIVES: dict[str, tuple[Rule, list[Edit]]] = {
         check_privileged_checkout_is_default_branch,
         [ON_WORKFLOW_RUN, add_step('run: |\n  git fetch origin "$HEAD"\n  make')],
     ),
+    "recorder checks out": (check_checks_out_nothing, []),
+    "recorder clones": (
+        check_checks_out_nothing,
+        [NO_CHECKOUT, ("echo recorded", "git clone https://github.com/o/r")],
+    ),
+    "recorder fetches the PR": (
+        check_checks_out_nothing,
+        [NO_CHECKOUT, ("echo recorded", "gh pr checkout 7")],
+    ),
+    "comment workflow checks out": (
+        check_comment_trigger_inert,
+        [("on: pull_request\n", "on: issue_comment\n")],
+    ),
+    "comment workflow can write": (
+        check_comment_trigger_inert,
+        [*INERT, ("contents: read", "contents: read\n      statuses: write")],
+    ),
+    "comment workflow inherits": (
+        check_comment_trigger_inert,
+        [*INERT, ("    permissions:\n      contents: read\n", "")],
+    ),
+    "comment workflow reads a secret": (
+        check_comment_trigger_inert,
+        [*INERT, ("echo recorded\n", "echo recorded\n" + STEP_ENV_SECRET)],
+    ),
+    "comment workflow fetches": (
+        check_comment_trigger_inert,
+        [*INERT, ("echo recorded", "git fetch origin pull/7/head")],
+    ),
     "self-hosted, no gate": (
         check_self_hosted_gated,
         [("runs-on: ubuntu-24.04", "runs-on: [self-hosted, linux, x64, gpu-h200]")],
@@ -388,6 +448,13 @@ NEGATIVES: dict[str, tuple[Rule, list[Edit]]] = {
         [("runs-on: ubuntu-24.04", "runs-on:\n      group: gpus")],
     ),
 }
+
+
+def test_an_inert_comment_workflow_is_clean(tmp_path: Path) -> None:
+    """What the negatives below edit: on issue_comment, nothing checked out, a read scope."""
+    wf = edited(tmp_path, *INERT)
+    rules = [*RULES, check_no_secrets_no_write, check_checks_out_nothing]
+    assert [problem for rule in rules for problem in rule(wf)] == []
 
 
 @pytest.mark.parametrize("case", NEGATIVES.values(), ids=NEGATIVES.keys())
@@ -607,7 +674,8 @@ def test_a_bench_of_builds_not_the_prs_commits_is_read_not_posted(tmp_path: Path
     assert outputs(out) == {"pr": "0", "base": BASE, "head": HEAD, "skip": "true"}
     assert "::notice::" in proc.stdout
     wf = load_workflow(WORKFLOWS / POSTER)
-    assert step_by_id(wf, "fresh")["if"] == "${{ steps.meta.outputs.skip != 'true' }}"
+    fresh = "${{ steps.meta.outcome == 'success' && steps.meta.outputs.skip != 'true' }}"
+    assert step_by_id(wf, "fresh")["if"] == fresh
     for later in ("verify", "bot"):
         assert "steps.fresh.outputs.post == 'true'" in step_by_id(wf, later)["if"]
 
@@ -749,14 +817,33 @@ def test_poster_passes_each_repeat_folder(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("bot_rc", "state"), [("0", "success"), ("1", "failure"), ("5", "failure"), ("3", "error")]
+    ("bot_rc", "runs"),
+    [("", False), ("0", False), ("1", False), ("5", False), ("2", True), ("3", True), ("4", True)],
 )
-def test_poster_sets_commit_status(tmp_path: Path, bot_rc: str, state: str) -> None:
-    env = {**STEP_ENV, "PATH": shim(tmp_path, "gh", ""), "BOT_RC": bot_rc}
-    proc = run_step(step_by_id(load_workflow(WORKFLOWS / POSTER), "status"), tmp_path, env)
+def test_the_poster_sets_the_status_only_when_the_bot_failed(
+    tmp_path: Path, bot_rc: str, runs: bool
+) -> None:
+    """The bot posts perfbot/rmsnorm-bwd itself for what it decides (exit 0, 1, 5: success,
+    failure, neutral, acknowledged); the workflow's step only when the bot could not (any other
+    exit code: error), so the two never post for one run. Its if: is evaluated as GitHub does,
+    and its script, run for real, posts nothing for 0, 1 or 5 even if it ran."""
+    wf = load_workflow(WORKFLOWS / POSTER)
+    step = step_by_id(wf, "status")
+    context = {"steps": {"bot": {"outputs": {"rc": bot_rc}}}}
+    assert truthy(evaluate_if(step["if"], context)) is runs
+    env = {**STEP_ENV, "PATH": shim(tmp_path, "gh", ""), "BOT_RC": bot_rc or "0"}
+    proc = run_step(step, tmp_path, env)
     assert proc.returncode == 0, proc.stderr
-    call = (tmp_path / "gh.calls").read_text()
-    assert f"repos/{OUR_REPO}/statuses/{HEAD}" in call and f"state={state}" in call
+    calls = tmp_path / "gh.calls"
+    if not runs:
+        assert not calls.exists()
+        return
+    call = calls.read_text()
+    assert f"repos/{OUR_REPO}/statuses/{HEAD}" in call and "state=error" in call
+    assert f"description=perfbot failed (exit code {bot_rc}): see the run log" in call
+    # No other step of the poster posts a status: the bot does, in the bot step.
+    posting = [s.get("id") for _, s in iter_steps(wf) if "/statuses/" in str(s.get("run", ""))]
+    assert posting == ["status"]
 
 
 @pytest.mark.parametrize(

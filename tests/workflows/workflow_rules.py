@@ -29,6 +29,8 @@ REPO = REPO_ROOT
 WORKFLOWS = REPO / ".github" / "workflows"
 BENCH, POSTER, SITE, CI = "bench-pr.yml", "post-results.yml", "publish-site.yml", "ci.yml"
 NIGHTLY = "nightly.yml"
+#: The unprivileged PR-event recorder (post-results.yml's second trigger); the runner calibration.
+EVENT, CALIBRATE = "perfbot-pr-event.yml", "calibrate-runner.yml"
 SCRIPTS = REPO / ".github" / "scripts"
 #: The GPU host's lock, one script every GPU workflow sources (bench-pr, bench-package, nightly).
 GPU_LOCK_SH = SCRIPTS / "gpu-lock.sh"
@@ -188,6 +190,38 @@ def check_no_secrets_no_write(wf: Workflow) -> list[str]:
     return problems
 
 
+#: What fetches code onto a runner from a run: step (a checkout by hand, a clone, a PR's head).
+FETCHES_CODE = re.compile(
+    r"\b(git\s+(clone|fetch|checkout|switch|pull|worktree)|gh\s+(pr\s+checkout|repo\s+clone))\b"
+)
+#: Events anyone can cause on this repository whose runs get the default branch's workflow and
+#: token (a comment, an issue, a review comment): their workflows must hold nothing worth taking.
+ANYONE_TRIGGERS = {"issue_comment", "issues", "discussion_comment", "pull_request_review_comment"}
+
+
+def check_checks_out_nothing(wf: Workflow) -> list[str]:
+    """For a workflow that needs no code of ours or of the PR (the PR-event recorder): no
+    checkout action and no run: step that fetches or checks out code."""
+    problems = []
+    for job_id, step in iter_steps(wf):
+        if str(step.get("uses", "")).startswith("actions/checkout@"):
+            problems.append(f"{job_id}: checks out code")
+        if FETCHES_CODE.search(str(step.get("run", ""))):
+            problems.append(f"{job_id}: a run: step fetches or checks out code")
+    return problems
+
+
+def check_comment_trigger_inert(wf: Workflow) -> list[str]:
+    """A workflow on an event anyone can cause (a comment) holds no secret, asks for no write
+    scope and checks nothing out: what such a run can do is say that the event happened."""
+    if not ANYONE_TRIGGERS & set(triggers(wf)):
+        return []
+    return [
+        f"on {sorted(ANYONE_TRIGGERS & set(triggers(wf)))}: {problem}"
+        for problem in check_no_secrets_no_write(wf) + check_checks_out_nothing(wf)
+    ]
+
+
 #: The one checkout a privileged workflow may steer: the perfbot commit a reusing repository
 #: pins through workflow_call inputs (post-results.yml checks their shape first); empty, this
 #: repository's default branch. Never a value of the triggering event.
@@ -300,8 +334,14 @@ def check_self_hosted_gated(wf: Workflow) -> list[str]:
     return problems
 
 
+#: The workflows that must hold no secret and no write scope (check_no_secrets_no_write): the
+#: benches run the PR's code, the PR-event recorder runs a fork's own copy of itself on
+#: pull_request events, and the runner calibration needs none (it measures main, fits a model).
+UNPRIVILEGED = [BENCH, "bench-package.yml", EVENT, CALIBRATE]
+
 # The rules that hold for every workflow here; check_no_secrets_no_write holds only for the
-# workflow that runs PR code, so it is applied to that one alone.
+# UNPRIVILEGED ones and check_checks_out_nothing for the PR-event recorder, so each is applied
+# to those alone.
 RULES: list[Callable[[Workflow], list[str]]] = [
     check_top_level_permissions,
     check_no_pull_request_target,
@@ -312,6 +352,7 @@ RULES: list[Callable[[Workflow], list[str]]] = [
     check_secrets_only_in_step_env,
     check_privileged_checkout_is_default_branch,
     check_self_hosted_gated,
+    check_comment_trigger_inert,
 ]
 
 
