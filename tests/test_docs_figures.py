@@ -660,6 +660,21 @@ def test_the_history_examples_are_what_history_prints() -> None:
             assert run_dry(command) == output, command
 
 
+def test_history_doc_alert_counts_are_the_transcript() -> None:
+    """The Issues paragraph's count (the Thunder step: one alert, its issues, and what one issue
+    per guard and repository made) is what the step's dry run says it would file."""
+    step = next(out for command, out in history_transcripts().items() if "thunder-step" in command)
+    (key,) = re.findall(r"^  key: (\S+)$", step, flags=re.MULTILINE)  # one alert
+    (repos,) = re.findall(r"^\[[^]]+\] Would open or update .* in (.*)$", step, flags=re.MULTILINE)
+    (sections,) = re.findall(r"^  sections: (.*)$", step, flags=re.MULTILINE)
+    issues, guards = len(repos.split(", ")), len(sections.split("), "))
+    assert (issues, guards) == (2, 2) and repos.endswith("(linked)")
+    assert key == "rmsnorm-bwd|nvidia-h200|016e16b1cc86..63e9dde7503b"  # the range, no guard
+    assert "key `rmsnorm-bwd|<machine>|<last good>..<first bad>`" in HISTORY_TEXT
+    assert f"is one alert, {issues} issues" in HISTORY_TEXT
+    assert f"one issue per guard and repository made {issues * guards}." in HISTORY_TEXT
+
+
 @pytest.mark.docs
 def test_the_history_calibration_is_what_history_calibrate_prints() -> None:
     assert run(HISTORY_CAL) == history_transcripts()[HISTORY_CAL]

@@ -1,9 +1,10 @@
 """The ``history`` command: the main-branch watch. Reads every commit's results in commit
 order, finds where the four guards changed (bot/history), prints the report (or JSON), and
-opens, updates or closes the linked issues of confirmed regressions and breaks with the PR
-mode's code (bot/github/issues.py), then notes (once) and closes when back the bot's open
-history issues that no current change matches (bot/commands/history_stranded.py); without an
-issues token, or with ``--dry-run``, it says what it would file and touches nothing.
+opens, updates or closes one alert per break on main (every confirmed regression and break at
+one commit range of one machine: bot/history/alerts.py) with the PR mode's code
+(bot/github/issues.py), then notes (once) and closes when back the bot's open history issues
+that no current alert matches (bot/commands/history_stranded.py); without an issues token, or
+with ``--dry-run``, it says what it would file and touches nothing.
 
 Exit code: BROKEN when a confirmed break still fails at the newest commit, REGRESSION when a
 confirmed regression still stands there, OK otherwise (a regression that was fixed later is in
@@ -17,38 +18,51 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
+from bot.alert.model import change_words, clearly_worse
+from bot.alert.plan import worse_note
 from bot.commands.noise_file import configured_noise_model
 from bot.commands.steps import StepFailed, check_against_results, emit_json, step
 from bot.config import Config
 from bot.exitcodes import ExitCode
 from bot.github.issues import News, SyncAction
-from bot.history.issues import watch_issues
+from bot.history.issues import AlertIssue, alert_json, watch_issues
 from bot.history.load import load_histories
 from bot.history.method import Method
 from bot.history.render import report_text, to_json, worst
 from bot.history.watch import Watch, analyse
-from bot.tell.issue import GuardIssue
 
 
-def _tag(gi: GuardIssue, several: bool) -> str:
-    return f"{gi.machine} {gi.guard}" if several else gi.guard
+def _tag(ai: AlertIssue, several: bool) -> str:
+    a = ai.alert
+    where = f"{a.last_good[:8]}..{a.first_bad[:8]}"
+    return f"{a.machine} {where}" if several else where
 
 
-def _dry(issues: Sequence[GuardIssue], several: bool, why: str) -> list[str]:
+def _dry(issues: Sequence[AlertIssue], several: bool, why: str) -> list[str]:
     lines = [f"DRY RUN ({why}): no issue was touched."]
     if not issues:
-        lines.append("No confirmed regression or break: no linked issue to open, note or close.")
-    for gi in issues:
-        spec, tag = gi.spec, _tag(gi, several)
+        lines.append("No confirmed regression or break: no alert to open, note or close.")
+    for ai in issues:
+        a, spec, tag = ai.alert, ai.spec, _tag(ai, several)
         what = {
-            "regressed": "open or update linked issues",
-            "recovered": "comment on and close any open linked issue",
-            "hold": "comment on an open linked issue, if any, opening and closing nothing",
-        }[gi.state]
-        lines += [f"[{tag}] Would {what} in {', '.join(spec.repos)}", f"  key: {spec.key}"]
-        if gi.state == "regressed":
+            "regressed": "open or update the alert's issues",
+            "recovered": "comment on and close the alert's open issues",
+            "hold": "comment on the alert's open issues, if any, opening and closing nothing",
+        }[a.state]
+        where = ", ".join([f"{a.owner} (primary)", *(f"{r} (linked)" for r in a.repos[1:])])
+        lines += [
+            f"[{tag}] Would {what} in {where}",
+            f"  key: {spec.key}",
+            f"  owner: {a.owner_why}",
+            "  sections: "
+            + ", ".join(
+                f"{p.section.name} ({p.follow}, {change_words(p.section.name, p.section.size)})"
+                for p in a.parts
+            ),
+        ]
+        if a.state == "regressed":
             lines.append(f"  title: {spec.title}")
-        lines.append(f"  note: {gi.note}")
+        lines.append(f"  note: {ai.note}")
     return lines
 
 
@@ -61,17 +75,27 @@ HISTORY_ACTIONS: dict[str, SyncAction] = {
 }
 
 
-def _follow_up(note: str) -> News:
+def _news(ai: AlertIssue, factor: float) -> News:
     """An open issue gets the night's note (posted once: the same note again is unchanged);
-    a closed one stays closed and quiet."""
-    return lambda _sizes, closed: None if closed else note
+    a closed one stays closed and quiet, but for one comment when the alert got clearly worse
+    than it showed (a section joined, or one grew by more than the factor, bot/alert/model.py)."""
+    a = ai.alert
+    where = f"{a.machine}'s main branch at {a.last_good[:12]}..{a.first_bad[:12]}"
+
+    def news(then: Mapping[str, float] | None, closed: bool) -> str | None:
+        if not closed:
+            return ai.note
+        worse = clearly_worse(then, a.sizes, factor) if then is not None else []
+        return worse_note(worse, factor, where, closed) if worse else None
+
+    return news
 
 
 def _sync(
-    cfg: Config, watches: Sequence[Watch], issues: Sequence[GuardIssue], several: bool
+    cfg: Config, watches: Sequence[Watch], issues: Sequence[AlertIssue], several: bool
 ) -> tuple[list[str], list[str]]:
-    """What each issue sync did, and what failed (every change gets its turn first); then the
-    bot's open history issues that no current change matches (bot/commands/history_stranded.py)."""
+    """What each alert's sync did, and what failed (every alert gets its turn first); then the
+    bot's open history issues that no current alert matches (bot/commands/history_stranded.py)."""
     from bot.commands.history_stranded import sync_stranded
     from bot.github.client import github_for
     from bot.github.issues import sync_issues
@@ -80,22 +104,23 @@ def _sync(
     gh = github_for(cfg, cfg.issues_token.reveal())
     lines: list[str] = []
     failures: list[str] = []
-    for gi in issues:
-        tag = _tag(gi, several)
+    for ai in issues:
+        tag = _tag(ai, several)
         try:
             with step(f"sync linked issues ({tag})", ExitCode.GITHUB_FAILURE):
                 outcomes = sync_issues(
                     lambda _repo: gh,
-                    gi.spec,
-                    HISTORY_ACTIONS[gi.state],
-                    gi.note,
+                    ai.spec,
+                    HISTORY_ACTIONS[ai.alert.state],
+                    ai.note,
                     bot_login=cfg.issues_login,
-                    news=_follow_up(gi.note),
+                    news=_news(ai, cfg.alerts.worse_factor),
                 )
-        except StepFailed as failure:  # the other changes' issues still get their turn
+        except StepFailed as failure:  # the other alerts' issues still get their turn
             failures.append(str(failure))
             continue
         for o in outcomes:
+            role = "primary" if o.repo == ai.alert.owner else "linked"
             if o.action == "failed":
                 failures.append(f"{tag} in {o.repo}: {o.error}")
             elif o.action != "absent":
@@ -105,7 +130,7 @@ def _sync(
                     else ""
                 )
                 lines.append(
-                    f"issue ({tag}) in {o.repo}: {o.action} {o.url or ''}".rstrip() + folded
+                    f"issue ({tag}, {role}) in {o.repo}: {o.action} {o.url or ''}".rstrip() + folded
                 )
     more, failed = sync_stranded(gh, cfg, watches, issues)
     return lines + more, failures + failed
@@ -172,7 +197,8 @@ def run_history(
     to_stdout = False
     if json_path is not None:
         with step(f"write {json_path}", ExitCode.USAGE):
-            to_stdout = emit_json(json_path, {**to_json(watches), "issues": said}, out)
+            data = {**to_json(watches), "alerts": [alert_json(ai) for ai in issues]}
+            to_stdout = emit_json(json_path, {**data, "issues": said}, out)
     if not to_stdout:
         text = "\n\n".join(report_text(w) for w in watches)
         out.write(text + "\n\n" + "\n".join(said) + "\n")

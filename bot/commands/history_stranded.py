@@ -1,8 +1,9 @@
-"""``history``'s second pass over GitHub: the bot's open history issues that no current change
-matches (bot/history/stranded.py says why they happen and what is done): one note each, said
-once, and a close as not planned when the series at that range is back within the threshold.
-Run only with an issues token and without ``--dry-run``; a rerun on the same results changes
-nothing."""
+"""``history``'s second pass over GitHub: the bot's open history issues that no current alert
+matches, and those filed before alerts, one a guard (bot/history/stranded.py says why they
+happen and what is done): one note each, said once, and a close when every guard the issue
+tracks is back within the threshold at its range (as not planned; as completed for an issue
+filed before alerts whose change a current alert tracks). Run only with an issues token and
+without ``--dry-run``; a rerun on the same results changes nothing."""
 
 from __future__ import annotations
 
@@ -15,15 +16,16 @@ from bot.commands.steps import StepFailed, step
 from bot.config import Config
 from bot.exitcodes import ExitCode
 from bot.github.client import authenticated_login, github_step
+from bot.github.issue_body import read_sizes
 from bot.github.issues import own_open_keyed
 from bot.github.sticky import own_comments
+from bot.history.issues import AlertIssue
 from bot.history.stranded import CLOSED_MARK, NOTE_MARK, Stranded, stranded
 from bot.history.watch import Watch
-from bot.tell.issue import GuardIssue
 
 
 def settle(repo: str, login: str, issue: Issue, s: Stranded) -> str:
-    """Note once; close as not planned when back. An issue this rule closed once and a person
+    """Note once; close when back (``s.reason``). An issue this rule closed once and a person
     reopened is left alone."""
     where = f"{repo}#{issue.number}"
     with github_step(f"list comments on {where}"):
@@ -40,16 +42,16 @@ def settle(repo: str, login: str, issue: Issue, s: Stranded) -> str:
     if said:
         with github_step(f"comment on {where}"):
             issue.create_comment(s.closed_note)
-    with github_step(f"close {where} as not planned"):
-        issue.edit(state="closed", state_reason="not_planned")
+    with github_step(f"close {where} ({s.reason})"):
+        issue.edit(state="closed", state_reason=s.reason)
     return "closed"
 
 
 def sync_stranded(
-    gh: github.Github, cfg: Config, watches: Sequence[Watch], issues: Sequence[GuardIssue]
+    gh: github.Github, cfg: Config, watches: Sequence[Watch], issues: Sequence[AlertIssue]
 ) -> tuple[list[str], list[str]]:
     """What was done to each stranded issue, and what failed (each repository in turn)."""
-    current = frozenset(gi.spec.key for gi in issues)
+    current = {ai.spec.key: frozenset(p.guard for p in ai.alert.parts) for ai in issues}
     lines: list[str] = []
     failures: list[str] = []
     try:
@@ -65,7 +67,10 @@ def sync_stranded(
             failures.append(str(failure))
             continue
         for key, issue in found:
-            s = next((x for w in watches if (x := stranded(w, key, current)) is not None), None)
+            sizes = read_sizes(issue.body or "")
+            s = next(
+                (x for w in watches if (x := stranded(w, key, current, sizes)) is not None), None
+            )
             if s is None:
                 continue
             try:

@@ -1,4 +1,4 @@
-"""What each confirmed regression's linked issue should do now (pure).
+"""What each confirmed regression's section of its alert (bot/history/alerts.py) says now (pure).
 
 A regression found at a split stays news until what its guard tracks is back, and each one is
 judged on its own change: its before window (the last good level), as one comparison at the
@@ -11,7 +11,7 @@ configured alpha (no positions to correct for), against its checkpoints, in comm
 * the newest commits (at most a window, after the newest change point).
 
 The first checkpoint where it is back decides: recovered (so an issue closed on a return is
-never reopened by a later regression of the same guard, which has its own issue and key; and a
+never reopened by a later regression of the same guard, which has its own alert and key; and a
 regression with a later one stacked on it closes once a later improvement brings the guard
 back to where the first one started, not when the second one alone recovers). Back nowhere:
 the newest commits decide (still regressed, or neither). The PR mode's rule turns each verdict

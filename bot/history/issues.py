@@ -1,43 +1,33 @@
-"""The linked issues of a history (pure): one per confirmed regression or break, keyed by its
-commit range, as the PR mode keys its own by the PR (bot/tell/issue.py), filed and kept by the
-same code (bot/github/issues.py ``sync_regression_issues``).
+"""The issues of a history (pure): one alert per break on main (bot/history/alerts.py), filed
+and kept by the PR mode's code (bot/github/issues.py ``sync_issues``) as one primary issue, in
+the repository that owns the alert, and a short linked one in each other repository.
 
-The key, ``rmsnorm-bwd|<machine>|<last good>..<first bad>|<guard>``, has the PR key's form
-with the commit range where the PR's ``<base>..<repo>#<pr>`` stands (12 hex digits each, no
-``#``: no PR key can equal it). A rerun on the same results builds the same keys, texts and
-states, so it changes nothing; a later history where the guard is back closes them. Pending
-changes and improvements build no issue.
+The primary body has the commit range once, one section per guard that moved there (its
+evidence under its own heading) and the method once; the linked body says what moved, a line a
+section, and points at the primary. A rerun on the same results builds the same keys, texts and
+states, so it changes nothing; a later history where every section is back closes them.
+Pending changes and improvements are in no alert.
 
 Every note is free of figures that move from one night to the next, so that a standing
-regression is said once, not every night (the fake GitHub and the issue code skip a note equal
-to the bot's latest one); the figures are in the body, filed once.
+regression is said once, not every night (the issue code skips a note equal to the bot's
+latest one); the figures are in the body, kept up to date without a notification.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from bot.decide.types import Guard, GuardKind, PointVerdict, Verdict
-from bot.history.broken import Break
-from bot.history.follow import FollowUp
+from bot.alert.model import change_words
+from bot.decide.types import GUARD_TITLES
+from bot.history.alerts import MainAlert, Part, alerts_of, broken_part, timing_part
 from bot.history.method import Method
-from bot.history.series import Commit, History
+from bot.history.sections import WHAT, commit_ref, now_words, section_lines
 from bot.history.watch import Watch
 from bot.tell.comment import METHOD_SECTION
-from bot.tell.issue import FAMILY, TITLE_WHAT, GuardIssue, IssueSpec, SyncState, repos_for
-from bot.tell.markdown import Section, escape_md, fit, link
-from bot.tell.rows import (
-    BROKEN_HEADER,
-    KERNEL_HEADER,
-    MAIN_HEADER,
-    MAX_MAIN_ROWS,
-    broken_row,
-    kernel_row,
-    main_row,
-    worst_first,
-)
-
-WHAT: dict[GuardKind, str] = {**TITLE_WHAT, "broken": "points that ran stopped running"}
+from bot.tell.issue import IssueSpec
+from bot.tell.markdown import Section, escape_md, fit
 
 
 def method_text(m: Method) -> str:
@@ -54,158 +44,153 @@ def method_text(m: Method) -> str:
     )
 
 
-def history_key(machine: str, last_good: str, first_bad: str, guard: GuardKind) -> str:
-    return f"{FAMILY}|{machine}|{last_good[:12]}..{first_bad[:12]}|{guard}"
+@dataclass(frozen=True)
+class AlertIssue:
+    """An alert and what the filer gets for it: the spec, and the night's note (said once)."""
+
+    alert: MainAlert
+    spec: IssueSpec
+    note: str
 
 
-def commit_url(commit: Commit, repo: str | None) -> str | None:
-    """Where a commit can be seen: the package's repository for a package-under-test key of
-    a git spec, nowhere for a key made from a wheel or version (no such commit exists), this
-    repository (``--repo``) otherwise."""
-    prov = commit.runs[0].provenance if commit.runs else None
-    kind = prov.text("under_test", "kind") if prov else None
-    if kind is not None:
-        where = prov.text("under_test", "repository") if prov else None
-        sha = prov.text("under_test", "vcs_commit") if prov else None
-        return (
-            f"https://github.com/{where}/commit/{sha}" if kind == "git" and where and sha else None
-        )
-    return f"https://github.com/{repo}/commit/{commit.sha}" if repo else None
-
-
-def commit_ref(h: History, sha: str, repo: str | None) -> str:
-    commit = next(c for c in h.commits if c.sha == sha)
-    return link(f"`{sha[:12]}`", commit_url(commit, repo))
-
-
-def _title(machine: str, guard: GuardKind, first_bad: str, amount: str = "") -> str:
-    title = (
-        f"RMSNorm backward: {WHAT[guard]} on {machine} since {first_bad[:12]}{amount} (main branch)"
-    )
+def _printable(title: str) -> str:
     return "".join(c if c.isprintable() else " " for c in title)[:256]
 
 
-def _amount(g: Guard) -> str:
-    flagged = [a for a in g.aggregates if a.state == "regressed"]
+def _worst(a: MainAlert) -> Part:
+    broken = [p for p in a.parts if p.guard == "broken"]
+    return broken[0] if broken else max(a.parts, key=lambda p: p.section.size)
+
+
+def _amount(p: Part) -> str:
+    """The worst section's size, as its variant's geometric mean when one moved."""
+    if p.change is None:
+        return f"{p.section.size:.0f} point(s)"
+    g = p.change.change.verdict.guard(p.guard)
+    flagged = [a for a in g.aggregates if a.state == "regressed"] if g else []
     if not flagged:
-        return ""
+        return change_words(p.section.name, p.section.size)
     worst = max(flagged, key=lambda a: a.geomean.estimate)
-    return f" ({worst.variant} geomean {100 * (worst.geomean.estimate - 1):+.1f}%)"
+    return f"{worst.variant} geomean {100 * (worst.geomean.estimate - 1):+.1f}%"
 
 
-def _rows(g: Guard, v: Verdict) -> list[str]:
-    bad: list[PointVerdict] = worst_first(p for p in g.points if p.state == "regressed")
-    shown = (bad or worst_first(g.points))[:MAX_MAIN_ROWS]
-    if g.kind == "ratio":
-        return [MAIN_HEADER, *(main_row(p, v) for p in shown)]
-    return [KERNEL_HEADER, *(kernel_row(p, v) for p in shown)]
-
-
-def _state_words(f: FollowUp, h: History, repo: str | None) -> str:
-    if f.reason:
-        return escape_md(f.reason, 400)
-    if f.state == "recovered" and f.back_at:
-        return f"back since {commit_ref(h, f.back_at, repo)}"
-    if f.state == "recovered" and f.back_before:
-        return (
-            f"back before the same guard regressed again at {commit_ref(h, f.back_before, repo)} "
-            "(a change of its own, with its own issue)"
-        )
-    return {
-        "regressed": "still regressed at the newest commits",
-        "recovered": "back at the newest commits",
-        "hold": "the newest commits are neither clearly regressed nor back",
-    }[f.state]
-
-
-def _timing_issue(
-    w: Watch, f: FollowUp, repo: str | None, repos: tuple[str, ...], label: str
-) -> GuardIssue:
-    h, c = w.history, f.change
-    v = c.verdict
-    g = v.guard(c.guard)
-    assert g is not None
-    key = history_key(h.machine, c.last_good, c.first_bad, c.guard)
-    lines = [
-        f"### RMSNorm backward: main-branch history on {escape_md(h.machine)}",
-        "",
-        f"**This issue tracks: {escape_md(g.title)}** (regressed)",
-        "",
-        f"Last good {commit_ref(h, c.last_good, repo)}, first bad "
-        f"{commit_ref(h, c.first_bad, repo)}: {escape_md(g.summary, 1200)}.",
-        "",
-        f"Decided on {v.runs[0]} run(s) of {c.span.before} commit(s) before "
-        f"against {v.runs[1]} run(s) of {c.span.after} commit(s) after, alpha "
-        f"{w.scan.alpha:.2g} a window ({w.scan.windows} windows at {w.scan.tested} splits "
-        f"tested); {escape_md(w.model, 200)}.",
-        f"Now: {_state_words(f, h, repo)}.",
-        "",
-        *_rows(g, v),
-    ]
-    body = fit(
-        "\n".join(lines),
-        [Section(METHOD_SECTION, method_text(w.method), (), 0)],
-        limit=40_000,
+def alert_title(a: MainAlert) -> str:
+    worst, more = _worst(a), len(a.parts) - 1
+    extra = f", and {more} more" if more else ""
+    return _printable(
+        f"RMSNorm backward: {WHAT[worst.guard]} on {a.machine} since {a.first_bad[:12]} "
+        f"({_amount(worst)}{extra}) (main branch)"
     )
-    note = (
-        f"Main-branch history on {h.machine}: {g.title} between {c.last_good[:12]} and "
-        f"{c.first_bad[:12]}: {_state_words(f, h, repo)}."
-    )
-    spec = IssueSpec(
-        key,
-        _title(h.machine, c.guard, c.first_bad, _amount(g)),
-        body,
-        repos_for(g, repos, v),
-        label,
-    )
-    return GuardIssue(c.guard, spec, f.state, note, h.machine)
 
 
-def _broken_issue(
-    w: Watch, b: Break, repo: str | None, repos: tuple[str, ...], label: str
-) -> GuardIssue:
+def linked_title(a: MainAlert) -> str:
+    return _printable(
+        f"RMSNorm backward slower on {a.machine} since {a.first_bad[:12]} (main branch; "
+        f"tracked in {a.owner})"
+    )
+
+
+def _range(w: Watch, a: MainAlert, repo: str | None) -> str:
     h = w.history
-    key = history_key(h.machine, b.last_good, b.first_bad, "broken")
-    g = Guard("broken", "broken", f"{len(b.points)} point(s) stopped running", b.points)
-    now = {
-        "regressed": "they still fail at the newest commit",
-        "recovered": "every one of them runs again",
-        "hold": "they run again, not yet at enough commits in a row to call it",
-    }[b.follow]
+    return (
+        f"last good {commit_ref(h, a.last_good, repo)}, first bad "
+        f"{commit_ref(h, a.first_bad, repo)}"
+    )
+
+
+def alert_body(w: Watch, a: MainAlert, repo: str | None) -> str:
     lines = [
-        f"### RMSNorm backward: main-branch history on {escape_md(h.machine)}",
+        f"### RMSNorm backward: main-branch history on {escape_md(a.machine)}",
         "",
-        "**This issue tracks: Every point still runs** (broken)",
+        f"**One alert for the break between {_range(w, a, repo)}**: {len(a.parts)} "
+        "section(s), one a guard that moved at this commit range; it closes when every one of "
+        f"them is back. Owner: {escape_md(a.owner)} ({escape_md(a.owner_why)}).",
         "",
-        f"{len(b.points)} point(s) ran at {commit_ref(h, b.last_good, repo)} and fail from "
-        f"{commit_ref(h, b.first_bad, repo)} on. Now: {now}.",
-        "",
-        BROKEN_HEADER,
-        *(broken_row(p) for p in b.points[:MAX_MAIN_ROWS]),
+        f"Alpha {w.scan.alpha:.2g} a window ({w.scan.windows} windows at {w.scan.tested} "
+        f"splits tested); {escape_md(w.model, 200)}.",
     ]
-    body = fit(
-        "\n".join(lines),
-        [Section(METHOD_SECTION, method_text(w.method), (), 0)],
-        limit=40_000,
+    for p in a.parts:
+        lines += section_lines(w.history, p, repo)
+    head = "\n".join(lines)
+    return fit(head, [Section(METHOD_SECTION, method_text(w.method), (), 0)], limit=40_000)
+
+
+def linked_body(w: Watch, a: MainAlert, repo: str | None) -> str:
+    """The short issue in another repository: what moved, a line a section, and where the
+    evidence and the discussion are."""
+    lines = [
+        f"**A main-branch performance alert on {escape_md(a.machine)}, filed in "
+        f"{escape_md(a.owner)}** ({escape_md(a.owner_why)}): the evidence and the discussion "
+        "are in the primary issue linked below. This one closes with it.",
+        "",
+        f"The break: {_range(w, a, repo)}.",
+        "",
+    ]
+    lines += [f"- {WHAT[p.guard]}: {change_words(p.section.name, p.section.size)}" for p in a.parts]
+    return "\n".join(lines)
+
+
+def alert_note(w: Watch, a: MainAlert, repo: str | None) -> str:
+    """The night's follow-up: each section's state in words (no figure that moves nightly),
+    so it changes, and is posted, only when a section's state does or a section joins."""
+    said = "; ".join(f"{GUARD_TITLES[p.guard]}: {now_words(w.history, p, repo)}" for p in a.parts)
+    end = " Every section is back: closed as completed." if a.state == "recovered" else ""
+    return (
+        f"Main-branch history on {a.machine} between {a.last_good[:12]} and "
+        f"{a.first_bad[:12]}: {said}.{end}"
     )
-    note = (
-        f"Main-branch history on {h.machine}: {len(b.points)} point(s) stopped running between "
-        f"{b.last_good[:12]} and {b.first_bad[:12]}: {now}."
-    )
-    amount = f" ({len(b.points)} point(s))"
+
+
+def alert_issue(w: Watch, a: MainAlert, repo: str | None, label: str) -> AlertIssue:
     spec = IssueSpec(
-        key, _title(h.machine, "broken", b.first_bad, amount), body, repos_for(g, repos), label
+        a.key,
+        alert_title(a),
+        alert_body(w, a, repo),
+        a.repos,
+        label,
+        linked_title=linked_title(a),
+        linked_body=linked_body(w, a, repo),
+        sizes=tuple(sorted(a.sizes.items())),
     )
-    state: SyncState = b.follow
-    return GuardIssue("broken", spec, state, note, h.machine)
+    return AlertIssue(a, spec, alert_note(w, a, repo))
 
 
 def watch_issues(
     watches: Sequence[Watch], repo: str | None, repos: tuple[str, ...], label: str
-) -> tuple[GuardIssue, ...]:
-    """Every issue the histories ask for: confirmed regressions and breaks, never pending."""
-    out: list[GuardIssue] = []
+) -> tuple[AlertIssue, ...]:
+    """Every alert the histories ask for: confirmed regressions and breaks, never pending,
+    grouped by machine and commit range."""
+    out: list[AlertIssue] = []
     for w in watches:
-        out += [_timing_issue(w, f, repo, repos, label) for f in w.follow]
-        out += [_broken_issue(w, b, repo, repos, label) for b in w.breaks if b.confirmed]
+        machine = w.history.machine
+        parts = [timing_part(machine, f) for f in w.follow]
+        parts += [broken_part(machine, b) for b in w.breaks if b.confirmed]
+        out += [alert_issue(w, a, repo, label) for a in alerts_of(w, parts, repos, repo)]
     return tuple(out)
+
+
+def alert_json(ai: AlertIssue) -> dict[str, Any]:
+    """The alert as ``history --json`` gives it: its key, state, repositories and sections."""
+    a = ai.alert
+    return {
+        "key": a.key,
+        "machine": a.machine,
+        "last_good": a.last_good,
+        "first_bad": a.first_bad,
+        "state": a.state,
+        "primary": a.owner,
+        "linked": list(a.repos[1:]),
+        "owner_why": a.owner_why,
+        "title": ai.spec.title,
+        "note": ai.note,
+        "sections": [
+            {
+                "name": p.section.name,
+                "guard": p.guard,
+                "state": p.follow,
+                "size": p.section.size,
+                "owner": p.section.owner,
+            }
+            for p in a.parts
+        ],
+    }

@@ -1,8 +1,8 @@
 """What ``history`` prints (pure): a readable report per machine, and the same as JSON.
 
 Every change says its guard, the last good and the first bad commit, its size with its 95%
-interval (the strongest evidence: a variant's geometric mean or a point) and what its linked
-issue does; a pending change says how many more commits would let it speak.
+interval (the strongest evidence: a variant's geometric mean or a point) and what its alert
+does; a pending change says how many more commits would let it speak.
 """
 
 from __future__ import annotations
@@ -24,10 +24,12 @@ from bot.history.watch import Watch
 SCHEMA = "perfbot-history/1"
 #: Commits listed in the text (the first and last half of it); --json lists every one.
 LISTED = 20
+#: What a confirmed change's section does to its alert (bot/history/alerts.py): the alert
+#: stands while any of its sections does, and closes when every one is back.
 ISSUE_WORDS = {
-    "regressed": "still regressed at the newest commits: its linked issues open or stay open",
-    "recovered": "back: its linked issues close",
-    "hold": "neither clearly regressed nor back at the newest commits: open issues get a note",
+    "regressed": "still regressed at the newest commits: its alert opens or stays open",
+    "recovered": "back: its alert closes once every section of it is back",
+    "hold": "neither clearly regressed nor back at the newest commits: an open alert gets a note",
 }
 
 

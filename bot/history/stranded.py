@@ -1,18 +1,24 @@
-"""The bot's open history issues that no current change matches (pure): what to say on each,
+"""The bot's open history issues that no current alert matches (pure): what to say on each,
 and whether to close it.
 
 As the history grows, each window is tested at a smaller alpha, and a split confirmed on a
 short history can move by a commit as commits arrive (docs/HISTORY.md), so a change confirmed
 earlier may later no longer be confirmed, or be confirmed at a neighbouring split under
-another key. Its issue then gets no follow-up from the changes and would stay open for ever.
+another key. Its issue then gets no follow-up from the alerts and would stay open for ever.
 Each such issue is judged here on its own range, as a confirmed regression is (follow.py): its
-before window against the later changes of its guard and the newest commits. It gets one note
-saying that the history no longer shows the change and what it shows near that range (said
-once: the note carries a hidden marker, and an issue that has it gets no second one), and it
-is closed as not planned only when the series at that range is back within the threshold;
-otherwise it stays open with the note.
+before window against the later changes of its guard and the newest commits, for every guard
+it has a section of (read from the sizes marker it was filed with, ``machine/guard`` names;
+without one, every guard). It gets one note saying that the history no longer shows the change
+and what it shows near that range (said once: the note carries a hidden marker, and an issue
+that has it gets no second one), and it is closed as not planned only when every one of those
+guards is back within the threshold there; otherwise it stays open with the note.
 
-Only keys of the history's form for this machine whose two commits are in the history are
+Issues filed before alerts have one guard each, ``|<guard>`` after the range. They are judged
+the same way on that guard; when a current alert at the same range has a section of that guard,
+the note says the change is now tracked there, and the issue closes as completed once its
+guard is back (the alert's section closes the same night).
+
+Only keys of the history's forms for this machine whose two commits are in the history are
 judged; anything else (another machine, a PR key, a range this history does not hold) is left
 alone.
 """
@@ -20,12 +26,15 @@ alone.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 
-from bot.decide.types import GuardKind
+from bot.decide.types import GUARD_TITLES, GuardKind
+from bot.history.alerts import ORDER, alert_key
 from bot.history.changepoint import Change
 from bot.history.follow import range_state
-from bot.history.issues import WHAT, history_key
+from bot.history.sections import WHAT
 from bot.history.watch import Watch
 from bot.tell.issue import FAMILY
 
@@ -33,31 +42,37 @@ NOTE_MARK = "<!-- fusion-perfbot-stranded -->"
 CLOSED_MARK = "<!-- fusion-perfbot-stranded-closed -->"
 _KEY = re.compile(
     rf"{re.escape(FAMILY)}\|(?P<machine>[^|]+)\|(?P<good>[0-9a-f]{{12}})\.\."
-    r"(?P<bad>[0-9a-f]{12})\|(?P<guard>ratio|nvfuser|thunder|broken)"
+    r"(?P<bad>[0-9a-f]{12})(?:\|(?P<guard>ratio|nvfuser|thunder|broken))?"
 )
-_GUARDS: dict[str, GuardKind] = {
-    "ratio": "ratio",
-    "nvfuser": "nvfuser",
-    "thunder": "thunder",
-    "broken": "broken",
-}
+_GUARDS: dict[str, GuardKind] = {g: g for g in ORDER}
+Reason = Literal["completed", "not_planned"]
 
 
 @dataclass(frozen=True)
 class Stranded:
     key: str
-    guard: GuardKind
-    back: bool  # the series at that range is back within the threshold: close as not planned
+    guards: tuple[GuardKind, ...]  # what the issue tracks at its range
+    back: bool  # every one of them is back within the threshold there: close it
+    reason: Reason  # how it closes
     note: str  # said once (carries NOTE_MARK)
     closed_note: str  # said when it closes after its note (carries CLOSED_MARK)
 
 
-def parse_key(key: str) -> tuple[str, str, str, GuardKind] | None:
-    """machine, last good, first bad (12 hex digits each) and guard of a history key."""
+def parse_key(key: str) -> tuple[str, str, str, GuardKind | None] | None:
+    """machine, last good, first bad (12 hex digits each) and, for a key of an issue filed
+    before alerts, its guard."""
     m = _KEY.fullmatch(key)
     if m is None:
         return None
-    return m["machine"], m["good"], m["bad"], _GUARDS[m["guard"]]
+    return m["machine"], m["good"], m["bad"], _GUARDS[m["guard"]] if m["guard"] else None
+
+
+def guards_of(sizes: Mapping[str, float] | None, machine: str) -> tuple[GuardKind, ...]:
+    """The guards an alert's issue has sections of, from its sizes marker; every guard when
+    it names none (it cannot then say which, and closes only when all are back)."""
+    named = {name.rpartition("/")[2] for name in sizes or {} if name.rpartition("/")[0] == machine}
+    found = tuple(g for g in ORDER if g in named)
+    return found or ORDER
 
 
 def _index(w: Watch, prefix: str) -> int | None:
@@ -71,7 +86,7 @@ def _near(w: Watch, guard: GuardKind, split: int) -> str:
         near = [
             f"points failing from {b.first_bad[:12]} ("
             + (
-                f"confirmed, key `{history_key(machine, b.last_good, b.first_bad, 'broken')}`"
+                f"confirmed, key `{alert_key(machine, b.last_good, b.first_bad)}`"
                 if b.confirmed
                 else "pending"
             )
@@ -86,7 +101,7 @@ def _near(w: Watch, guard: GuardKind, split: int) -> str:
             return f"{where} (pending)"
         if c.direction == "improved":
             return f"{where} (confirmed)"
-        return f"{where} (confirmed, key `{history_key(machine, c.last_good, c.first_bad, guard)}`)"
+        return f"{where} (confirmed, key `{alert_key(machine, c.last_good, c.first_bad)}`)"
 
     changes = sorted((*w.scan.changes, *w.scan.pending), key=lambda c: c.span.split)
     near = [
@@ -99,13 +114,43 @@ def _near(w: Watch, guard: GuardKind, split: int) -> str:
 
 def _back(w: Watch, guard: GuardKind, split: int) -> bool:
     if guard == "broken":
-        return all(b.follow == "recovered" for b in w.breaks)
+        here = [b for b in w.breaks if b.confirmed and b.split == split]
+        return all(b.follow == "recovered" for b in here or w.breaks)
     return range_state(w.table, w.scan, guard, split, w.method, w.model) == "recovered"
 
 
-def stranded(w: Watch, key: str, current: frozenset[str]) -> Stranded | None:
-    """What to do with the bot's open issue for ``key``, when it is one of ``w``'s history
-    keys that no current change matches (``current``: the keys the history files now)."""
+def _superseded(key: str, guard: GuardKind, alert: str, back: bool) -> Stranded:
+    machine, good, bad, _ = parse_key(key) or ("", "", "", None)
+    what = WHAT[guard]
+    then = (
+        "It is back within the threshold: closed as completed."
+        if back
+        else "It is not back within the threshold: this issue stays open with this note, and "
+        "is closed as completed once it is."
+    )
+    note = (
+        f"{NOTE_MARK}\nMain-branch history on {machine}: this change ({what} between {good} "
+        f"and {bad}) is now a section of one alert with every guard that moved at this range, "
+        f"key `{alert}`: the bot files one issue per break on main, in the repository that "
+        f"owns it, and a short linked one in the other. This issue, filed before, is followed "
+        f"until its guard is back. {then}"
+    )
+    closed = (
+        f"{CLOSED_MARK}\nMain-branch history on {machine}: {what} at {good}..{bad} is back "
+        f"within the threshold: closed as completed (the alert `{alert}` tracks this range)."
+    )
+    return Stranded(key, (guard,), back, "completed", note, closed)
+
+
+def stranded(
+    w: Watch,
+    key: str,
+    current: Mapping[str, frozenset[GuardKind]],
+    sizes: Mapping[str, float] | None = None,
+) -> Stranded | None:
+    """What to do with the bot's open issue for ``key``, when it is of one of ``w``'s key
+    forms and no current alert is under it (``current``: the alerts' keys and the guards of
+    their sections; ``sizes``: the issue's sizes marker)."""
     parsed = parse_key(key)
     if key in current or parsed is None or parsed[0] != w.history.machine:
         return None
@@ -113,24 +158,34 @@ def stranded(w: Watch, key: str, current: frozenset[str]) -> Stranded | None:
     i, j = _index(w, good), _index(w, bad)
     if i is None or j is None or j <= i:
         return None
-    back = _back(w, guard, i)
-    what = WHAT[guard]
+    guards = (guard,) if guard else guards_of(sizes, machine)
+    unsettled = [g for g in guards if not _back(w, g, i)]
+    back = not unsettled
+    alert = alert_key(machine, good, bad)
+    if guard is not None and guard in current.get(alert, frozenset()):
+        return _superseded(key, guard, alert, back)
+    what = ", ".join(WHAT[g] for g in guards)
+    near = "; ".join(
+        f"{GUARD_TITLES[g]}: {_near(w, g, i)}" if len(guards) > 1 else _near(w, g, i)
+        for g in guards
+    )
+    which = f" ({', '.join(GUARD_TITLES[g] for g in unsettled)})" if len(guards) > 1 else ""
     then = (
         "The series at that range is back within the threshold: closed as not planned."
         if back
-        else "The series at that range is not back within the threshold: this issue stays "
-        "open with this note, and is closed as not planned once it is."
+        else f"The series at that range is not back within the threshold{which}: this issue "
+        "stays open with this note, and is closed as not planned once it is."
     )
     note = (
         f"{NOTE_MARK}\nMain-branch history on {machine}: the history no longer shows this "
         f"change ({what} between {good} and {bad}). As commits arrive each window is tested "
         "at a smaller alpha and a split can move by a commit, so a change confirmed on a "
         "shorter history may no longer be confirmed, or be confirmed at a neighbouring split "
-        f"under another key. Near that range it now shows: {_near(w, guard, i)}. {then}"
+        f"under another key. Near that range it now shows: {near}. {then}"
     )
     closed = (
         f"{CLOSED_MARK}\nMain-branch history on {machine}: the series at {good}..{bad} "
         f"({what}) is back within the threshold: closed as not planned (the history no "
         "longer shows this change)."
     )
-    return Stranded(key, guard, back, note, closed)
+    return Stranded(key, guards, back, "not_planned", note, closed)

@@ -4,6 +4,7 @@ section is one comment, created once, left unchanged by a re-run, never a human'
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -140,9 +141,10 @@ def test_without_a_token_the_section_is_printed_not_posted(
 def test_a_history_break_gives_the_points_and_the_issue_by_its_key(
     tmp_path: Path, fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`history` finds Thunder 0.2.5's break after six stock runs and files it; its JSON names
-    the broken points and its key the issue: the bisect over the nightlies before 0.2.5 takes
-    both and lands its section there."""
+    """`history` finds Thunder 0.2.5's break after six stock runs and files its alert; its
+    JSON names the broken points and the alert's key, and the key the primary issue (in
+    Thunder, whose points broke): the bisect over the nightlies before 0.2.5 takes both and
+    lands its section there."""
     order = tmp_path / "order.txt"
     order.write_text("\n".join(["06f650c8", "da17d548", "6c840f30", "022fefdd", "324c493b",
                                 "016e16b1", "f888795e", "0e8c6c35"]) + "\n")  # fmt: skip
@@ -152,7 +154,9 @@ def test_a_history_break_gives_the_points_and_the_issue_by_its_key(
     argv = ["history", *(f"--results={f}" for f in folders), "--order", str(order),
             "--config", str(REPO_ROOT / "perfbot.toml"), "--json", str(history)]  # fmt: skip
     assert cli.main(argv, env=_env(fake_github)) == ExitCode.BROKEN
-    key = "rmsnorm-bwd|nvidia-h200|016e16b1cc86..f888795e1358|broken"
+    (alert,) = json.loads(history.read_text())["alerts"]
+    key = "rmsnorm-bwd|nvidia-h200|016e16b1cc86..f888795e1358"  # the break's alert: its range
+    assert (alert["key"], alert["primary"]) == (key, THUNDER)
     code, data = bisect(
         tmp_path, [*NIGHTLIES, BROKEN], "--from-report", str(history), "--repo", THUNDER,
         "--issue-key", key, points="", env=_env(fake_github),

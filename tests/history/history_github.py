@@ -1,5 +1,6 @@
 """What the history tests that file issues share: the configuration, a night's run of
-``history`` on a tiled history against the fake GitHub, and the keys and writes they check."""
+``history`` on a tiled history against the fake GitHub, and the keys (of an alert, and of an
+issue filed before alerts) and writes they check."""
 
 from __future__ import annotations
 
@@ -19,10 +20,17 @@ def github_env(fake: LocalGitHub) -> dict[str, str]:
     return {"GITHUB_TOKEN": BOT_TOKEN, "GITHUB_API_URL": fake.base_url}
 
 
-def key_at(case: str, split: int, guard: GuardKind = "thunder") -> str:
-    """The issue key of the change a tiled history ``case`` has after commit ``split``, spelled
-    out as docs/HISTORY.md gives it (family, machine, last good..first bad at 12 digits, guard)
-    rather than made by the code under test."""
+def key_at(case: str, split: int) -> str:
+    """The key of the alert a tiled history ``case`` has after commit ``split``, spelled out
+    as docs/HISTORY.md gives it (family, machine, last good..first bad at 12 digits) rather
+    than made by the code under test."""
+    last_good, first_bad = made_up(case, split)[:12], made_up(case, split + 1)[:12]
+    return f"rmsnorm-bwd|nvidia-h200|{last_good}..{first_bad}"
+
+
+def legacy_key_at(case: str, split: int, guard: GuardKind = "thunder") -> str:
+    """The key an issue filed before alerts has for that change and guard (one issue per
+    range and guard): the alert's key, then ``|<guard>``."""
     last_good, first_bad = made_up(case, split)[:12], made_up(case, split + 1)[:12]
     return f"rmsnorm-bwd|nvidia-h200|{last_good}..{first_bad}|{guard}"
 

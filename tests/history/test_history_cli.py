@@ -13,8 +13,8 @@ from paths import DATA, run_bot
 
 from bot.commands import cli
 from bot.exitcodes import ExitCode
-from bot.history.issues import commit_url
 from bot.history.load import load_histories
+from bot.history.sections import commit_url
 from bot.results.types import BENCH_KERNEL
 
 NIGHTLIES = DATA / "h200-thunder-nightlies" / "results"

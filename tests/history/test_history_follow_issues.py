@@ -1,8 +1,8 @@
-"""Each confirmed regression's linked issues are judged on its own change, over the fake
-GitHub, night after night, on recorded runs tiled under made-up commits (history_tiled.py): a
-later regression of the same guard gets its own issues and leaves the first one's alone, and
-the first one closes when the guard is back where it started, not when the later one alone
-recovers (it would then stay open for ever)."""
+"""Each alert is judged on its own changes, over the fake GitHub, night after night, on recorded
+runs tiled under made-up commits (history_tiled.py): a later regression of the same guards gets
+its own alert and leaves the first one's alone, and the first one closes when its guards are
+back where they started, not when the later one alone recovers (it would then stay open for
+ever)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from pathlib import Path
 
 from history_github import key_at, night
 
-from bot.decide.types import GuardKind
 from bot.exitcodes import ExitCode
 from bot.github.fake import BOT_LOGIN, LocalGitHub
 from bot.github.issue_body import key_marker
@@ -18,9 +17,10 @@ from bot.github.issue_body import key_marker
 FUSER, THUNDER = "NVIDIA/Fuser", "Lightning-AI/lightning-thunder"
 
 
-def states(fake: LocalGitHub, case: str, split: int, guard: GuardKind = "thunder") -> list[str]:
-    """The state of the bot's issue for the change at ``split`` in each repository."""
-    key = key_at(case, split, guard)
+def states(fake: LocalGitHub, case: str, split: int) -> list[str]:
+    """The state of the bot's issue for the alert at ``split`` in each repository (Thunder's
+    kernels and the ratio moved there: one alert, one issue a repository)."""
+    key = key_at(case, split)
     out = []
     for repo in (FUSER, THUNDER):
         found = [
@@ -61,3 +61,18 @@ def test_a_later_regression_after_a_return_does_not_reopen_the_first(
     assert night(fake_github, tmp_path, case, "SSSSSSTTSSTT") == ExitCode.REGRESSION
     assert states(fake_github, case, 5) == ["closed", "closed"]  # not reopened
     assert states(fake_github, case, 9) == ["open", "open"]  # its own issues
+
+
+def test_a_standing_alert_is_said_once_not_every_night(
+    fake_github: LocalGitHub, tmp_path: Path
+) -> None:
+    """The night after the alert opened, one more slower commit moves its figures (the body,
+    kept up to date without a notification) but not its sections' states: no comment."""
+    case = "standing"
+    assert night(fake_github, tmp_path, case, "SSSSSSTT") == ExitCode.REGRESSION
+    bodies = [i.body for r in (FUSER, THUNDER) for i in fake_github.state.issues(r)]
+    assert night(fake_github, tmp_path, case, "SSSSSSTTT") == ExitCode.REGRESSION
+    issues = [i for r in (FUSER, THUNDER) for i in fake_github.state.issues(r)]
+    assert len(issues) == 2 and [i.state for i in issues] == ["open", "open"]
+    assert [i.body for i in issues] != bodies  # the figures moved
+    assert all(fake_github.state.comments_on(i.repo, i.number) == [] for i in issues)

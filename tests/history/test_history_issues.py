@@ -1,11 +1,13 @@
-"""``python -m bot history`` against the fake GitHub (real PyGithub over HTTP): a confirmed
-regression opens linked issues in both repositories, each linking the other; a rerun on the
-same results changes nothing; a later history where the guard is back closes them; a pending
-change never files; a failed GitHub step is exit 4 with the report still printed."""
+"""``python -m bot history`` against the fake GitHub (real PyGithub over HTTP): a break on main
+is one alert, one issue in the repository that owns it with a section a guard and a short
+linked one in the other, each linking the other; a rerun on the same results changes nothing;
+a later history where every section is back closes both; a pending change never files; a
+failed GitHub step is exit 4 with the report still printed."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -37,35 +39,43 @@ def _snapshot(fake: LocalGitHub) -> list[object]:
     ]
 
 
-def test_regression_rerun_and_recovery(
+KEY = "rmsnorm-bwd|nvidia-h200|016e16b1cc86..63e9dde7503b"  # the STEP's alert, spelled out
+
+
+def test_the_step_is_one_alert_a_rerun_writes_nothing_the_recovery_closes_both(
     fake_github: LocalGitHub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Thunder +2% on main moves Thunder's kernel time and the ratio at one split: one alert,
+    keyed by the range alone, one issue in Thunder (the owner) with both sections and one
+    short linked issue in Fuser; before alerts it was four issues (each guard, each repo)."""
     env = github_env(fake_github)
-    assert (
-        cli.main(_history(tmp_path, STEP, "--repo", "NVIDIA/Fuser"), env=env) == ExitCode.REGRESSION
-    )
+    assert cli.main(_history(tmp_path, STEP, "--repo", FUSER), env=env) == ExitCode.REGRESSION
     out = capsys.readouterr().out
     assert "[regressed] Thunder's own kernel time: last good 016e16b1, first bad 63e9dde7" in out
     issues = _issues(fake_github)
-    assert [len(found) for found in issues.values()] == [2, 2]  # ratio and Thunder, each repo
-    for guard in ("ratio", "thunder"):
-        pair = {
-            repo: next(i for i in found if f"|{guard} -->" in (i.body or ""))
-            for repo, found in issues.items()
-        }
-        fuser, thunder = pair[FUSER], pair[THUNDER]
-        body = fuser.body or ""
-        assert fuser.state == thunder.state == "open"
-        assert f"[{THUNDER}#{thunder.number}](" in body and f"[{FUSER}#{fuser.number}](" in (
-            thunder.body or ""
-        )
-        assert "016e16b1cc86" in body and "63e9dde7503b" in body  # the range: last good, first bad
-        assert (
-            "https://github.com/NVIDIA/Fuser/commit/63e9dde7503b46d0e18fb3173d688d039ae3f0ad"
-            in body
-        )
-        assert "main branch" in (fuser.title or "") and "since 63e9dde7503b" in (fuser.title or "")
+    assert [len(found) for found in issues.values()] == [1, 1]
+    (fuser,), (thunder,) = issues[FUSER], issues[THUNDER]
+    primary, linked = thunder.body or "", fuser.body or ""
+    for body in (primary, linked):
+        assert f"<!-- fusion-perfbot-key: {KEY} -->" in body
+        assert "<!-- fusion-perfbot-sizes: nvidia-h200/ratio=1.02" in body
+        assert ",nvidia-h200/thunder=1.02" in body
         assert f"{THUNDER} (primary)" in body  # Thunder's kernels moved: its repository first
+    assert fuser.state == thunder.state == "open"
+    assert f"[{FUSER}#{fuser.number}](" in primary and f"[{THUNDER}#{thunder.number}](" in linked
+    assert primary.count("\n#### ") == 2  # a section a guard, each under its own heading
+    assert "#### Thunder's own kernel time (regressed)" in primary
+    assert "#### Thunder/nvFuser kernel-time ratio (regressed)" in primary
+    assert primary.count("How this is decided") == 1  # the method once
+    assert primary.count("**One alert for the break between last good") == 1  # the range once
+    commit = "https://github.com/NVIDIA/Fuser/commit/63e9dde7503b46d0e18fb3173d688d039ae3f0ad"
+    assert commit in primary and commit in linked
+    assert "main branch" in (thunder.title or "") and "since 63e9dde7503b" in (thunder.title or "")
+    assert "and 1 more" in (thunder.title or "")
+    assert f"tracked in {THUNDER}" in (fuser.title or "")
+    assert f"filed in {THUNDER}**" in linked and "| point |" not in linked  # short: no table
+    assert "- Thunder's kernels slower: +2." in linked
+    assert "- Thunder slower relative to nvFuser: +2." in linked
     capsys.readouterr()
 
     before, written = _snapshot(fake_github), writes(fake_github)  # the same run again
@@ -76,13 +86,42 @@ def test_regression_rerun_and_recovery(
     later = [*STEP, *STOCK[6:9]]  # Thunder back at 223f991a
     assert cli.main(_history(tmp_path, later), env=env) == ExitCode.OK_NO_REGRESSION
     for found in _issues(fake_github).values():
-        assert [i.state for i in found] == ["closed", "closed"]
-        for issue in found:
-            (note,) = [c.body for c in fake_github.state.comments_on(issue.repo, issue.number)]
-            assert "back since" in note and "223f991a" in note
+        (issue,) = found
+        assert (issue.state, issue.state_reason) == ("closed", "completed")
+        (note,) = [c.body for c in fake_github.state.comments_on(issue.repo, issue.number)]
+        assert note.count("back since") == 2 and "223f991a" in note
+        assert "Every section is back: closed as completed." in note
     after = _snapshot(fake_github)
     assert cli.main(_history(tmp_path, later), env=env) == ExitCode.OK_NO_REGRESSION
     assert _snapshot(fake_github) == after  # closed stays closed, no note twice
+
+
+def test_a_closed_alert_stays_closed_and_is_told_once_when_a_section_joins(
+    fake_github: LocalGitHub, tmp_path: Path
+) -> None:
+    """A maintainer closed the alert while it showed the ratio alone (the sizes marker of a
+    night when only the ratio was confirmed); now Thunder's kernels are a section too: one
+    comment on each closed issue naming the section that joined, never a reopen, and the next
+    night says nothing (the marker moved on)."""
+    env = github_env(fake_github)
+    assert cli.main(_history(tmp_path, STEP), env=env) == ExitCode.REGRESSION
+    for found in _issues(fake_github).values():
+        (issue,) = found
+        ratio_alone = re.sub(r"(fusion-perfbot-sizes: [^,]*),\S*", r"\1", issue.body or "")
+        assert ratio_alone != issue.body
+        issue.body, issue.state, issue.state_reason = ratio_alone, "closed", "completed"
+    assert cli.main(_history(tmp_path, STEP), env=env) == ExitCode.REGRESSION
+    for found in _issues(fake_github).values():
+        (issue,) = found
+        assert (issue.state, issue.state_reason) == ("closed", "completed")
+        (note,) = [c.body for c in fake_github.state.comments_on(issue.repo, issue.number)]
+        assert note.startswith(
+            "Clearly worse on nvidia-h200's main branch at 016e16b1cc86..63e9dde7503b"
+        )
+        assert "nvidia-h200/thunder: new → +2.8%" in note and "leaves this issue closed" in note
+    before = _snapshot(fake_github)
+    assert cli.main(_history(tmp_path, STEP), env=env) == ExitCode.REGRESSION
+    assert _snapshot(fake_github) == before
 
 
 def test_a_pending_change_files_nothing(fake_github: LocalGitHub, tmp_path: Path) -> None:
@@ -107,12 +146,12 @@ def test_a_pending_break_files_nothing(
 def test_a_break_files_its_issue_with_the_error(fake_github: LocalGitHub, tmp_path: Path) -> None:
     code = cli.main(_history(tmp_path, [*STOCK[:6], *BROKEN]), env=github_env(fake_github))
     assert code == ExitCode.BROKEN
-    marker = (
-        "<!-- fusion-perfbot-key: rmsnorm-bwd|nvidia-h200|016e16b1cc86..f888795e1358|broken -->"
-    )
-    found = [i for i in _issues(fake_github)[THUNDER] if marker in (i.body or "")]
-    (issue,) = found
+    marker = "<!-- fusion-perfbot-key: rmsnorm-bwd|nvidia-h200|016e16b1cc86..f888795e1358 -->"
+    (issue,) = [i for i in _issues(fake_github)[THUNDER] if marker in (i.body or "")]
     assert "not a valid Executor" in (issue.body or "") and "18 point(s)" in (issue.title or "")
+    assert "#### Every point still runs (broken)" in (issue.body or "")
+    (linked,) = _issues(fake_github)[FUSER]  # Thunder's points broke: Fuser gets the short one
+    assert marker in (linked.body or "") and "not a valid Executor" not in (linked.body or "")
 
 
 def test_without_a_token_it_says_what_it_would_file(
@@ -121,8 +160,12 @@ def test_without_a_token_it_says_what_it_would_file(
     assert cli.main(_history(tmp_path, STEP), env={}) == ExitCode.REGRESSION
     out = capsys.readouterr().out
     assert "DRY RUN (no GITHUB_TOKEN or PERFBOT_ISSUES_TOKEN): no issue was touched." in out
-    assert f"[thunder] Would open or update linked issues in {THUNDER}, {FUSER}" in out
-    assert "  key: rmsnorm-bwd|nvidia-h200|016e16b1cc86..63e9dde7503b|thunder" in out
+    assert (
+        f"[016e16b1..63e9dde7] Would open or update the alert's issues in {THUNDER} (primary), "
+        f"{FUSER} (linked)\n  key: {KEY}\n  owner: what moved points at Thunder\n"
+        "  sections: nvidia-h200/ratio (regressed, +2.7%), nvidia-h200/thunder (regressed, +2.8%)"
+    ) in out
+    assert out.count("  key: ") == 1  # one alert, not one a guard
 
 
 def test_a_github_failure_is_exit_4_after_the_report(
@@ -163,3 +206,16 @@ def test_json_to_stdout_is_the_json_alone(
     points = next(c["points"] for c in m["changes"] if c["guard"] == "thunder")
     assert points and all(p["low"] > 1.0 and p["point"].startswith("thunder-") for p in points)
     assert [c["sha"][:8] for c in m["commits"]] == STEP
+    (alert,) = data["alerts"]
+    assert (alert["key"], alert["state"], alert["primary"], alert["linked"]) == (
+        KEY,
+        "regressed",
+        THUNDER,
+        [FUSER],
+    )
+    sections = [(s["name"], s["guard"], s["state"], s["owner"]) for s in alert["sections"]]
+    assert sections == [
+        ("nvidia-h200/ratio", "ratio", "regressed", "thunder"),
+        ("nvidia-h200/thunder", "thunder", "regressed", "thunder"),
+    ]
+    assert all(1.02 < s["size"] < 1.03 for s in alert["sections"])

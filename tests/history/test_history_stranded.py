@@ -2,14 +2,17 @@
 no longer shows (a change confirmed on a shorter history whose split moved by a commit, or
 that a smaller alpha no longer confirms: filed here as the earlier run filed it) gets one
 note, with what the history shows near that range, and is closed as not planned only once
-the series there is back within the threshold; a rerun changes nothing; a human's copy of the
-marker is never touched; a dry run touches nothing."""
+the series there is back within the threshold (every section of an alert; the one guard of an
+issue filed before alerts); an issue filed before alerts for the change an alert now tracks is
+followed until its guard is back; a rerun changes nothing; a human's copy of the marker is
+never touched; a dry run touches nothing."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from history_github import key_at, night, writes
+import pytest
+from history_github import key_at, legacy_key_at, night, writes
 
 from bot.exitcodes import ExitCode
 from bot.github.fake import BOT_LOGIN, HUMAN_LOGIN, LocalGitHub
@@ -21,10 +24,15 @@ FUSER, THUNDER = "NVIDIA/Fuser", "Lightning-AI/lightning-thunder"
 LABEL = "perf-regression-bot"
 
 
-def file_earlier(fake: LocalGitHub, key: str) -> list[Issue]:
-    """The issues an earlier run filed for ``key`` (both repositories) and a human's issue
-    quoting its marker."""
-    body = f"{key_marker(key)}\n### RMSNorm backward: main-branch history on nvidia-h200"
+#: The sizes marker an alert of Thunder's kernels and the ratio is filed with (its sections).
+BOTH = "<!-- fusion-perfbot-sizes: nvidia-h200/ratio=1.0267,nvidia-h200/thunder=1.0284 -->"
+
+
+def file_earlier(fake: LocalGitHub, key: str, sizes: str = "") -> list[Issue]:
+    """The issues an earlier run filed for ``key`` (both repositories; ``sizes``: the sizes
+    marker of an alert, none for an issue filed before alerts) and a human's issue quoting its
+    marker."""
+    body = f"{key_marker(key)}\n{sizes}\n### RMSNorm backward: main-branch history on nvidia-h200"
     filed = [
         fake.state.add_issue(
             repo, "RMSNorm backward (main branch)", author=BOT_LOGIN, body=body, labels=[LABEL]
@@ -52,11 +60,15 @@ def human(fake: LocalGitHub) -> Issue:
     return issue
 
 
+@pytest.mark.parametrize("legacy", [False, True], ids=["alert", "filed-before-alerts"])
 def test_a_moved_change_is_noted_once_and_closed_when_the_series_is_back(
-    fake_github: LocalGitHub, tmp_path: Path
+    fake_github: LocalGitHub, tmp_path: Path, legacy: bool
 ) -> None:
-    case = "moved"  # the step is at split 5 (S to T); the earlier run filed it at split 4
-    filed = file_earlier(fake_github, key_at(case, 4))
+    """An alert whose range moved (judged by the sections its sizes marker names), and an
+    issue filed before alerts (``|thunder``: judged on its one guard), alike."""
+    case = "moved-legacy" if legacy else "moved"  # the step is at split 5 (S to T)
+    earlier = legacy_key_at(case, 4) if legacy else key_at(case, 4)  # filed at split 4
+    filed = file_earlier(fake_github, earlier, "" if legacy else BOTH)
     assert night(fake_github, tmp_path, case, "SSSSSSTT") == ExitCode.REGRESSION
     for issue in filed:
         assert issue.state == "open"
@@ -64,7 +76,9 @@ def test_a_moved_change_is_noted_once_and_closed_when_the_series_is_back(
         assert NOTE_MARK in note and CLOSED_MARK not in note
         assert "the history no longer shows this change" in note
         assert f"key `{key_at(case, 5)}`" in note  # what it shows near that range, with its key
-        assert "not back within the threshold: this issue stays open" in note
+        assert "not back within the threshold" in note and "this issue stays open" in note
+        assert ("Thunder/nvFuser kernel-time ratio:" in note) is not legacy  # its sections
+        assert "nvFuser's hand-written fusion" not in note  # and no other guard
     assert human(fake_github).state == "open" and not notes(fake_github, human(fake_github))
 
     before, count = snapshot(fake_github), writes(fake_github)
@@ -84,11 +98,44 @@ def test_a_moved_change_is_noted_once_and_closed_when_the_series_is_back(
     assert writes(fake_github) == count and snapshot(fake_github) == before
 
 
+def test_an_issue_filed_before_alerts_at_the_alert_s_range_is_followed_until_its_guard_is_back(
+    fake_github: LocalGitHub, tmp_path: Path
+) -> None:
+    """The ``|thunder`` issue an older bot filed for the very change the alert now tracks: one
+    note pointing at the alert's key, open while Thunder's kernels stand, closed as completed
+    the night they are back (with the alert)."""
+    case = "legacy"
+    filed = file_earlier(fake_github, legacy_key_at(case, 5))
+    assert night(fake_github, tmp_path, case, "SSSSSSTT") == ExitCode.REGRESSION
+    alert = [
+        i
+        for r in (FUSER, THUNDER)
+        for i in fake_github.state.issues(r)
+        if key_marker(key_at(case, 5)) in (i.body or "")
+    ]
+    assert [i.state for i in alert] == ["open", "open"]  # the alert, filed as well
+    for issue in filed:
+        assert issue.state == "open"
+        (note,) = notes(fake_github, issue)
+        said = "now a section of one alert with every guard that moved at this range, key"
+        assert f"{said} `{key_at(case, 5)}`" in note
+        assert "not back within the threshold: this issue stays open" in note
+    before, count = snapshot(fake_github), writes(fake_github)
+    assert night(fake_github, tmp_path, case, "SSSSSSTT") == ExitCode.REGRESSION
+    assert writes(fake_github) == count and snapshot(fake_github) == before  # said once
+    assert night(fake_github, tmp_path, case, "SSSSSSTTSS") == ExitCode.OK_NO_REGRESSION
+    for issue in [*filed, *alert]:
+        assert (issue.state, issue.state_reason) == ("closed", "completed")
+    for issue in filed:
+        first, closing = notes(fake_github, issue)
+        assert NOTE_MARK in first and CLOSED_MARK in closing and "closed as completed" in closing
+
+
 def test_a_change_no_longer_confirmed_where_the_series_is_flat_closes_at_once(
     fake_github: LocalGitHub, tmp_path: Path
 ) -> None:
     case = "flat"
-    filed = file_earlier(fake_github, key_at(case, 5, "ratio"))
+    filed = file_earlier(fake_github, legacy_key_at(case, 5, "ratio"))  # filed before alerts
     assert night(fake_github, tmp_path, case, "SSSSSSSS") == ExitCode.OK_NO_REGRESSION
     for issue in filed:
         assert (issue.state, issue.state_reason) == ("closed", "not_planned")
