@@ -11,6 +11,16 @@ would write into a home goes there, never into the developer's, and no two worke
 PATH loses the folders that hold a Rust toolchain (rustup's ``~/.cargo/bin``): pip runs
 ``rustc --version`` for its user-agent string at every start, 0.15 s through rustup's proxy,
 and the tests start pip about a hundred times; nothing they run compiles Rust.
+
+Where PYTHONDONTWRITEBYTECODE is set (this project's CI machines set it), pytest rewrote and
+compiled every test module again in every worker at every run: 4 s of a 2-core run. The
+session keeps that bytecode under .pytest_cache/pycache instead (``sys.pycache_prefix``), so
+nothing lands beside the sources, which is what the variable is there for.
+
+Test files run longest first (pytest-xdist hands out whole files in collection order), by the
+seconds each took in the last run that ran it (pytest's cache, key ``perfbot/file-seconds``):
+a long file started last leaves the other worker idle at the end. A file with no record yet
+goes first, in collection order; without the cache the order is pytest's.
 """
 
 from __future__ import annotations
@@ -18,7 +28,9 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import sys
 import tempfile
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -37,6 +49,9 @@ _saved_home: dict[str, str | None] = {}
 
 def pytest_configure(config: pytest.Config) -> None:
     """Give this process a home of its own, and a PATH without rustc, before any test runs."""
+    if sys.flags.dont_write_bytecode and getattr(config, "cache", None) is not None:
+        sys.pycache_prefix = str(config.cache.mkdir("pycache"))
+        sys.dont_write_bytecode = False
     home = Path(tempfile.mkdtemp(prefix="perfbot-test-home-"))
     for name in _HOME_VARIABLES:
         _saved_home[name] = os.environ.get(name)
@@ -53,12 +68,53 @@ def pytest_configure(config: pytest.Config) -> None:
 SLOW_KINDS = ("docs", "browser", "network")
 
 
+#: pytest's cache key of the seconds each test file took when it last ran.
+FILE_SECONDS = "perfbot/file-seconds"
+_seconds_this_run: defaultdict[str, float] = defaultdict(float)
+
+
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A docs, browser or network test is a slow one: the default run leaves it out."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A docs, browser or network test is a slow one: the default run leaves it out. Files
+    run longest first (the module docstring says why)."""
     for item in items:
         if any(item.get_closest_marker(kind) for kind in SLOW_KINDS):
             item.add_marker(pytest.mark.slow)
+    cache = getattr(config, "cache", None)
+    seconds = cache.get(FILE_SECONDS, {}) if cache is not None else {}
+    if isinstance(seconds, dict) and seconds:
+        first: dict[str, int] = {}
+        for index, item in enumerate(items):
+            first.setdefault(_file_of(item.nodeid), index)
+
+        def order(item: pytest.Item) -> tuple[float, int]:
+            file = _file_of(item.nodeid)
+            taken = seconds.get(file)
+            if not isinstance(taken, (int, float)):
+                return (-float("inf"), first[file])
+            return (-float(taken), first[file])
+
+        items.sort(key=order)  # stable: a file's own tests keep their order
+
+
+def _file_of(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Seconds a file took, counted where the reports meet (the controller, or a serial run)."""
+    _seconds_this_run[_file_of(report.nodeid)] += report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    cache = getattr(session.config, "cache", None)
+    if cache is None or hasattr(session.config, "workerinput") or not _seconds_this_run:
+        return
+    known = cache.get(FILE_SECONDS, {})
+    merged = dict(known) if isinstance(known, dict) else {}
+    merged.update({file: round(taken, 2) for file, taken in _seconds_this_run.items()})
+    cache.set(FILE_SECONDS, merged)
+    _seconds_this_run.clear()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

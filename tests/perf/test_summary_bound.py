@@ -9,6 +9,7 @@ the default run leaves them out, CI runs them (``pytest -m slow``). The nightly 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from random import Random
@@ -57,17 +58,25 @@ def _tiled(out: Path, machines: tuple[str, ...], **options: object) -> Path:
 
 
 @pytest.fixture(scope="module")
-def nightly(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The nightly-sized pairs on three machines: each run tiled once a session
-    (tests/perf/tiled_runs.py), its captures beside it, as _tiled puts them."""
+def nightly(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """nightly(head): the nightly-sized pair of BASE and head on three machines, each run tiled
+    once a session (tests/perf/tiled_runs.py), its captures beside it, as _tiled puts them;
+    made when a test first asks for that head (the default run asks for one)."""
     assert TILED_SOURCE == SOURCE
-    out = tmp_path_factory.mktemp("nightly") / "results"
-    for machine in MACHINES:
-        for commit in (BASE, REGRESSED, SAME):
-            done = tiled_copy(tmp_path_factory, out, commit, machine)
-            beside = out / machine / f"{done.commit}.captures"
-            shutil.copytree(DATA / "h200-captures" / CAPTURES[commit], beside)
-    return out
+    made: dict[str, Path] = {}
+
+    def folder(head: str) -> Path:
+        if head not in made:
+            out = tmp_path_factory.mktemp("nightly") / "results"
+            for machine in MACHINES:
+                for commit in (BASE, head):
+                    done = tiled_copy(tmp_path_factory, out, commit, machine)
+                    beside = out / machine / f"{done.commit}.captures"
+                    shutil.copytree(DATA / "h200-captures" / CAPTURES[commit], beside)
+            made[head] = out
+        return made[head]
+
+    return folder
 
 
 @pytest.fixture(scope="module")
@@ -132,8 +141,10 @@ STATES = [(REGRESSED, "**Regressed**"), (SAME, "**No change**")]
     ("head", "headline"),
     [STATES[0], pytest.param(*STATES[1], marks=pytest.mark.slow)],  # one head in the default run
 )
-def test_the_nightly_sweep_on_three_machines(nightly: Path, head: str, headline: str) -> None:
-    got = _load(nightly, head)
+def test_the_nightly_sweep_on_three_machines(
+    nightly: Callable[[str], Path], head: str, headline: str
+) -> None:
+    got = _load(nightly(head), head)
     _check(_texts(got.reports()), headline, 180, 3)
 
 
@@ -210,7 +221,7 @@ def test_the_console_report_and_its_full_tables(
 
 @pytest.mark.slow  # at the nightly set's size: seconds (README: pytest -m slow)
 def test_the_pr_flow_posts_the_summary_over_real_http(
-    nightly: Path, fake_github: LocalGitHub
+    nightly: Callable[[str], Path], fake_github: LocalGitHub
 ) -> None:
     """The whole pr flow, real PyGithub against the local fake: the sticky comment and the
     alert's issues of a three-machine nightly-sized regression (the PR merged), as posted,
@@ -219,7 +230,7 @@ def test_the_pr_flow_posts_the_summary_over_real_http(
     pull = fake_github.state.add_pull_request(thunder, "Rework", author=HUMAN_LOGIN, head_ref="w")
     number = pull.number
     fake_github.state.pulls.finish(thunder, number, merged=True, by=HUMAN_LOGIN)
-    argv = ["pr", "--repo", thunder, "--pr", str(number), "--results", str(nightly)]
+    argv = ["pr", "--repo", thunder, "--pr", str(number), "--results", str(nightly(REGRESSED))]
     argv += ["--base", BASE, "--head", REGRESSED, "--config", str(REPO_ROOT / "perfbot.toml")]
     env = {"GITHUB_TOKEN": BOT_TOKEN, "GITHUB_API_URL": fake_github.base_url}
     env["PERFBOT_SITE_URL"] = SITE
