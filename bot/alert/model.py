@@ -31,13 +31,6 @@ FAMILY = "rmsnorm-bwd"
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 Owner = Literal["fuser", "thunder"]
 AlertState = Literal["regressed", "recovered", "hold"]
-#: What each guard's section says moved, in a title or a line.
-MOVED: dict[GuardKind, str] = {
-    "ratio": "Thunder slower relative to nvFuser",
-    "nvfuser": "nvFuser's hand-written fusion slower",
-    "thunder": "Thunder's kernels slower",
-    "broken": "points that ran at base fail at head",
-}
 WORDS: dict[Owner, str] = {"fuser": "nvFuser", "thunder": "Thunder"}
 
 
@@ -187,6 +180,24 @@ def build_alert(
         state = "recovered"
     repos, why = _repos(sections, configured, pr_repo)
     return Alert(key, state, tuple(sections), repos, why, tuple(verdicts))
+
+
+#: Who got slower, and against what: "Thunder's kernels" + " 11.4x slower" + "".
+_SUBJECT: dict[GuardKind, tuple[str, str]] = {
+    "ratio": ("Thunder", " relative to nvFuser"),
+    "nvfuser": ("nvFuser's hand-written fusion", ""),
+    "thunder": ("Thunder's kernels", ""),
+}
+
+
+def moved_words(guard: GuardKind, size: float) -> str:
+    """What moved, by how much, as one phrase: "Thunder's kernels 11.4x slower", "Thunder 2.1%
+    slower relative to nvFuser", "3 point(s) that ran at base fail at head"."""
+    if guard == "broken":
+        return f"{size:.0f} point(s) that ran at base fail at head"
+    subject, against = _SUBJECT[guard]
+    amount = f"{size:.1f}x" if size >= 2 else f"{100 * (size - 1):.1f}%"
+    return f"{subject} {amount} slower{against}"
 
 
 def change_words(section_name: str, size: float) -> str:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.alert.ack import AckDecision
-from bot.alert.model import MOVED, Alert, change_words
+from bot.alert.model import Alert, moved_words
 
 StatusKind = Literal["success", "failure", "neutral", "acknowledged"]
 CONTEXT = "perfbot/rmsnorm-bwd"
@@ -49,7 +49,7 @@ def _worst(alert: Alert) -> str:
     pick = broken[0] if broken else max(alert.sections, key=lambda s: s.size)
     more = len(alert.sections) - 1
     extra = f" (+{more} more)" if more else ""
-    return f"{MOVED[pick.guard]} {change_words(pick.name, pick.size)} on {pick.machine}{extra}"
+    return f"{moved_words(pick.guard, pick.size)} on {pick.machine}{extra}"
 
 
 def commit_status(alert: Alert, ack: AckDecision, neutral: Sequence[str]) -> Status:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.alert.ack import AckDecision
-from bot.alert.model import MOVED, Alert, change_words
+from bot.alert.model import Alert, moved_words
 from bot.alert.plan import IssuePlan
 from bot.alert.status import CONTEXT, Status
 from bot.tell.comment_state import CommentState, state_marker
@@ -48,8 +48,7 @@ def rules(factor: float, label: str, open_on: str, allow_author: bool) -> str:
 
 def _section_words(alert: Alert) -> str:
     return "; ".join(
-        f"{MOVED[s.guard]} {change_words(s.name, s.size)} on {escape_md(s.machine)}"
-        for s in alert.sections
+        f"{moved_words(s.guard, s.size)} on {escape_md(s.machine)}" for s in alert.sections
     )
 
 

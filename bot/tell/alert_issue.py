@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from bot.alert.model import MOVED, Alert, Section, change_words
+from bot.alert.model import Alert, Section, moved_words
 from bot.decide.types import Verdict
 from bot.fusion.hints import Hints
 from bot.tell.comment import METHOD, METHOD_SECTION, Context, header
@@ -50,9 +50,9 @@ def alert_title(alert: Alert, ctx: Context) -> str:
     if worst is None:
         return _printable(f"{NO_ALERT_TITLE} in {_where(ctx)}")
     more = len(alert.sections) - 1
-    extra = f", and {more} more" if more else ""
-    amount = change_words(worst.name, worst.size)
-    return _printable(f"RMSNorm backward: {MOVED[worst.guard]} ({amount}{extra}) in {_where(ctx)}")
+    extra = f" (and {more} more)" if more else ""
+    moved = moved_words(worst.guard, worst.size)
+    return _printable(f"RMSNorm backward: {moved}{extra} in {_where(ctx)}")
 
 
 def linked_title(alert: Alert, ctx: Context) -> str:
@@ -134,10 +134,7 @@ def linked_body(alert: Alert, ctx: Context) -> str:
         "with it.",
         "",
     ]
-    lines += [
-        f"- {escape_md(s.machine)}: {MOVED[s.guard]}, {change_words(s.name, s.size)}"
-        for s in alert.sections
-    ]
+    lines += [f"- {escape_md(s.machine)}: {moved_words(s.guard, s.size)}" for s in alert.sections]
     return "\n".join(lines)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot.alert.ack import AckCommand, AckRecord, decide_ack, parse_command
-from bot.alert.model import Alert, Section, change_words, clearly_worse
+from bot.alert.model import Alert, Section, change_words, clearly_worse, moved_words
 from bot.alert.plan import plan_issues, worse_note
 from bot.alert.status import MAX_DESCRIPTION, commit_status
 
@@ -50,6 +50,14 @@ def test_sizes_in_words() -> None:
     assert change_words("h200/thunder", 25.0) == "25.0x slower"
     assert change_words("h200/thunder", 1.999) == "+99.9%"
     assert change_words("h200/broken", 18.0) == "18 point(s)"
+
+
+def test_what_moved_in_one_phrase_says_slower_once() -> None:
+    assert moved_words("thunder", 11.4) == "Thunder's kernels 11.4x slower"
+    assert moved_words("ratio", 1.021) == "Thunder 2.1% slower relative to nvFuser"
+    assert moved_words("nvfuser", 1.999) == "nvFuser's hand-written fusion 99.9% slower"
+    assert moved_words("nvfuser", 2.0) == "nvFuser's hand-written fusion 2.0x slower"
+    assert moved_words("broken", 3.0) == "3 point(s) that ran at base fail at head"
 
 
 # -- acknowledgements ---------------------------------------------------------------------------
@@ -198,7 +206,7 @@ def test_the_four_kinds_of_status() -> None:
     regressed = _alert(("h200/ratio", 1.10), ("h200/thunder", 1.12))
     failure = commit_status(regressed, _no_ack(), [])
     assert (failure.kind, failure.state) == ("failure", "failure")
-    assert failure.description == "Regressed: Thunder's kernels slower +12.0% on h200 (+1 more)"
+    assert failure.description == "Regressed: Thunder's kernels 12.0% slower on h200 (+1 more)"
     acked = commit_status(regressed, _decide([_cmd(1, "bob", "MEMBER")], regressed), [])
     assert (acked.kind, acked.state) == ("acknowledged", "success")
     assert acked.description.startswith('Acknowledged: acknowledged by @bob: "reason 1"; ')
@@ -209,8 +217,7 @@ def test_the_four_kinds_of_status() -> None:
     assert (fine.kind, fine.state) == ("success", "success")
     broken = commit_status(_alert(("h200/broken", 18.0), ("h200/ratio", 2.5)), _no_ack(), [])
     assert (
-        broken.description
-        == "Broken: points that ran at base fail at head 18 point(s) on h200 (+1 more)"
+        broken.description == "Broken: 18 point(s) that ran at base fail at head on h200 (+1 more)"
     )
 
 
