@@ -60,7 +60,10 @@ def test_suite_imports_without_the_gpu_stack() -> None:
     assert done.stdout.strip() == "3"
 
 
-@pytest.mark.parametrize("size_set", ["pr", "nightly"])
+@pytest.mark.parametrize(
+    "size_set",
+    ["pr", pytest.param("nightly", marks=pytest.mark.slow)],  # seconds of real asv
+)
 def test_asv_check_passes(lab_repo: Path, size_set: str) -> None:
     done = _asv(
         ["check", "-E", f"existing:{sys.executable}"], lab_repo, RMSNORM_BENCH_SIZES=size_set

@@ -478,6 +478,7 @@ def _merged(tmp_path: Path) -> Path:
     return work
 
 
+@pytest.mark.slow  # seconds of real pip, asv or bash end to end (README: pytest -m slow)
 def test_the_result_is_added_checked_and_thinned_with_the_real_bot(tmp_path: Path) -> None:
     work = _merged(tmp_path)
     env = {**_bot_env(tmp_path), "KEY": KEY, "MACHINE": MACHINE, "REPLACE": "false"}
