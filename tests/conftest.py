@@ -25,11 +25,13 @@ goes first, in collection order; without the cache the order is pytest's.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
 import sys
 import tempfile
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -37,6 +39,7 @@ from typing import Any
 
 import github
 import pytest
+from data_helpers import synthetic_built, synthetic_cache_root, synthetic_results
 
 from bot.github.client import make_github
 from bot.github.fake import BOT_TOKEN, HUMAN_TOKEN, LocalGitHub, start_server
@@ -95,6 +98,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             return (-float(taken), first[file])
 
         items.sort(key=order)  # stable: a file's own tests keep their order
+    root = synthetic_cache_root(config)
+    if root is not None and not synthetic_built(root):
+        # The tree is built in the background (pytest_collection_finish): its users go last.
+        items.sort(key=_uses_synthetic)
+
+
+def _uses_synthetic(item: pytest.Item) -> bool:
+    return "synthetic" in getattr(item, "fixturenames", ())
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """An empty cache (a fresh clone, CI): build the real-asv tree of tests/data_helpers.py
+    now, in a thread of this process (asv's processes do the work), instead of in the first
+    test that asks for it while the other worker waits on its lock: 12 s of a cold run. A
+    build that fails here is built again by the fixture, which fails in a test, loudly."""
+    root = synthetic_cache_root(session.config)
+    if root is not None and not synthetic_built(root) and any(map(_uses_synthetic, session.items)):
+        threading.Thread(target=_build_quietly, args=(root,), daemon=True).start()
+
+
+def _build_quietly(root: Path) -> None:
+    with contextlib.suppress(Exception):
+        synthetic_results(root)
 
 
 def _file_of(nodeid: str) -> str:

@@ -252,6 +252,20 @@ def _build(dest: Path) -> dict[str, str]:
     return commits
 
 
+def synthetic_dest(cache_root: Path) -> Path:
+    return cache_root / f"asv-synthetic-{_cache_key()}"
+
+
+def synthetic_built(cache_root: Path) -> bool:
+    return (synthetic_dest(cache_root) / "commits.json").is_file()
+
+
+def synthetic_cache_root(config: pytest.Config) -> Path | None:
+    """Where the tree is kept across sessions: pytest's cache, when it is enabled."""
+    cache = getattr(config, "cache", None)
+    return None if cache is None else Path(cache.mkdir("fusion-perfbot-asv"))
+
+
 @functools.lru_cache(maxsize=1)
 def synthetic_results(cache_root: Path) -> SyntheticResults:
     """Build (or reuse) the results tree under cache_root; safe to call from many test modules
@@ -261,7 +275,7 @@ def synthetic_results(cache_root: Path) -> SyntheticResults:
     folder of its own (named by process) and becomes the tree in one rename, so a reader never
     sees a half-built tree and no process deletes another's work.
     """
-    dest = cache_root / f"asv-synthetic-{_cache_key()}"
+    dest = synthetic_dest(cache_root)
     cache_root.mkdir(parents=True, exist_ok=True)
     with (cache_root / f"{dest.name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -284,12 +298,7 @@ def synthetic(
     Cached in pytest's cache directory across sessions when the cache is enabled; the key
     covers this file, asv's version and Python's, so a change to any rebuilds it.
     """
-    cache = getattr(request.config, "cache", None)
-    root = (
-        Path(cache.mkdir("fusion-perfbot-asv"))
-        if cache is not None
-        else tmp_path_factory.mktemp("asv")
-    )
+    root = synthetic_cache_root(request.config) or tmp_path_factory.mktemp("asv")
     return synthetic_results(root)
 
 
