@@ -17,21 +17,20 @@ compiled every test module again in every worker at every run: 4 s of a 2-core r
 session keeps that bytecode under .pytest_cache/pycache instead (``sys.pycache_prefix``), so
 nothing lands beside the sources, which is what the variable is there for.
 
-Test files run longest first (pytest-xdist hands out whole files in collection order), by the
-seconds each took in the last run that ran it (pytest's cache, key ``perfbot/file-seconds``):
-a long file started last leaves the other worker idle at the end. A file with no record yet
-goes first, in collection order; without the cache the order is pytest's.
+Test files run longest first (tests/run_order.py), by the seconds each took in the last run
+that ran it (pytest's cache, key ``perfbot/file-seconds``). With an empty cache the real-asv
+tree of tests/data_helpers.py is built in a process of its own from the end of collection, and
+the files that need it run last.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
-import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -39,7 +38,8 @@ from typing import Any
 
 import github
 import pytest
-from data_helpers import synthetic_built, synthetic_cache_root, synthetic_results
+from data_helpers import synthetic_built, synthetic_cache_root
+from run_order import file_order
 
 from bot.github.client import make_github
 from bot.github.fake import BOT_TOKEN, HUMAN_TOKEN, LocalGitHub, start_server
@@ -74,34 +74,27 @@ SLOW_KINDS = ("docs", "browser", "network")
 #: pytest's cache key of the seconds each test file took when it last ran.
 FILE_SECONDS = "perfbot/file-seconds"
 _seconds_this_run: defaultdict[str, float] = defaultdict(float)
+#: The background builds of the real-asv tree this process started (pytest_collection_finish).
+_builders: list[subprocess.Popen[bytes]] = []
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A docs, browser or network test is a slow one: the default run leaves it out. Files
-    run longest first (the module docstring says why)."""
+    run longest first (tests/run_order.py)."""
     for item in items:
         if any(item.get_closest_marker(kind) for kind in SLOW_KINDS):
             item.add_marker(pytest.mark.slow)
     cache = getattr(config, "cache", None)
-    seconds = cache.get(FILE_SECONDS, {}) if cache is not None else {}
-    if isinstance(seconds, dict) and seconds:
-        first: dict[str, int] = {}
-        for index, item in enumerate(items):
-            first.setdefault(_file_of(item.nodeid), index)
-
-        def order(item: pytest.Item) -> tuple[float, int]:
-            file = _file_of(item.nodeid)
-            taken = seconds.get(file)
-            if not isinstance(taken, (int, float)):
-                return (-float("inf"), first[file])
-            return (-float(taken), first[file])
-
-        items.sort(key=order)  # stable: a file's own tests keep their order
+    known = cache.get(FILE_SECONDS, {}) if cache is not None else {}
+    seconds = {f: float(t) for f, t in known.items() if isinstance(t, (int, float))}
     root = synthetic_cache_root(config)
-    if root is not None and not synthetic_built(root):
-        # The tree is built in the background (pytest_collection_finish): its users go last.
-        items.sort(key=_uses_synthetic)
+    waiting = set()
+    if root is not None and not synthetic_built(root):  # built in the background meanwhile
+        waiting = {_file_of(item.nodeid) for item in items if _uses_synthetic(item)}
+    order = file_order([_file_of(item.nodeid) for item in items], seconds, waiting.__contains__)
+    rank = {file: n for n, file in enumerate(order)}
+    items.sort(key=lambda item: rank[_file_of(item.nodeid)])  # stable within a file
 
 
 def _uses_synthetic(item: pytest.Item) -> bool:
@@ -110,17 +103,27 @@ def _uses_synthetic(item: pytest.Item) -> bool:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """An empty cache (a fresh clone, CI): build the real-asv tree of tests/data_helpers.py
-    now, in a thread of this process (asv's processes do the work), instead of in the first
-    test that asks for it while the other worker waits on its lock: 12 s of a cold run. A
-    build that fails here is built again by the fixture, which fails in a test, loudly."""
+    now, in a process of its own started with the session's environment, instead of in the
+    first test that asks for it while the other worker waits on its lock (12 s of a cold run).
+    A process, not a thread: tests change this process's environment and folder while they
+    run. The fixture waits on the same lock; should this build fail, it builds again itself
+    and fails in a test, loudly."""
     root = synthetic_cache_root(session.config)
-    if root is not None and not synthetic_built(root) and any(map(_uses_synthetic, session.items)):
-        threading.Thread(target=_build_quietly, args=(root,), daemon=True).start()
-
-
-def _build_quietly(root: Path) -> None:
-    with contextlib.suppress(Exception):
-        synthetic_results(root)
+    if root is None or synthetic_built(root) or not any(map(_uses_synthetic, session.items)):
+        return
+    here = Path(__file__).resolve().parent
+    code = "import sys, pathlib, data_helpers as d; d.synthetic_results(pathlib.Path(sys.argv[1]))"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(here), str(here.parent)])}
+    _builders.append(
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(root)],
+            cwd=here.parent,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    )
 
 
 def _file_of(nodeid: str) -> str:
@@ -144,6 +147,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    for builder in _builders:  # a build left running would leave its half-built folder
+        builder.wait()
+    _builders.clear()
     made = _saved_home.pop("_made", None)
     for name, value in _saved_home.items():
         if value is None:
