@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -127,18 +127,22 @@ def owns(repo: str, owner: Owner) -> bool:
     return owner in repo.lower()
 
 
-def _repos(
-    sections: Sequence[Section], configured: tuple[str, ...], pr_repo: str
+def rank_repos(
+    owners: Collection[Owner | None], configured: tuple[str, ...], home: str | None, home_is: str
 ) -> tuple[tuple[str, ...], str]:
-    owners = {s.owner for s in sections}
-    if len(owners) == 1 and None not in owners:
-        (owner,) = owners
+    """The configured repositories, the owner first, and why, in words: when every section
+    points one way, that side's repository; else ``home`` (the PR's repository, or the one
+    whose main branch broke: ``home_is`` names it) when it is a configured one, else the
+    configured order. The PR mode and the history's alerts both rank so."""
+    found = set(owners)
+    if len(found) == 1 and None not in found:
+        (owner,) = found
         assert owner is not None
         ranked = tuple(sorted(configured, key=lambda r: not owns(r, owner)))
         if owns(ranked[0], owner):
             return ranked, f"what moved points at {WORDS[owner]}"
-    if pr_repo in configured:
-        first, why = pr_repo, "the sections point at both sides or neither: the PR's repository"
+    if home is not None and home in configured:
+        first, why = home, f"the sections point at both sides or neither: {home_is}"
     else:
         first, why = configured[0], "the sections point at both sides or neither"
     return (first, *(r for r in configured if r != first)), why
@@ -178,7 +182,7 @@ def build_alert(
         state = "recovered" if set(previous) <= back else "hold"
     elif verdicts and not not_judged and back == everything:
         state = "recovered"
-    repos, why = _repos(sections, configured, pr_repo)
+    repos, why = rank_repos([s.owner for s in sections], configured, pr_repo, "the PR's repository")
     return Alert(key, state, tuple(sections), repos, why, tuple(verdicts))
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bot.alert.model import WORDS, Owner, Section, guard_owner, guard_size, owns
+from bot.alert.model import Owner, Section, guard_owner, guard_size, rank_repos
 from bot.decide.types import GUARD_TITLES, Guard, GuardKind
 from bot.history.broken import Break
 from bot.history.follow import FollowUp
@@ -100,19 +100,8 @@ def owner_repos(
     parts: Sequence[Part], configured: tuple[str, ...], repo: str | None
 ) -> tuple[tuple[str, ...], str]:
     """The owner first (see the module docstring), and why, in words."""
-    owners = {p.section.owner for p in parts}
-    if len(owners) == 1 and None not in owners:
-        (owner,) = owners
-        assert owner is not None
-        ranked = tuple(sorted(configured, key=lambda r: not owns(r, owner)))
-        if owns(ranked[0], owner):
-            return ranked, f"what moved points at {WORDS[owner]}"
-    if repo in configured:
-        first = str(repo)
-        why = "the sections point at both sides or neither: the repository of this branch"
-    else:
-        first, why = configured[0], "the sections point at both sides or neither"
-    return (first, *(r for r in configured if r != first)), why
+    owners = [p.section.owner for p in parts]
+    return rank_repos(owners, configured, repo, "the repository of this branch")
 
 
 def _timing_part(machine: str, f: FollowUp) -> Part:
