@@ -96,14 +96,14 @@ MUTATIONS = (
     Mutation(
         "issue-key-ignored",
         "every labelled issue of the bot's login counts as the key's issue",
-        "bot/github/issues.py",
+        "bot/github/issue_find.py",
         'marker in (issue.body or "")\n        and issue.user is not None',
         "issue.user is not None",
     ),
     Mutation(
         "issue-any-author",
         "an issue that quotes the key marker counts whoever opened it",
-        "bot/github/issues.py",
+        "bot/github/issue_find.py",
         "and issue.user.login.lower() == login.lower()\n        and",
         "and",
     ),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import github
 
 from bot.github.client import authenticated_login, github_step
-from bot.github.issues import own_keyed_issues, standing_issue
+from bot.github.issue_find import own_keyed_issues, standing_issue
 from bot.github.sticky import CommentOutcome, upsert_sticky_comment
 
 

@@ -17,7 +17,7 @@ from bot.config import Config
 from bot.exitcodes import ExitCode
 from bot.github.client import authenticated_login, github_step
 from bot.github.issue_body import read_sizes
-from bot.github.issues import own_open_keyed
+from bot.github.issue_find import own_open_keyed
 from bot.github.sticky import own_comments
 from bot.history.issues import AlertIssue
 from bot.history.stranded import CLOSED_MARK, NOTE_MARK, Stranded, stranded

@@ -1,10 +1,9 @@
 """Linked issues across repositories, one per key and repository, never two.
 
-An issue is found again by LISTING the repository's issues that carry the bot's label (every
-page, open and closed) and reading a hidden key marker in the body; search is never used,
-because GitHub's index lags new issues by seconds to minutes and would let a quick second run
-file a duplicate. Removing the label from an issue is how a maintainer detaches it from the
-bot. Only issues the bot itself opened count: a human's issue is never edited or closed.
+An issue is found again by listing the bot's labelled issues and reading a hidden key marker
+(bot/github/issue_find.py: never search, whose index lags). Removing the label from an issue
+is how a maintainer detaches it from the bot. Only issues the bot itself opened count: a
+human's issue is never edited or closed.
 
 The first repository gets the primary issue, the others a short linked one; each links the
 others. The link section sits between hidden markers and is rewritten from scratch every run,
@@ -27,11 +26,9 @@ races are folded the same way by the next run, which says so in its outcome.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
-from urllib.parse import unquote
 
 import github
 from github.Issue import Issue
@@ -39,7 +36,6 @@ from github.Repository import Repository
 
 from bot.github.client import GitHubFailure, authenticated_login, github_step
 from bot.github.issue_body import (
-    KEY_MARKER,
     NOTE_PATTERN,
     SIZES_PATTERN,
     Link,
@@ -51,6 +47,7 @@ from bot.github.issue_body import (
     validate,
     with_links,
 )
+from bot.github.issue_find import open_ones, own_keyed_issues, standing_issue
 from bot.github.issue_ops import ensure_label, fold_duplicate, post_note
 from bot.github.sticky import same_text
 from bot.tell.issue import IssueSpec
@@ -204,65 +201,9 @@ def _lookup(
         return []
 
 
-def is_own_match(issue: Issue, marker: str, login: str) -> bool:
-    """The bot's issue for a key: its key marker, opened by the bot's login, not a PR.
-
-    The author check keeps the bot off a human's issue that quotes the marker (a lookalike):
-    such an issue is never edited, commented on, closed or counted as a duplicate.
-    """
-    return (
-        marker in (issue.body or "")
-        and issue.user is not None
-        and issue.user.login.lower() == login.lower()
-        and "/pull/" not in issue.html_url
-    )
-
-
-def own_keyed_issues(
-    repo: Repository, repo_name: str, key: str, label: str, login: str
-) -> list[Issue]:
-    """The bot's issues for this key, open or closed, by listing (never search: its index
-    lags)."""
-    marker = key_marker(key)
-    with github_step(f"list '{label}' issues in {repo_name}"):
-        listed = list(repo.get_issues(state="all", labels=[label]))
-        return [issue for issue in listed if is_own_match(issue, marker, login)]
-
-
 def _find(run: _Run, spec: IssueSpec) -> list[Issue]:
     assert run.repo is not None
     return own_keyed_issues(run.repo, run.name, spec.key, spec.label, run.login)
-
-
-_MARKED_KEY = re.compile(re.escape(KEY_MARKER).replace(re.escape("{}"), r"(\S+)"))
-
-
-def own_open_keyed(
-    gh: github.Github, repo_name: str, label: str, login: str
-) -> list[tuple[str, Issue]]:
-    """The bot's open issues labelled `label` in `repo_name`, each with the key its marker
-    names, found as a sync finds its own (by listing; the key marker AND the bot's login,
-    never a PR, never a human's copy). A folded duplicate, its marker retired, is none."""
-    with github_step(f"list open '{label}' issues in {repo_name}"):
-        listed = list(gh.get_repo(repo_name).get_issues(state="open", labels=[label]))
-    out = []
-    for issue in sorted(listed, key=lambda i: i.number):
-        found = _MARKED_KEY.search(issue.body or "")
-        key = unquote(found.group(1)) if found else None
-        if key and is_own_match(issue, key_marker(key), login):
-            out.append((key, issue))
-    return out
-
-
-def _open_ones(matches: Sequence[Issue]) -> list[Issue]:
-    return sorted((i for i in matches if i.state == "open"), key=lambda i: i.number)
-
-
-def standing_issue(matches: Sequence[Issue]) -> Issue | None:
-    """The issue that stands for the key: the oldest open one, else the newest closed one."""
-    opened = _open_ones(matches)
-    closed = sorted((i for i in matches if i.state != "open"), key=lambda i: i.number)
-    return opened[0] if opened else (closed[-1] if closed else None)
 
 
 def _ensure(
@@ -296,7 +237,7 @@ def _settle(run: _Run, spec: IssueSpec, found: list[Issue], news: News | None) -
     """
     assert run.issue is not None
     try:
-        opened = _open_ones(_find(run, spec) if run.filed else found)
+        opened = open_ones(_find(run, spec) if run.filed else found)
         if not opened:
             return
         canonical = opened[0]
@@ -376,7 +317,7 @@ def _with_sizes(body: str, spec: IssueSpec) -> str:
 
 def _adopt_open(run: _Run, matches: list[Issue]) -> list[Issue]:
     """The open ones of the matches, the oldest as the run's issue; none: "absent"."""
-    opened = _open_ones(matches)
+    opened = open_ones(matches)
     if opened:
         run.issue = opened[0]
     else:
