@@ -14,11 +14,10 @@ it must not need (or send) its token there. Every URL points back at the fake.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from urllib.parse import unquote
 
 from bot.github.fake.actions import Artifact, IssueEvent, WorkflowRun
-from bot.github.fake.api import ApiError, Call, Reply, paginate
+from bot.github.fake.api import REPO_PATH, ApiError, Call, Handler, Reply, paginate
 from bot.github.fake.state import Repo, State
 from bot.github.fake.views import Json, Urls, iso, repo_json, user_by_login
 
@@ -173,11 +172,10 @@ def get_permission(call: Call) -> Reply:
     return Reply(200, payload)
 
 
-_REPO = r"/repos/([^/]+)/([^/]+)"
-ACTIONS_ROUTES: list[tuple[str, str, Callable[[Call], Reply]]] = [
-    ("GET", _REPO + r"/actions/runs/(\d+)", get_run),
-    ("GET", _REPO + r"/actions/runs/(\d+)/artifacts", list_run_artifacts),
-    ("GET", _REPO + r"/actions/artifacts/(\d+)/zip", download_artifact),
-    ("GET", _REPO + r"/issues/(\d+)/events", list_issue_events),
-    ("GET", _REPO + r"/collaborators/([^/]+)/permission", get_permission),
+ACTIONS_ROUTES: list[tuple[str, str, Handler]] = [
+    ("GET", REPO_PATH + r"/actions/runs/(\d+)", get_run),
+    ("GET", REPO_PATH + r"/actions/runs/(\d+)/artifacts", list_run_artifacts),
+    ("GET", REPO_PATH + r"/actions/artifacts/(\d+)/zip", download_artifact),
+    ("GET", REPO_PATH + r"/issues/(\d+)/events", list_issue_events),
+    ("GET", REPO_PATH + r"/collaborators/([^/]+)/permission", get_permission),
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 from urllib.parse import urlencode
@@ -79,6 +79,11 @@ class Reply:
     status: int
     payload: Any
     headers: dict[str, str] = field(default_factory=dict)
+
+
+Handler = Callable[[Call], Reply]
+#: The path of a repository; each route table appends its resource to it.
+REPO_PATH = r"/repos/([^/]+)/([^/]+)"
 
 
 def missing(resource: str, name: str) -> ApiError:

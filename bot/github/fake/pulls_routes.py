@@ -8,9 +8,8 @@ GET  /repos/{r}/commits/{sha}/statuses    the statuses of a commit, newest first
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
-from bot.github.fake.api import ApiError, Call, Reply, paginate, text_field
+from bot.github.fake.api import REPO_PATH, ApiError, Call, Handler, Reply, paginate, text_field
 from bot.github.fake.pulls import STATES, CommitStatus
 from bot.github.fake.state import State
 from bot.github.fake.views import Json, Urls, iso, user_by_login
@@ -76,10 +75,9 @@ def list_statuses(call: Call) -> Reply:
     return Reply(200, [status_json(call.state, call.urls, s) for s in page], headers)
 
 
-_REPO = r"/repos/([^/]+)/([^/]+)"
-PULL_ROUTES: list[tuple[str, str, Callable[[Call], Reply]]] = [
-    ("GET", _REPO + r"/commits/([^/]+)", get_commit),
-    ("POST", _REPO + r"/statuses/([^/]+)", create_status),
-    ("GET", _REPO + r"/commits/([^/]+)/statuses", list_statuses),
-    ("GET", _REPO + r"/statuses/([^/]+)", list_statuses),
+PULL_ROUTES: list[tuple[str, str, Handler]] = [
+    ("GET", REPO_PATH + r"/commits/([^/]+)", get_commit),
+    ("POST", REPO_PATH + r"/statuses/([^/]+)", create_status),
+    ("GET", REPO_PATH + r"/commits/([^/]+)/statuses", list_statuses),
+    ("GET", REPO_PATH + r"/statuses/([^/]+)", list_statuses),
 ]

@@ -7,12 +7,21 @@ state lock, so handlers are plain, single-threaded code.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import unquote
 
 from bot.github.fake.actions_routes import ACTIONS_ROUTES
-from bot.github.fake.api import ApiError, Call, Reply, missing, paginate, text_field
+from bot.github.fake.api import (
+    REPO_PATH,
+    ApiError,
+    Call,
+    Handler,
+    Reply,
+    missing,
+    paginate,
+    text_field,
+)
 from bot.github.fake.pulls_routes import PULL_ROUTES
 from bot.github.fake.state import Issue, Repo
 from bot.github.fake.views import (
@@ -236,8 +245,6 @@ def rate_limit(call: Call) -> Reply:
     return Reply(200, {"resources": {"core": core, "search": search}, "rate": core})
 
 
-_REPO = r"/repos/([^/]+)/([^/]+)"
-Handler = Callable[[Call], Reply]
 ROUTES: list[tuple[str, re.Pattern[str], Handler]] = [
     (method, re.compile(pattern), handler)
     for method, pattern, handler in [
@@ -245,20 +252,20 @@ ROUTES: list[tuple[str, re.Pattern[str], Handler]] = [
         ("GET", r"/users/([^/]+)", get_named_user),
         ("GET", r"/rate_limit", rate_limit),
         ("GET", r"/search/issues", search_issues),
-        ("GET", _REPO, get_repo),
-        ("GET", _REPO + r"/issues", list_issues),
-        ("POST", _REPO + r"/issues", create_issue),
-        ("GET", _REPO + r"/issues/comments/(\d+)", get_comment),
-        ("PATCH", _REPO + r"/issues/comments/(\d+)", edit_comment),
-        ("DELETE", _REPO + r"/issues/comments/(\d+)", delete_comment),
-        ("GET", _REPO + r"/issues/(\d+)", get_issue),
-        ("PATCH", _REPO + r"/issues/(\d+)", edit_issue),
-        ("GET", _REPO + r"/issues/(\d+)/comments", list_comments),
-        ("POST", _REPO + r"/issues/(\d+)/comments", create_comment),
-        ("GET", _REPO + r"/labels", list_labels),
-        ("POST", _REPO + r"/labels", create_label),
-        ("GET", _REPO + r"/labels/([^/]+)", get_label),
-        ("GET", _REPO + r"/pulls/(\d+)", get_pull),
+        ("GET", REPO_PATH, get_repo),
+        ("GET", REPO_PATH + r"/issues", list_issues),
+        ("POST", REPO_PATH + r"/issues", create_issue),
+        ("GET", REPO_PATH + r"/issues/comments/(\d+)", get_comment),
+        ("PATCH", REPO_PATH + r"/issues/comments/(\d+)", edit_comment),
+        ("DELETE", REPO_PATH + r"/issues/comments/(\d+)", delete_comment),
+        ("GET", REPO_PATH + r"/issues/(\d+)", get_issue),
+        ("PATCH", REPO_PATH + r"/issues/(\d+)", edit_issue),
+        ("GET", REPO_PATH + r"/issues/(\d+)/comments", list_comments),
+        ("POST", REPO_PATH + r"/issues/(\d+)/comments", create_comment),
+        ("GET", REPO_PATH + r"/labels", list_labels),
+        ("POST", REPO_PATH + r"/labels", create_label),
+        ("GET", REPO_PATH + r"/labels/([^/]+)", get_label),
+        ("GET", REPO_PATH + r"/pulls/(\d+)", get_pull),
         *ACTIONS_ROUTES,
         *PULL_ROUTES,
     ]
