@@ -12,7 +12,7 @@ prints everything it would post and touches nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from bot.alert.ack import AckDecision, decide_ack
 from bot.alert.model import Alert, build_alert, clearly_worse, pr_key
@@ -31,6 +31,9 @@ from bot.tell.comment import MARKER, Context
 from bot.tell.comment_state import CommentState
 from bot.tell.issue import IssueSpec
 from bot.tell.machines import MachineReport, render_report
+
+if TYPE_CHECKING:  # PyGithub is imported when the command runs (bot/commands/cli.py)
+    import github
 
 
 def run_pr(
@@ -92,18 +95,22 @@ def _alert(
     return alert, alert_spec(alert, judged, ctx, hints, cfg.issue_label)
 
 
-def _facts(cfg: Config, ctx: Context, pr_state: PrState, live: bool) -> PrFacts:
-    if not live or cfg.comment_token is None:
-        return PrFacts(pr_state, "")
-    from bot.github.client import authenticated_login, github_for
+def _facts(
+    gh: github.Github | None, cfg: Config, ctx: Context, pr_state: PrState
+) -> tuple[PrFacts, str | None]:
+    """What GitHub says of the PR, and the login the comment token posts as (read once, for
+    the facts and the sticky comment alike); without a client, the state given."""
+    if gh is None:
+        return PrFacts(pr_state, ""), cfg.comment_login
+    from bot.github.client import authenticated_login
     from bot.github.pr_facts import read_pr_facts
 
     assert ctx.repo is not None and ctx.pr is not None
-    gh = github_for(cfg, cfg.comment_token.reveal())
     login = cfg.comment_login or authenticated_login(gh)
-    return read_pr_facts(
+    facts = read_pr_facts(
         gh, ctx.repo, ctx.pr, marker=MARKER, bot_login=login, ack_label=cfg.alerts.ack_label
     )
+    return facts, login
 
 
 def _news(alert: Alert, factor: float, pr_ref: str) -> News:
@@ -124,10 +131,13 @@ def _links(outcomes: Sequence[RepoIssueOutcome], alert: Alert) -> list[tuple[str
     for o in outcomes:
         if o.number is None or o.url is None or o.action == "absent":
             continue
-        role = "primary" if o.repo == alert.owner else "linked"
         closed = ", closed" if o.action in ("closed", "left closed") else ""
-        out.append((f"{o.repo}#{o.number} ({role}{closed})", o.url))
+        out.append((f"{o.repo}#{o.number} ({_role(o, alert)}{closed})", o.url))
     return out
+
+
+def _role(outcome: RepoIssueOutcome, alert: Alert) -> str:
+    return "primary" if outcome.repo == alert.owner else "linked"
 
 
 def exit_code(alert: Alert, ack: AckDecision) -> ExitCode:
@@ -165,8 +175,9 @@ def publish(
     assert ctx.repo is not None and ctx.pr is not None
     pr_ref = f"{ctx.repo}#{ctx.pr}"
     live = not dry_run and cfg.comment_token is not None
+    gh = github_for(cfg, cfg.comment_token.reveal()) if live and cfg.comment_token else None
     with step(f"read {pr_ref}", ExitCode.GITHUB_FAILURE):
-        facts = _facts(cfg, ctx, pr_state, live)
+        facts, login = _facts(gh, cfg, ctx, pr_state)
     remembered = facts.remembered
     with step("build the alert", ExitCode.BAD_INPUT):
         alert, spec = _alert(got, ctx, remembered.sizes if remembered else None)
@@ -183,7 +194,7 @@ def publish(
     plan = plan_issues(alert, facts.state, a.open_on, ack, pr_ref, got.verdict.head)
     status = commit_status(alert, ack, neutral_reasons(got.reports()))
     decided = (alert, ack, plan, status)
-    if not live:
+    if gh is None:
         why = "--dry-run" if dry_run else "no GITHUB_TOKEN"
         out.write(dry_run_text(_comment(got, ctx, decided, []), spec, plan, status, why, cfg))
         return exit_code(alert, ack)
@@ -203,14 +214,10 @@ def publish(
                 )
         except StepFailed as failure:  # still post the comment: the verdict is the main news
             issue_failure = failure
-    assert cfg.comment_token is not None
     with step("render comment", ExitCode.BAD_INPUT):
         body = _comment(got, ctx, decided, _links(outcomes, alert))
-    gh = github_for(cfg, cfg.comment_token.reveal())
     with step(f"post comment on {pr_ref}", ExitCode.GITHUB_FAILURE):
-        posted = upsert_sticky_comment(
-            gh, ctx.repo, ctx.pr, body, MARKER, bot_login=cfg.comment_login
-        )
+        posted = upsert_sticky_comment(gh, ctx.repo, ctx.pr, body, MARKER, bot_login=login)
     with step("set the commit status", ExitCode.GITHUB_FAILURE):
         post_status(gh, ctx.repo, got.verdict.head, status, cfg.run_url)
     removed = ""
@@ -228,8 +235,7 @@ def publish(
         if o.folded:
             numbers = ", ".join(f"#{n}" for n in o.folded)
             folded = f" (closed duplicate(s) {numbers} as not planned, pointing at this one)"
-        role = "primary" if o.repo == alert.owner else "linked"
-        line = f"alert issue ({role}) in {o.repo}: {o.action} {o.url or ''}".rstrip()
+        line = f"alert issue ({_role(o, alert)}) in {o.repo}: {o.action} {o.url or ''}".rstrip()
         out.write(line + folded + "\n")
     failed = [o for o in outcomes if o.action == "failed"]
     if issue_failure is not None:

@@ -43,10 +43,11 @@ def read_pr_facts(
 ) -> PrFacts:
     where = f"{repo}#{pr}"
     with github_step(f"read {where} (GET pulls/{pr})"):
-        pull = gh.get_repo(repo).get_pull(pr)
+        repository = gh.get_repo(repo)
+        pull = repository.get_pull(pr)
         state: PrState = "merged" if pull.merged else ("open" if pull.state == "open" else "closed")
         author = pull.user.login if pull.user is not None else ""
-        issue = gh.get_repo(repo).get_issue(pr)
+        issue = repository.get_issue(pr)
     found: list[tuple[datetime, int, AckCommand]] = []
     with github_step(f"list comments on {where}"):
         comments = list(issue.get_comments())
