@@ -67,6 +67,22 @@ class Alert:
     def owner(self) -> str:
         return self.repos[0]
 
+    @property
+    def broken(self) -> bool:
+        return any(s.guard == "broken" for s in self.sections)
+
+    @property
+    def worst(self) -> Section | None:
+        return worst_section(self.sections)
+
+
+def worst_section(sections: Sequence[Section]) -> Section | None:
+    """The section a title or a status names: the first broken one, else the largest change."""
+    if not sections:
+        return None
+    broken = [s for s in sections if s.guard == "broken"]
+    return broken[0] if broken else max(sections, key=lambda s: s.size)
+
 
 def is_back(g: Guard, v: Verdict) -> bool:
     """Evidence that what the guard tracks is fine: every one of its points measured at both

@@ -44,9 +44,9 @@ def _fit(text: str) -> str:
     return text if len(text) <= MAX_DESCRIPTION else text[: MAX_DESCRIPTION - 1] + "…"
 
 
-def _worst(alert: Alert) -> str:
-    broken = [s for s in alert.sections if s.guard == "broken"]
-    pick = broken[0] if broken else max(alert.sections, key=lambda s: s.size)
+def _worst_words(alert: Alert) -> str:
+    pick = alert.worst
+    assert pick is not None  # a regressed alert has a section
     more = len(alert.sections) - 1
     extra = f" (+{more} more)" if more else ""
     return f"{moved_words(pick.guard, pick.size)} on {pick.machine}{extra}"
@@ -56,9 +56,9 @@ def commit_status(alert: Alert, ack: AckDecision, neutral: Sequence[str]) -> Sta
     """``neutral``: why this run cannot say "fine" (each a few words), empty when it can."""
     if alert.state == "regressed":
         if ack.holds:
-            return Status("acknowledged", _fit(f"Acknowledged: {ack.words}; {_worst(alert)}"))
-        word = "Broken" if any(s.guard == "broken" for s in alert.sections) else "Regressed"
-        return Status("failure", _fit(f"{word}: {_worst(alert)}"))
+            return Status("acknowledged", _fit(f"Acknowledged: {ack.words}; {_worst_words(alert)}"))
+        word = "Broken" if alert.broken else "Regressed"
+        return Status("failure", _fit(f"{word}: {_worst_words(alert)}"))
     if neutral:
         return Status("neutral", _fit(f"Neutral: {'; '.join(neutral)}"))
     return Status("success", "Success: no performance change against the merge-base")

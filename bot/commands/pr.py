@@ -143,8 +143,7 @@ def _role(outcome: RepoIssueOutcome, alert: Alert) -> str:
 def exit_code(alert: Alert, ack: AckDecision) -> ExitCode:
     if alert.state != "regressed" or ack.holds:
         return ExitCode.OK_NO_REGRESSION
-    broken = any(s.guard == "broken" for s in alert.sections)
-    return ExitCode.BROKEN if broken else ExitCode.REGRESSION
+    return ExitCode.BROKEN if alert.broken else ExitCode.REGRESSION
 
 
 def _comment(

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.alert.model import change_words
+from bot.alert.model import change_words, worst_section
 from bot.decide.types import GUARD_TITLES
 from bot.history.alerts import MainAlert, Part, alerts_of, broken_part, timing_part
 from bot.history.method import Method
@@ -58,8 +58,8 @@ def _printable(title: str) -> str:
 
 
 def _worst(a: MainAlert) -> Part:
-    broken = [p for p in a.parts if p.guard == "broken"]
-    return broken[0] if broken else max(a.parts, key=lambda p: p.section.size)
+    pick = worst_section([p.section for p in a.parts])
+    return next(p for p in a.parts if p.section is pick)
 
 
 def _amount(p: Part) -> str:

@@ -37,16 +37,9 @@ def _printable(title: str) -> str:
     return "".join(c if c.isprintable() else " " for c in title)[:256]
 
 
-def _worst(alert: Alert) -> Section | None:
-    if not alert.sections:
-        return None
-    broken = [s for s in alert.sections if s.guard == "broken"]
-    return broken[0] if broken else max(alert.sections, key=lambda s: s.size)
-
-
 def alert_title(alert: Alert, ctx: Context) -> str:
     """Plain text (titles are not markdown), one line, within GitHub's 256 characters."""
-    worst = _worst(alert)
+    worst = alert.worst
     if worst is None:
         return _printable(f"{NO_ALERT_TITLE} in {_where(ctx)}")
     more = len(alert.sections) - 1
