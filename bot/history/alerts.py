@@ -24,13 +24,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bot.alert.model import Owner, Section, guard_owner, guard_size, rank_repos
+from bot.alert.model import FAMILY, Owner, Section, guard_owner, guard_size, rank_repos
 from bot.decide.types import GUARD_TITLES, Guard, GuardKind
 from bot.history.broken import Break
 from bot.history.follow import FollowUp
 from bot.history.watch import Watch
 from bot.results.types import REFERENCE
-from bot.tell.issue import FAMILY, SyncState
+from bot.tell.issue import SyncState
 
 #: The order of an alert's sections (the order docs/HISTORY.md lists the guards in).
 ORDER: tuple[GuardKind, ...] = tuple(GUARD_TITLES)

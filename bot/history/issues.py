@@ -26,7 +26,7 @@ from bot.history.method import Method
 from bot.history.sections import WHAT, commit_ref, now_words, section_lines
 from bot.history.watch import Watch
 from bot.tell.comment import METHOD_SECTION
-from bot.tell.issue import IssueSpec
+from bot.tell.issue import IssueSpec, title_text
 from bot.tell.markdown import Section, escape_md, fit
 
 
@@ -53,10 +53,6 @@ class AlertIssue:
     note: str
 
 
-def _printable(title: str) -> str:
-    return "".join(c if c.isprintable() else " " for c in title)[:256]
-
-
 def _worst(a: MainAlert) -> Part:
     pick = worst_section([p.section for p in a.parts])
     return next(p for p in a.parts if p.section is pick)
@@ -77,14 +73,14 @@ def _amount(p: Part) -> str:
 def alert_title(a: MainAlert) -> str:
     worst, more = _worst(a), len(a.parts) - 1
     extra = f", and {more} more" if more else ""
-    return _printable(
+    return title_text(
         f"RMSNorm backward: {WHAT[worst.guard]} on {a.machine} since {a.first_bad[:12]} "
         f"({_amount(worst)}{extra}) (main branch)"
     )
 
 
 def linked_title(a: MainAlert) -> str:
-    return _printable(
+    return title_text(
         f"RMSNorm backward slower on {a.machine} since {a.first_bad[:12]} (main branch; "
         f"tracked in {a.owner})"
     )

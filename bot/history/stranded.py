@@ -30,13 +30,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from bot.alert.model import FAMILY
 from bot.decide.types import GUARD_TITLES, GuardKind
 from bot.history.alerts import ORDER, alert_key
 from bot.history.changepoint import Change
 from bot.history.follow import range_state
 from bot.history.sections import WHAT
 from bot.history.watch import Watch
-from bot.tell.issue import FAMILY
 
 NOTE_MARK = "<!-- fusion-perfbot-stranded -->"
 CLOSED_MARK = "<!-- fusion-perfbot-stranded-closed -->"

@@ -18,7 +18,7 @@ from bot.decide.types import Verdict
 from bot.fusion.hints import Hints
 from bot.tell.comment import METHOD, METHOD_SECTION, Context, header
 from bot.tell.hints import SUMMARY, hints_markdown
-from bot.tell.issue import IssueSpec, evidence
+from bot.tell.issue import IssueSpec, evidence, title_text
 from bot.tell.markdown import Section as Fold
 from bot.tell.markdown import escape_md, fit, link
 from bot.tell.rows import graph_url, point_name
@@ -33,23 +33,19 @@ def _where(ctx: Context) -> str:
     return f"{ctx.repo}#{ctx.pr}" if ctx.repo and ctx.pr is not None else "this change"
 
 
-def _printable(title: str) -> str:
-    return "".join(c if c.isprintable() else " " for c in title)[:256]
-
-
 def alert_title(alert: Alert, ctx: Context) -> str:
     """Plain text (titles are not markdown), one line, within GitHub's 256 characters."""
     worst = alert.worst
     if worst is None:
-        return _printable(f"{NO_ALERT_TITLE} in {_where(ctx)}")
+        return title_text(f"{NO_ALERT_TITLE} in {_where(ctx)}")
     more = len(alert.sections) - 1
     extra = f" (and {more} more)" if more else ""
     moved = moved_words(worst.guard, worst.size)
-    return _printable(f"RMSNorm backward: {moved}{extra} in {_where(ctx)}")
+    return title_text(f"RMSNorm backward: {moved}{extra} in {_where(ctx)}")
 
 
 def linked_title(alert: Alert, ctx: Context) -> str:
-    return _printable(f"RMSNorm backward slower in {_where(ctx)} (tracked in {alert.owner})")
+    return title_text(f"RMSNorm backward slower in {_where(ctx)} (tracked in {alert.owner})")
 
 
 def _section_lines(s: Section, v: Verdict, ctx: Context, k: int | None) -> list[str]:

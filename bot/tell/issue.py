@@ -1,18 +1,17 @@
-"""What the linked issues are made of (pure): the spec the filer keeps in line, the guard issue
-the main-branch watch files (bot/history/issues.py), which repository a guard's move points at,
-when a guard's issue may close, and a guard's evidence table.
+"""What the linked issues are made of (pure): the spec the filer keeps in line, an issue
+title as plain text, when a guard's section may close, and a guard's evidence table.
 
 The PR flow files one alert per PR (bot/alert/, rendered by bot/tell/alert_issue.py); the
-main-branch watch files one issue per confirmed change and guard. Both reach GitHub through
+main-branch watch one alert per break (bot/history/issues.py). Both reach GitHub through
 bot/github/issues.py with an :class:`IssueSpec`.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Literal
 
+from bot.alert.model import is_back
 from bot.decide.types import Guard, GuardKind, PointVerdict, Verdict
 from bot.tell.rows import (
     BROKEN_HEADER,
@@ -25,8 +24,6 @@ from bot.tell.rows import (
     worst_first,
 )
 
-FAMILY = "rmsnorm-bwd"
-_REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 SyncState = Literal["regressed", "recovered", "hold"]
 TITLE_WHAT: dict[GuardKind, str] = {
     "ratio": "Thunder slower relative to nvFuser",
@@ -64,60 +61,17 @@ class IssueSpec:
         return self.body if primary else str(self.linked_body)
 
 
-@dataclass(frozen=True)
-class GuardIssue:
-    guard: GuardKind
-    spec: IssueSpec
-    state: SyncState
-    note: str
-    machine: str = ""
-
-
-def _owns(repo: str, word: str) -> bool:
-    return word in repo.lower()
-
-
-def repos_for(
-    g: Guard, repos: tuple[str, ...], v: Verdict | None = None, owner: str | None = None
-) -> tuple[str, ...]:
-    """Primary first: nvFuser's repository for its fusion's slowdown (or a broken nvFuser
-    point), Thunder's for Thunder's kernels or broken Thunder points; for the ratio, which
-    either side can move, the owner the fusion hints name (bot/fusion/attribute.py), else the
-    side whose own kernel time moved, else the configured order."""
-    word = None
-    if g.kind == "ratio" and owner in ("thunder", "fuser"):
-        return tuple(sorted(repos, key=lambda r: not _owns(r, owner)))
-    thunder = v.guard("thunder") if v else None
-    nvfuser = v.guard("nvfuser") if v else None
-    if g.kind == "nvfuser" or (
-        g.kind == "broken" and any(p.key.variant == "nvfuser" for p in g.points)
-    ):
-        word = "fuser"
-    elif g.kind in ("thunder", "broken"):
-        word = "thunder"
-    elif g.kind == "ratio" and thunder and nvfuser and thunder.alarming != nvfuser.alarming:
-        word = "thunder" if thunder.alarming else "fuser"
-    if word is None:
-        return repos
-    return tuple(sorted(repos, key=lambda r: not _owns(r, word)))
+def title_text(title: str) -> str:
+    """Plain text (titles are not markdown), one line, within GitHub's 256 characters."""
+    return "".join(c if c.isprintable() else " " for c in title)[:256]
 
 
 def sync_state(g: Guard, v: Verdict) -> SyncState:
-    """Open on alarm; close only on evidence that what the guard tracks is fine again: every
-    one of its points measured at both sides, none regressed or unsure (even set aside as
-    uncorroborated). A point that stopped running, or was not measured, is no such evidence."""
+    """Open on alarm; close only on evidence that what the guard tracks is fine again
+    (bot/alert/model.py ``is_back``); anything between holds."""
     if g.alarming:
         return "regressed"
-    if g.state not in ("no change", "improved"):
-        return "hold"
-    if g.kind != "broken" and any(
-        p.cmp is None or p.state in ("regressed", "unsure") for p in g.points
-    ):
-        return "hold"
-    nv = v.guard("nvfuser")
-    if g.kind == "ratio" and nv is not None and nv.state not in ("no change", "improved"):
-        return "hold"  # the ratio may be back only because nvFuser's fusion got slower
-    return "recovered"
+    return "recovered" if is_back(g, v) else "hold"
 
 
 def evidence(v: Verdict, g: Guard) -> list[str]:
