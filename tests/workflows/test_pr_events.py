@@ -34,6 +34,7 @@ from workflow_rules import (
     outputs,
     run_step,
     shim,
+    shim_calls,
     step_by_id,
     triggers,
 )
@@ -232,23 +233,29 @@ def _run_json(**changes: Any) -> dict[str, Any]:
     return {**run, **changes}
 
 
-def _check_event_run(tmp_path: Path, run: dict[str, Any]) -> tuple[Any, str]:
-    (tmp_path / "run.json").write_text(json.dumps(run), encoding="utf-8")
-    shim(tmp_path, "gh", f"cat {tmp_path}/run.json")
-    path = shim(tmp_path, "python", "exit 0")  # fetch-artifact; both shims in one folder
-    env = {
+def _poster_env(path: str, tmp_path: Path) -> dict[str, str]:
+    """What the runner gives the poster's steps (dummy tokens: no network here)."""
+    return {
         "PATH": path,
         "GH_TOKEN": "t",
         "GITHUB_TOKEN": "t",
         "GITHUB_REPOSITORY": OUR_REPO,
         "RUNNER_TEMP": str(tmp_path),
+    }
+
+
+def _check_event_run(tmp_path: Path, run: dict[str, Any]) -> tuple[Any, str]:
+    (tmp_path / "run.json").write_text(json.dumps(run), encoding="utf-8")
+    shim(tmp_path, "gh", f"cat {tmp_path}/run.json")
+    path = shim(tmp_path, "python", "exit 0")  # fetch-artifact; both shims in one folder
+    env = {
+        **_poster_env(path, tmp_path),
         "EVENT_RUN_ID": "77",
         "EVENT_WORKFLOW_PATH": EVENT_PATH,
         "EVENT_DIR": str(tmp_path / "event"),
     }
     proc = run_step(step_by_id(WF, "event"), tmp_path, env)
-    calls = tmp_path / "python.calls"
-    return proc, calls.read_text() if calls.exists() else ""
+    return proc, shim_calls(tmp_path, "python")
 
 
 def test_the_poster_downloads_the_event_artifact_of_a_real_event_run_under_limits(
@@ -320,11 +327,7 @@ def _choose(
     path = shim(tmp_path, "python", f'case "$*" in {cases} esac; exit 9')  # verify-run
     out = tmp_path / "out"
     env = {
-        "PATH": path,
-        "GH_TOKEN": "t",
-        "GITHUB_TOKEN": "t",
-        "GITHUB_REPOSITORY": OUR_REPO,
-        "RUNNER_TEMP": str(tmp_path),
+        **_poster_env(path, tmp_path),
         "GITHUB_OUTPUT": str(out),
         "EVENT_PR": event_pr,
         "TRIGGER_RUN_ID": "77",
@@ -333,10 +336,8 @@ def _choose(
         "WORKFLOW_PATH": BENCH_PATH,
     }
     proc = run_step(step_by_id(WF, "target"), tmp_path, env)
-    calls = tmp_path / "python.calls"
-    verified = calls.read_text().splitlines() if calls.exists() else []
-    gh = (tmp_path / "gh.calls").read_text() if (tmp_path / "gh.calls").exists() else ""
-    return proc, outputs(out), verified, gh
+    verified = shim_calls(tmp_path, "python").splitlines()
+    return proc, outputs(out), verified, shim_calls(tmp_path, "gh")
 
 
 def _verify_call(run_id: int) -> str:

@@ -450,3 +450,9 @@ def shim(tmp_path: Path, name: str, body: str) -> str:
     program.write_text(f"#!/bin/bash\nprintf '%s\\n' \"$*\" >> {tmp_path}/{name}.calls\n{body}\n")
     program.chmod(0o755)
     return f"{bindir}:{os.environ['PATH']}"
+
+
+def shim_calls(tmp_path: Path, name: str) -> str:
+    """What a shim was called with, a line a call; "" when the step never called it."""
+    calls = tmp_path / f"{name}.calls"
+    return calls.read_text() if calls.exists() else ""
