@@ -85,13 +85,9 @@ def alert_lines(
 
 
 def added_chars(lines: Sequence[str], footer: str, state: CommentState) -> int:
-    """How much :func:`with_alert` adds to a comment: what render_report must leave room for."""
-    return (
-        len("\n".join(["", *lines]))
-        + len(details(RULES_SECTION, footer))
-        + len(state_marker(state))
-        + 3
-    )
+    """How much :func:`with_alert` adds to a comment (the same whatever the comment): what
+    render_report must leave room for."""
+    return len(with_alert("", lines, footer, state))
 
 
 def with_alert(comment: str, lines: Sequence[str], footer: str, state: CommentState) -> str:
