@@ -162,6 +162,7 @@ def cmd_demo(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> 
         machine=args.machine,
         config_path=args.config,
         captures=(args.captures_base, args.captures_head),
+        save=args.save,
     )
 
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
+from bot.commands.demo_save import Posted, save_posts
 from bot.commands.inputs import Loader, Selection
 from bot.commands.pr import publish
 from bot.commands.steps import step
@@ -48,8 +49,10 @@ def run_demo(
     machine: str | None,
     config_path: Path | None,
     captures: tuple[Path | None, Path | None] = (None, None),
+    save: Path | None = None,
 ) -> int:
-    """The pr flow on real results, against bot/github/fake instead of GitHub."""
+    """The pr flow on real results, against bot/github/fake instead of GitHub; ``save``: a
+    folder that gets what landed there, a file a post (bot/commands/demo_save.py)."""
     from bot.github.fake import BOT_LOGIN, BOT_TOKEN, HUMAN_LOGIN, start_server
 
     with step("pick the demo commits", ExitCode.USAGE):
@@ -99,19 +102,24 @@ def run_demo(
         fake.state.pulls.finish(DEMO_REPO, pull.number, merged=True, by=HUMAN_LOGIN)
         out.write("\n===== 2. the PR is merged: the alert is filed =====\n")
         code = publish(got, ctx, out)
+        comments = [c.body for c in fake.state.comments_on(DEMO_REPO, pull.number)]
+        issues = [
+            Posted(repo, i.number, i.state, i.title, i.body)
+            for repo in got.config.issue_repos
+            for i in fake.state.issues(repo)
+            if i.pull is None
+        ]
         out.write("\n===== the comment on " + f"{DEMO_REPO}#{pull.number} =====\n")
-        for comment in fake.state.comments_on(DEMO_REPO, pull.number):
-            out.write(comment.body + "\n")
-        for repo in got.config.issue_repos:
-            for issue in fake.state.issues(repo):
-                if issue.pull is None:
-                    out.write(
-                        f"\n===== issue {repo}#{issue.number} ({issue.state}): "
-                        f"{issue.title} =====\n{issue.body}\n"
-                    )
+        out.writelines(body + "\n" for body in comments)
+        for i in issues:
+            out.write(f"\n===== issue {i.ref} ({i.state}): {i.title} =====\n{i.body}\n")
         statuses = fake.state.pulls.of(DEMO_REPO, head.ljust(40, "0")[:40])
     final = f"{statuses[0].state}: {statuses[0].description}" if statuses else "none"
     out.write(f"\nDemo finished: status {final} (exit code {code} in CI).\n")
+    if save is not None:
+        with step(f"save what was posted into {save}", ExitCode.USAGE):
+            written = save_posts(save, comments, issues, final, int(code))
+        out.write(f"Saved {len(written)} file(s) into {save}\n")
     return ExitCode.OK_NO_REGRESSION
 
 

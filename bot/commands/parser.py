@@ -258,6 +258,13 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
         "clearly worse push, merge, a maintainer's close; a second PR closed unmerged) on "
         "data/h200-states, printing what each step posted and the status it set",
     )
+    p.add_argument(
+        "--save",
+        type=Path,
+        metavar="DIR",
+        help="also write what landed on the fake GitHub into DIR: comment.md, one "
+        "issue-OWNER-NAME-N.md a filed issue, and posted.json (titles, states, lengths)",
+    )
     p.description = (
         "the whole flow on the recorded H200 data against a local fake GitHub, as a PR lives: "
         "once while it is open, once after it is merged. Without --results: data/h200/results, "
