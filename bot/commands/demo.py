@@ -104,7 +104,7 @@ def run_demo(
         code = publish(got, ctx, out)
         comments = [c.body for c in fake.state.comments_on(DEMO_REPO, pull.number)]
         issues = [
-            Posted(repo, i.number, i.state, i.title, i.body)
+            Posted(repo, i.number, i.state, i.title, i.body or "")
             for repo in got.config.issue_repos
             for i in fake.state.issues(repo)
             if i.pull is None
