@@ -93,6 +93,7 @@ class Config:
     alerts: AlertSettings = field(default_factory=AlertSettings)
     machine: str | None = None
     site_url: str | None = None
+    docs_url: str | None = None  # fusion-perfbot's docs/ on the web: the comment links its method
     issue_repos: tuple[str, ...] = DEFAULT_REPOS
     issue_label: str = "perf-regression-bot"
     file_issues: bool = True
@@ -214,7 +215,7 @@ def _build(env: Mapping[str, str], data: dict[str, Any], path: Path | None) -> C
     source = f"config {path}" if path is not None else "config"
     tables = {"verdict", "site", "issues", "github", "results", "alerts", "acknowledge"}
     top = Table(data, "top level", source, tables)
-    site = Table(top.data.get("site", {}), "site", source, {"base_url"})
+    site = Table(top.data.get("site", {}), "site", source, {"base_url", "docs_url"})
     issues = Table(top.data.get("issues", {}), "issues", source, {"repos", "label", "enabled"})
     gh_keys = {"timeout_s", "max_retry_wait_s", "comment_login", "issues_login"}
     gh = Table(top.data.get("github", {}), "github", source, gh_keys)
@@ -240,6 +241,7 @@ def _build(env: Mapping[str, str], data: dict[str, Any], path: Path | None) -> C
         alerts=_alerts(top.data.get("alerts", {}), top.data.get("acknowledge", {}), source),
         machine=results.text("machine", None, re.compile(r"[A-Za-z0-9_.-]{1,100}")),
         site_url=_env_text(env, "PERFBOT_SITE_URL", URL_RE) or site.text("base_url", None, URL_RE),
+        docs_url=_env_text(env, "PERFBOT_DOCS_URL", URL_RE) or site.text("docs_url", None, URL_RE),
         issue_repos=repos,
         issue_label=issues.text("label", "perf-regression-bot", LABEL_RE) or "perf-regression-bot",
         file_issues=enabled,

@@ -94,6 +94,7 @@ def run_demo(
             pr_title=pull.title,
             head_ref="demo/rmsnorm-bwd",
             site_url=got.config.site_url,
+            docs_url=got.config.docs_url,
         )
         out.write(f"Results {', '.join(map(str, results))}: base {base[:12]}, head {head[:12]}\n")
         out.write(f"Local fake GitHub at {fake.web_url}; posting as {BOT_LOGIN}\n")

@@ -25,12 +25,11 @@ from bot.config import Config
 from bot.exitcodes import ExitCode
 from bot.github.issues import News, RepoIssueOutcome
 from bot.github.pr_facts import PrFacts
-from bot.tell.alert_comment import added_chars, alert_lines, rules, with_alert
 from bot.tell.alert_issue import alert_spec
-from bot.tell.comment import MARKER, Context
-from bot.tell.comment_state import CommentState
+from bot.tell.comment import MARKER, AlertPart, Context, render_report
+from bot.tell.comment_state import CommentState, state_marker
 from bot.tell.issue import IssueSpec
-from bot.tell.machines import MachineReport, render_report
+from bot.tell.machines import MachineReport
 
 if TYPE_CHECKING:  # PyGithub is imported when the command runs (bot/commands/cli.py)
     import github
@@ -54,6 +53,7 @@ def run_pr(
         head_ref=head_ref,
         run_url=got.config.run_url,
         site_url=got.config.site_url,
+        docs_url=got.config.docs_url,
     )
     return publish(got, ctx, out, dry_run=dry_run, pr_state=pr_state)
 
@@ -92,7 +92,8 @@ def _alert(
         previous=previous,
     )
     hints = {m.machine: m.hints for m in reports}
-    return alert, alert_spec(alert, judged, ctx, hints, cfg.issue_label)
+    sides = {m.machine: (m.base, m.head) for m in reports}
+    return alert, alert_spec(alert, judged, ctx, hints, cfg.issue_label, sides)
 
 
 def _facts(
@@ -153,12 +154,9 @@ def _comment(
     issues: list[tuple[str, str]],
 ) -> str:
     alert, ack, plan, status = decided
-    a = got.config.alerts
-    lines = alert_lines(alert, ack, plan, status, issues, a.ack_label)
-    footer = rules(a.worse_factor, a.ack_label, a.open_on, a.allow_author)
-    state = CommentState(alert.sizes, ack.record)
-    reserve = added_chars(lines, footer, state)
-    return with_alert(render_report(got.reports(), ctx, {}, reserve=reserve), lines, footer, state)
+    hidden = state_marker(CommentState(alert.sizes, ack.record))
+    part = AlertPart(alert, ack, plan, status, tuple(issues), got.config.alerts.ack_label, hidden)
+    return render_report(got.reports(), ctx, part)
 
 
 def publish(

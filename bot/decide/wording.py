@@ -14,6 +14,12 @@ from bot.decide.types import Guard, PointVerdict, VariantSummary
 
 
 def signed(x: float) -> str:
+    """A head/base factor as a change: "+4.8%", or "25.0x" from 2x on, where "+2400.6%" would
+    make a reader count digits."""
+    if x >= 2:
+        return f"{x:.1f}x"
+    if 0 < x <= 0.5:
+        return f"{x:.2f}x"
     return f"{100 * (x - 1):+.1f}%"
 
 
@@ -30,7 +36,7 @@ def _bandwidth(p: PointVerdict) -> str:
     b, h = p.bandwidth_pct
     if b is None or h is None:
         return ""
-    return f"; % of peak bandwidth there {b:.0f}% → {h:.0f}% ({h - b:+.1f} points)"
+    return f"; % of peak bandwidth there {b:.0f}% → {h:.0f}% ({h - b:+.0f} percentage points)"
 
 
 def _worst(points: Sequence[PointVerdict], upward: bool) -> PointVerdict | None:

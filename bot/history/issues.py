@@ -25,9 +25,10 @@ from bot.history.alerts import MainAlert, Part, alerts_of, broken_part, timing_p
 from bot.history.method import Method
 from bot.history.sections import WHAT, commit_ref, now_words, section_lines
 from bot.history.watch import Watch
-from bot.tell.comment import METHOD_SECTION
 from bot.tell.issue import IssueSpec, title_text
 from bot.tell.markdown import Section, escape_md, fit
+
+METHOD_SECTION = "How this is decided"
 
 
 def method_text(m: Method) -> str:

@@ -1,5 +1,5 @@
 """What the linked issues are made of (pure): the spec the filer keeps in line, an issue
-title as plain text, when a guard's section may close, and a guard's evidence table.
+title as plain text, and when a guard's section may close.
 
 The PR flow files one alert per PR (bot/alert/, rendered by bot/tell/alert_issue.py); the
 main-branch watch one alert per break (bot/history/issues.py). Both reach GitHub through
@@ -12,17 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.alert.model import is_back
-from bot.decide.types import Guard, GuardKind, PointVerdict, Verdict
-from bot.tell.rows import (
-    BROKEN_HEADER,
-    KERNEL_HEADER,
-    MAIN_HEADER,
-    MAX_MAIN_ROWS,
-    broken_row,
-    kernel_row,
-    main_row,
-    worst_first,
-)
+from bot.decide.types import Guard, GuardKind, Verdict
 
 SyncState = Literal["regressed", "recovered", "hold"]
 TITLE_WHAT: dict[GuardKind, str] = {
@@ -72,12 +62,3 @@ def sync_state(g: Guard, v: Verdict) -> SyncState:
     if g.alarming:
         return "regressed"
     return "recovered" if is_back(g, v) else "hold"
-
-
-def evidence(v: Verdict, g: Guard) -> list[str]:
-    bad: list[PointVerdict] = worst_first(p for p in g.points if p.state in ("regressed", "broken"))
-    if g.kind == "broken":
-        return ["", BROKEN_HEADER, *(broken_row(p) for p in g.points[:MAX_MAIN_ROWS])]
-    if g.kind == "ratio":
-        return ["", MAIN_HEADER, *(main_row(p, v) for p in (bad or list(g.points))[:MAX_MAIN_ROWS])]
-    return ["", KERNEL_HEADER, *(kernel_row(p, v) for p in (bad or list(g.points))[:MAX_MAIN_ROWS])]

@@ -67,6 +67,13 @@ def _cell(u: Mapping[str, Any] | None, *keys: str) -> str:
 
 def under_test_rows(base: Provenance | None, head: Provenance | None) -> list[str]:
     """Table rows (``| label | base | head |``, already escaped); none without the field."""
+    return [f"| {label} | {x} | {y} |" for label, x, y in under_test_cells(base, head)]
+
+
+def under_test_cells(
+    base: Provenance | None, head: Provenance | None
+) -> list[tuple[str, str, str]]:
+    """(label, base, head) of the package under test, already escaped; none without it."""
     b, h = under_test(base), under_test(head)
     if b is None and h is None:
         return []
@@ -80,4 +87,4 @@ def under_test_rows(base: Provenance | None, head: Provenance | None) -> list[st
     ]
     if any(u and _text(u, "sha256") for u in (b, h)):
         rows.append(("sha256", _cell(b, "sha256"), _cell(h, "sha256")))
-    return [f"| {label} | {x} | {y} |" for label, x, y in rows]
+    return rows

@@ -47,6 +47,13 @@ def _two_artifacts(tmp_path: Path) -> tuple[Path, Path]:
     return a, b
 
 
+def _part(out: str, machine: str) -> str:
+    """One machine's lines on the first screen: from its bold name to the next machine's (or
+    to what follows the machines)."""
+    rest = out.split(f"\n**{machine}**: ", 1)[1]
+    return rest.split("\n**", 1)[0]
+
+
 def _both(tmp_path: Path, extra: str = "") -> str:
     """A configuration that calibrates both machines of _two_artifacts."""
     return str(calibrated_config(tmp_path / "config", "nvidia-h200", "gpu-b", extra=extra))
@@ -60,18 +67,17 @@ def test_two_machines_merge_into_one_comment(
     assert cli.main(_report([a, b], config=both), env={}) == ExitCode.REGRESSION
     out = capsys.readouterr().out
     assert out.count(MARKER) == 1 and out.startswith(MARKER)
-    assert "🔴 **Regressed** on gpu-b, nvidia-h200\n" in out
-    assert "| machine | verdict | runs of base, head | gates | in words |" in out
-    assert "| nvidia-h200 | 🔴 regressed | 1, 1 | yes |" in out
-    assert "| gpu-b | 🔴 regressed | 1, 1 | yes |" in out
-    assert "#### Machine nvidia-h200" in out and "#### Machine gpu-b" in out
-    assert out.count("<summary>How this is decided</summary>") == 1
-    # Each machine with its own noise model, the one measured on it.
-    gpu_b = out.split("#### Machine gpu-b")[1].split("#### Machine")[0]
+    assert "### 🔴 RMSNorm backward: Regressed: Thunder's kernels 11.4x slower on gpu-b, " in out
+    assert out.count("docs/METHOD.md") == 1  # the method linked once, not pasted
+    # Each machine with its own noise model, the one measured on it, and its own guards.
+    gpu_b, h200 = _part(out, "gpu-b"), _part(out, "nvidia-h200")
+    assert gpu_b.startswith("🔴 regressed") and h200.startswith("🔴 regressed")
     assert "between-run noise from 12 A/A runs on gpu-b" in gpu_b
-    h200 = out.split("#### Machine nvidia-h200")[1]
     assert "between-run noise from 12 A/A runs on nvidia-h200" in h200
     assert "gpu-b" not in h200
+    for part in (gpu_b, h200):
+        assert part.count("- 🔴 ") == 2 and part.count("- ⚪ ") == 2  # a line a guard
+    assert out.count("| point | µs base | µs head | change |") == 1  # the rows once
 
     assert cli.main([*_report([a, b], config=both), "--json", "-"], env={}) == 1
     data = json.loads(capsys.readouterr().out)
@@ -89,7 +95,7 @@ def test_one_machine_is_the_one_machine_comment(
     alone = capsys.readouterr().out
     assert cli.main(_report([a, b], "--machine", "nvidia-h200"), env={}) == ExitCode.REGRESSION
     assert capsys.readouterr().out == alone  # --machine restricts; the comment is unchanged
-    assert "#### Machine" not in alone
+    assert "\n**nvidia-h200**: " not in alone
 
 
 def test_a_machine_with_one_side_is_not_compared(
@@ -99,9 +105,11 @@ def test_a_machine_with_one_side_is_not_compared(
     drop_commit(b / "gpu-b", REGRESSED)  # gpu-b's head job left nothing
     assert cli.main(_report([a, b]), env={}) == ExitCode.REGRESSION
     out = capsys.readouterr().out
-    assert "| gpu-b | ⚫ not compared | | no | no head results on this machine" in out
-    assert "Not compared: no head results on this machine, only base results in 1 folder." in out
-    assert "🔴 **Regressed** on nvidia-h200\n" in out
+    assert (
+        "**gpu-b**: ⚫ not compared: no head results on this machine, only base results in 1 "
+        "folder" in out
+    )
+    assert "### 🔴 RMSNorm backward: Regressed: Thunder's kernels 11.4x slower on nvidia-h200\n" in out
     # Only gpu-b asked for: nothing to compare is bad input, saying why.
     assert cli.main(_report([a, b], "--machine", "gpu-b"), env={}) == ExitCode.BAD_INPUT
     assert "no results for head commit 9dc51696 on machine gpu-b" in capsys.readouterr().err
@@ -116,7 +124,7 @@ def test_a_repeat_with_one_side_is_left_out_with_a_note(
     assert cli.main(_report([reps]), env={}) == ExitCode.REGRESSION
     out = capsys.readouterr().out
     assert "1 run(s) of base, 1 of head" in out
-    assert "Note: rep-2: only base on nvidia-h200; that repeat is left out" in out
+    assert "rep-2: only base on nvidia-h200; that repeat is left out" in out
 
 
 def test_a_failed_runner_check_holds_the_machine(
@@ -129,9 +137,8 @@ def test_a_failed_runner_check_holds_the_machine(
     # gpu-b regressed but does not gate; nvidia-h200 still does.
     assert cli.main(_report([a, b], config=both), env={}) == ExitCode.REGRESSION
     out = capsys.readouterr().out
-    assert "| gpu-b | 🔴 regressed | 1, 1 | no: a runner check failed |" in out
-    assert "🔴 **Regressed** on gpu-b (not gating), nvidia-h200" in out
-    section = out.split("#### Machine gpu-b")[1].split("#### Machine")[0]
+    assert "11.4x slower on gpu-b (not gating), nvidia-h200" in out.split("\n")[1]
+    section = _part(out, "gpu-b")
     assert "⚠️ **A runner check failed: this machine's verdict does not gate**" in section
     assert (
         "> - **head**, rep-1, after the measurement (2026-12-01T10:02:00Z): GPU clocks "
@@ -155,8 +162,9 @@ def test_clean_checks_change_no_verdict(tmp_path: Path, capsys: pytest.CaptureFi
     write_checks(a / "nvidia-h200", REGRESSED)
     assert cli.main(_report([a]), env={}) == ExitCode.REGRESSION
     checked = capsys.readouterr().out
-    note = "- Runner checks: 1 of 2 run(s) checked, all passed; 1 run(s) not checked\n"
-    assert note in checked and checked.replace(note, "") == unchecked
+    note = "Runner checks: 1 of 2 run(s) checked, all passed; 1 run(s) not checked."
+    assert note in checked and note not in unchecked
+    assert checked.split("<details>")[0] == unchecked.split("<details>")[0]  # same verdict
 
 
 def _pr(
@@ -198,9 +206,9 @@ def test_one_alert_for_every_machine_of_a_pr(
     assert _bot_issues(fake_github) == before  # found and updated, not duplicated
     assert f"alert issue (primary) in {THUNDER}: unchanged" in out
     (comment,) = fake_github.state.comments_on(THUNDER, number)
-    assert "**Alert issues:** [" in comment.body.split("#### Machine")[0]  # above the machines
+    assert "**Alert issues:** [" in comment.body.split("<details>")[0]  # on the first screen
     primary = next(i for i in fake_github.state.issues(THUNDER) if i.pull is None)
-    assert "### nvidia-h200: Thunder's own kernel time (regressed)" in (primary.body or "")
+    assert "### 🔴 nvidia-h200: Thunder's own kernels, 11.4x slower" in (primary.body or "")
     assert "gpu-b" not in (primary.body or "")  # a machine that does not gate adds nothing
     # The same in a dry run.
     dry = _pr(fake_github, [a, b], number, "--dry-run", config=push)
@@ -220,7 +228,7 @@ def test_a_machine_no_model_covers_is_shown_not_judged(
     copy_machine(H200, a100, "nvidia-a100")
     assert cli.main(_report([a100], head=AGAIN), env={}) == ExitCode.OK_NO_REGRESSION
     out = capsys.readouterr().out
-    assert "⚪ **Uncalibrated: not judged**" in out and "🔴" not in out
+    assert "### ⚪ RMSNorm backward: Not judged" in out and "🔴" not in out
     assert "**Not judged: no noise model covers nvidia-a100** (no noise model for machine " in out
     assert "dispatch the **calibrate-runner** workflow" in out
     assert "--write-model noise/nvidia-a100.json" in out
@@ -241,7 +249,7 @@ def test_the_demo_goes_through_the_same_path(
     argv = ["demo", "--results", str(a), "--results", str(b), "--base", BASE, "--head", AGAIN]
     assert cli.main([*argv, "--config", _both(tmp_path)], env={}) == ExitCode.OK_NO_REGRESSION
     out = capsys.readouterr().out
-    assert "#### Machine gpu-b" in out and "#### Machine nvidia-h200" in out
+    assert "\n**gpu-b**: " in out and "\n**nvidia-h200**: " in out
     assert "Demo finished: status success: Success: " in out
 
 
@@ -256,6 +264,5 @@ def test_many_machines_still_fit_githubs_limit(
     config = str(calibrated_config(tmp_path / "c", *(f"gpu-{i}" for i in range(5))))
     assert cli.main(_report(folders, config=config), env={}) == ExitCode.REGRESSION
     out = capsys.readouterr().out
-    assert len(out) <= MAX_CHARS and out.count("#### Machine gpu-") == 5
-    assert "_Truncated: " in out  # details were cut, and it says so
-    assert out.rstrip().endswith("</details>")  # the method, once, last
+    assert len(out) <= MAX_CHARS and sum(f"\n**gpu-{i}**: " in out for i in range(5)) == 5
+    assert out.count("docs/METHOD.md") == 1

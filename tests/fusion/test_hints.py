@@ -12,7 +12,7 @@ from paths import DATA, run_bot
 from bot.fusion.attribute import FUSER, THUNDER, attribute
 from bot.fusion.repro import reproducer, thunder_script
 from bot.fusion.types import Finding
-from bot.tell.hints import _fence
+from bot.tell.hints import fence as _fence
 
 STOCK = DATA / "h200-captures" / "stock-0.2.6"
 UNFUSED = DATA / "h200-captures" / "unfused-backward-0.2.6"

@@ -62,7 +62,7 @@ from bot.site.page import patch_index
 from bot.site.refs import css_refs, is_remote, resource_refs, rewrite_page
 from bot.site.thresholds import threshold_notes, thresholds
 from bot.site.vendor import member
-from bot.tell.comment import graph_url as render_graph_url
+from bot.tell.rows import graph_url as render_graph_url
 
 # The shared fixtures: real asv output (tests/data_helpers.py), the sites built once a session
 # (tests/site/site_builds.py); and what the other site test modules import from here.

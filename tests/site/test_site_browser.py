@@ -42,7 +42,7 @@ from test_site_landing import SETTINGS, expected_kind, threshold_of
 from bot.results.types import BENCH_KERNEL, BENCH_RATIO, PointKey
 from bot.site import SiteReport, start_server
 from bot.site.links import graph_href
-from bot.tell.comment import graph_url
+from bot.tell.rows import graph_url
 
 # The shared fixtures: real asv output (tests/data_helpers.py), the sites built once a session
 # (tests/site/site_builds.py).

@@ -1,0 +1,29 @@
+"""Where a comment or an issue goes and what it links to (pure data); any of it may be absent
+(a local ``report`` has no PR, no CI run and no website)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.tell.markdown import link
+
+
+@dataclass(frozen=True)
+class Context:
+    repo: str | None = None
+    pr: int | None = None
+    pr_title: str | None = None
+    head_ref: str | None = None
+    run_url: str | None = None
+    site_url: str | None = None
+    issue_links: tuple[tuple[str, str], ...] = ()  # (label, url)
+    docs_url: str | None = None  # this project's docs/ folder on the web ([site] docs_url)
+
+
+def doc_link(label: str, page: str, ctx: Context) -> str:
+    """A link to one of docs/'s pages (METHOD.md, ALERTS.md), where the method and the rules
+    are written once instead of pasted into every comment and issue. Without a configured
+    folder, the page is named (``docs/METHOD.md`` of fusion-perfbot), not linked to a guess."""
+    if not ctx.docs_url:
+        return f"{label}: fusion-perfbot's `docs/{page}`"
+    return link(label, ctx.docs_url.rstrip("/") + "/" + page)

@@ -1,0 +1,137 @@
+"""What a reader can do next, and what happens to the alert (pure): the comment's last words on
+the first screen.
+
+Why each step is a command or a link: a maintainer who reads "unsure" or "regressed" needs the
+one thing to type (acknowledge, reproduce, settle with more runs), not the method. The rules
+behind them are in docs/ALERTS.md, linked from the footer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.alert.ack import AckDecision
+from bot.alert.model import Alert
+from bot.alert.plan import IssuePlan
+from bot.alert.status import Status
+from bot.decide.types import Verdict
+from bot.results.types import Provenance
+from bot.tell.markdown import escape_md, link
+from bot.tell.under_test import under_test
+
+#: What may go into a command line shown to be typed: a distribution name and a version,
+#: nothing else from the runner's record (a reader copies it; it must be plain).
+_PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+!-]{0,60}")
+
+
+@dataclass(frozen=True)
+class AlertPart:
+    """The PR flow's decisions the comment reports (bot/commands/pr.py)."""
+
+    alert: Alert
+    ack: AckDecision
+    plan: IssuePlan
+    status: Status
+    issues: tuple[tuple[str, str], ...]  # (label, url) of the alert's issues
+    ack_label: str
+    hidden: str  # the state marker the next run reads (bot/tell/comment_state.py)
+
+
+def alert_lines(part: AlertPart) -> list[str]:
+    """The alert in a line or two: what is filed where (or when it will be), who decided."""
+    alert, plan, ack = part.alert, part.plan, part.ack
+    lines = []
+    if part.issues:
+        lines.append("**Alert issues:** " + ", ".join(link(lab, url) for lab, url in part.issues))
+    if alert.sections:
+        lines.append(
+            f"**Alert:** owner {escape_md(alert.owner)} ({escape_md(alert.owner_why)}); "
+            f"{escape_md(plan.why)}."
+        )
+    elif plan.action in ("abandon", "acknowledge") or (plan.action == "recover" and part.issues):
+        lines.append(f"**Alert:** {escape_md(plan.why)}.")
+    if ack.words:
+        lines.append(f"**{escape_md(ack.words[0].upper() + ack.words[1:], 500)}.**")
+    lines += [f"Not counted: {escape_md(r, 300)}." for r in ack.refused]
+    return lines
+
+
+def _sides(reports: Sequence[Verdict]) -> tuple[str, str]:
+    v = reports[0]
+    return v.base[:12], v.head[:12]
+
+
+def _requirement(prov: Provenance | None) -> str | None:
+    u = under_test(prov)
+    if u is None:
+        return None
+    name, version = u.get("distribution"), u.get("version")
+    if not (isinstance(name, str) and isinstance(version, str)):
+        return None
+    if not (_PLAIN.fullmatch(name) and _PLAIN.fullmatch(version)):
+        return None
+    return f"{name}=={version}"
+
+
+def measure_command(
+    base: str, head: str, provenance: tuple[Provenance | None, Provenance | None]
+) -> str:
+    """The command that measures both sides again on a GPU machine: this repository's suite at
+    the two commits, or, where a package under test was compared, its two builds."""
+    b, h = (_requirement(p) for p in provenance)
+    package = under_test(provenance[1]) or {}
+    name = package.get("package")
+    if b and h and name in ("thunder", "nvfuser"):
+        return (
+            f"`python -m benchmarks.under_test --package {name} --base '{b}' --head '{h}' "
+            "--repeats 2 --results results`"
+        )
+    return (
+        f"`git checkout {base} && bash benchmarks/run_gpu.sh --size-set pr --results results`, "
+        f"the same at `{head}`"
+    )
+
+
+def next_steps(
+    verdicts: Sequence[Verdict],
+    *,
+    run_url: str | None,
+    ack_label: str | None,
+    acknowledged: bool,
+    has_reproducer: bool,
+    provenance: tuple[Provenance | None, Provenance | None] = (None, None),
+) -> list[str]:
+    """The steps for the worst state the verdicts have; none when there is nothing to do."""
+    if not verdicts:
+        return []
+    states = {v.overall for v in verdicts}
+    base, head = _sides(verdicts)
+    rerun = link("re-run the benchmark job", run_url) if run_url else "re-run the benchmark job"
+    report = f"`python -m bot report --results results --base {base} --head {head}`"
+    steps = []
+    if ("regressed" in states or "broken" in states) and not acknowledged and ack_label:
+        steps.append(
+            "**Intended?** A maintainer comments `/perfbot ack <why>` (or adds the "
+            f"`{escape_md(ack_label)}` label): the status turns green, no issue is filed."
+        )
+    if "broken" in states:
+        steps.append("**Broken:** each error is above once, with the points it hit.")
+    if "regressed" in states or "broken" in states:
+        alone = " (or the reproducer below, the worst point alone)" if has_reproducer else ""
+        steps.append(
+            f"**Reproduce** on a GPU{alone}: {measure_command(base, head, provenance)}, "
+            f"then {report}."
+        )
+    if "unsure" in states:
+        settle = max((p.settle or 0) for v in verdicts for p in v.points + v.kernels)
+        more = f"about {settle} more run(s) a side" if settle else "more runs a side"
+        steps.append(
+            f"**Unsure** means {more} would settle it: {rerun}, then judge both runs together "
+            f"with {report.replace('results results', 'results RUN1 --results RUN2')} (each "
+            "run's artifact unpacked; the runs of a side are replicates)."
+        )
+    if "regressed" in states or "broken" in states:
+        steps.append(f"**Re-run:** {rerun}; the verdict allows for run-to-run noise already.")
+    return steps

@@ -1,0 +1,221 @@
+"""One view of the verdict (pure): everything the comment and the issues show, already in words
+and escaped, for the templates in bot/tell/templates/ to lay out.
+
+Why a view: the layout (what is on the first screen, what is folded) is the templates' alone,
+so a maintainer who wants another first screen edits one file; here is only what each part
+says. A machine's view is the same in the comment and in the alert's issue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from bot.alert.model import guard_size
+from bot.decide.types import Guard, Verdict
+from bot.fusion.hints import Hints
+from bot.tell.hints import bullets, fence
+from bot.tell.markdown import escape_md, link
+from bot.tell.tables import (
+    COMMENT_ROWS,
+    LEAD_ROWS,
+    Table,
+    flat,
+    guard_table,
+    lead_table,
+    provenance,
+)
+from bot.tell.under_test import side_label
+from bot.tell.words import GUARD_NAMES, ICON, guard_words, shown_state
+
+#: Worst first: the order of states for the headline, and of guards within a machine.
+SEVERITY = (
+    "broken",
+    "regressed",
+    "unsure",
+    "still failing",
+    "uncalibrated",
+    "inconclusive (no data)",
+    "no data",
+    "not judged",
+    "improved",
+    "no change",
+)
+STATE_WORDS = {
+    "broken": "Broken",
+    "regressed": "Regressed",
+    "unsure": "Unsure",
+    "improved": "Improved",
+    "no change": "No change",
+    "inconclusive (no data)": "No data",
+    "uncalibrated": "Not judged",
+}
+
+
+@dataclass(frozen=True)
+class GuardLine:
+    icon: str
+    name: str
+    words: str
+
+
+@dataclass(frozen=True)
+class Fold:
+    """A folded section: a summary line, paragraphs, tables, and code (fenced already)."""
+
+    summary: str
+    lines: tuple[str, ...] = ()
+    tables: tuple[Table, ...] = ()
+    code: str | None = None
+
+
+@dataclass(frozen=True)
+class HintsView:
+    changed: tuple[str, ...]
+    against_handwritten: tuple[str, ...]
+    owner: str
+    reasons: tuple[str, ...]
+    reproducer: str | None  # "for POINT: WHAT"
+    script: str | None  # fenced
+
+
+@dataclass(frozen=True)
+class MachineView:
+    name: str
+    state: str
+    icon: str
+    where: str  # base → head, runs
+    warning: tuple[str, ...] = ()  # quoted lines: why this machine does not gate
+    guards: tuple[GuardLine, ...] = ()
+    lead_caption: str = ""
+    lead: Table | None = None
+    folds: tuple[Fold, ...] = ()
+    hints: HintsView | None = None
+    stack: Table | None = None
+    not_compared: str | None = None
+
+
+@dataclass(frozen=True)
+class CommentView:
+    marker: str
+    icon: str
+    headline: str
+    context: str  # the PR and branch, one line
+    machines: tuple[MachineView, ...]
+    several: bool
+    alert: tuple[str, ...] = ()
+    steps: tuple[str, ...] = ()
+    footer: str = ""
+    hidden: str = ""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def worst_guard(v: Verdict) -> Guard | None:
+    """The guard the headline and the first table follow: a break first, then the largest
+    regression, then an unsure or improved one."""
+    moved = [g for g in v.guards if shown_state(g, v) not in ("no change", "no data")]
+    if not moved:
+        return None
+    return min(moved, key=lambda g: (SEVERITY.index(g.state), -guard_size(g)))
+
+
+def headline(v: Verdict) -> str:
+    """The verdict in a few words: what moved and by how much, or the state."""
+    from bot.alert.model import moved_words
+
+    g = worst_guard(v)
+    if g is None or g.state not in ("regressed", "broken"):
+        return STATE_WORDS.get(v.overall, v.overall.capitalize())
+    size = guard_size(g)
+    return f"{STATE_WORDS[g.state]}: {moved_words(g.kind, size)}"
+
+
+def guard_lines(v: Verdict) -> tuple[GuardLine, ...]:
+    order = sorted(v.guards, key=lambda g: SEVERITY.index(shown_state(g, v)))
+    return tuple(
+        GuardLine(ICON.get(shown_state(g, v), "⚪"), GUARD_NAMES[g.kind], guard_words(g, v))
+        for g in order
+    )
+
+
+def hints_view(h: Hints, *, script: bool) -> HintsView:
+    a = h.attribution
+    r = h.reproducer
+    return HintsView(
+        changed=tuple(bullets(h.changed)) or ("no capture to compare",),
+        against_handwritten=tuple(bullets(h.against_handwritten)) or ("no difference found",),
+        owner=escape_md(a.repository) if a.repository else "not clear",
+        reasons=tuple(escape_md(reason, 400) for _, reason in a.reasons),
+        reproducer=f"{escape_md(r.point, 80)}: {escape_md(r.what, 200)}" if r else None,
+        script=fence(r.script) if r is not None and script else None,
+    )
+
+
+def guard_folds(v: Verdict, *, full: bool, skip_lead: bool) -> tuple[Fold, ...]:
+    """A fold a guard that moved (with ``full``, every guard and every point)."""
+    folds = []
+    lead = worst_guard(v)
+    for g in v.guards:
+        state = shown_state(g, v)
+        if state in ("no change", "no data") and not full:
+            continue
+        table = guard_table(g, v, None if full else COMMENT_ROWS)
+        if table is None:
+            continue
+        if skip_lead and g is lead and not table.more and len(table.rows) <= LEAD_ROWS:
+            continue  # the first screen showed all of it
+        folds.append(Fold(f"{GUARD_NAMES[g.kind]}: {state}", (), flat([table])))
+    return tuple(folds)
+
+
+def machine_view(
+    v: Verdict,
+    base: object,
+    head: object,
+    *,
+    name: str,
+    warning: Sequence[str] = (),
+    notes: Sequence[str] = (),
+    hints: Hints | None = None,
+    full: bool = False,
+    script: bool = True,
+    site_url: str | None = None,
+) -> MachineView:
+    """One machine's part: its guards in a line each, the worst guard's rows, the folds."""
+    from bot.results.types import Provenance
+
+    b = base if isinstance(base, Provenance) else None
+    h = head if isinstance(head, Provenance) else None
+    lead = worst_guard(v)
+    runs = f"{v.runs[0]} run(s) of base, {v.runs[1]} of head"
+    where = f"base {side_label(b, v.base)} → head {side_label(h, v.head)} · {runs}"
+    if v.model:
+        where += f" · {escape_md(v.model, 200)}"
+    if site_url:
+        where += " · " + link("history", site_url)
+    caption = ""
+    table = None
+    if lead is not None:
+        table = lead_table(lead, v)
+        caption = (
+            "The errors at head, each once with the points it hit"
+            if lead.kind == "broken"
+            else f"{GUARD_NAMES[lead.kind]}, worst first"
+        )
+    folds = guard_folds(v, full=full, skip_lead=True)
+    note_lines = tuple(escape_md(n, 300) for n in v.notes if n != v.model) + tuple(notes)
+    if note_lines:
+        folds = (*folds, Fold("Notes", note_lines))
+    return MachineView(
+        name=escape_md(name, 100),
+        state=v.overall,
+        icon=ICON.get(v.overall, "⚫"),
+        where=where,
+        warning=tuple(warning),
+        guards=guard_lines(v),
+        lead_caption=caption,
+        lead=table,
+        folds=folds,
+        hints=hints_view(hints, script=script) if hints is not None else None,
+        stack=provenance(b, h, v),
+    )
