@@ -50,20 +50,40 @@ def test_the_nvfuser_builds_table_is_the_lab_logs() -> None:
 
 
 def test_what_the_bot_says_of_the_nvfuser_builds() -> None:
-    done = run_bot(
-        "report", "--results", str(BUILDS / "results"), "--base", "fb46810b", "--head", "84faa557"
-    )
+    args = ("report", "--results", str(BUILDS / "results"), "--base", "fb46810b")
+    args += ("--head", "84faa557")
+    done = run_bot(*args)
     assert done.returncode == 0, done.stderr
     text = done.stdout.replace("\\", "")
-    assert "**No change**" in text and "(18 points compared)" in text
+    assert "### ⚪ RMSNorm backward: No change\n" in text
+    assert "🔴" not in text and "🟡" not in text and "🟢" not in text
+    # The counts: the verdict's JSON has every point; all gating rows are no change.
+    verdict = json.loads(run_bot(*args, "--json", "-").stdout)
+    assert verdict["overall"] == "no change" and verdict["exit_code"] == 0
+    assert verdict["reason"].endswith("(18 points compared)")
+    ratios = [p for p in verdict["points"] if p["gating"]]
+    kernels = [k for k in verdict["kernels"] if k["gating"]]
+    assert (len(ratios), len(kernels)) == (18, 27)
+    assert {p["state"] for p in ratios + kernels} == {"no change"}
     assert "all 18 gating ratio points and 27 kernel rows" in DATA_README
-    assert "Kernel times: nvFuser's fusion and Thunder's (27 gating rows)" in text
-    nvfuser = re.search(r"nvfuser geometric mean (\S+ \[\S+ \S+\]) over 9 point", text)
-    prims = re.search(r"Thunder/nvFuser kernel-time ratio.*?thunder-prims geometric mean "
-                      r"(\S+ \[\S+ \S+\])", text)
-    func = re.search(r"Thunder/nvFuser kernel-time ratio.*?thunder-func geometric mean "
-                     r"(\S+ \[\S+ \S+\])", text)
-    assert nvfuser and prims and func
+    # The comment's line a guard: nvFuser's mean (one variant), and the ratio's widest mean.
+    nvfuser = re.search(
+        r"- ⚪ \*\*nvFuser's hand-written fusion\*\*: no change, geometric mean "
+        r"(\S+ \[\S+ \S+\])\n",
+        text,
+    )
+    ratio = re.search(
+        r"- ⚪ \*\*Thunder against nvFuser \(kernel-time ratio\)\*\*: no change, geometric "
+        r"mean (\S+ \[\S+ \S+\])\n",
+        text,
+    )
+    assert nvfuser and ratio
+    # Each variant's ratio mean is in the guard's summary (the JSON, the log).
+    (summary,) = [g["summary"] for g in verdict["guards"] if g["guard"] == "ratio"]
+    prims = re.search(r"thunder-prims geometric mean (\S+ \[\S+ \S+\])", summary)
+    func = re.search(r"thunder-func geometric mean (\S+ \[\S+ \S+\])", summary)
+    assert prims and func
+    assert ratio.group(1) in (prims.group(1), func.group(1))
     assert f"a geometric mean of {nvfuser.group(1)} over the 9 points" in DATA_README
     assert f"the Thunder/nvFuser ratio by {prims.group(1)} (thunder-prims)" in DATA_README
     assert f"and {func.group(1)} (thunder-func)" in DATA_README

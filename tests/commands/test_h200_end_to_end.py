@@ -12,11 +12,11 @@ import pytest
 from paths import REPO_ROOT
 
 from bot.commands import cli
-from bot.decide.types import GUARD_TITLES
 from bot.exitcodes import ExitCode
 from bot.github.fake import BOT_LOGIN, BOT_TOKEN, HUMAN_LOGIN, LocalGitHub
 from bot.github.fake.state import Issue
 from bot.tell.comment import MARKER
+from bot.tell.words import GUARD_NAMES
 
 ROOT = REPO_ROOT
 EIGHT_CALL = ROOT / "data" / "h200" / "results"
@@ -83,6 +83,25 @@ def _alert(fake: LocalGitHub) -> dict[str, list[Issue]]:
     }
 
 
+def _headline(body: str) -> str:
+    """The comment's headline, the line under its marker."""
+    marker, headline = body.split("\n")[:2]
+    assert marker == MARKER
+    return headline
+
+
+def _guard_lines(body: str) -> list[str]:
+    """The first screen's line a guard (``- <icon> **<guard>**: <words>``)."""
+    first = body.split("<details>")[0]
+    return [x for x in first.splitlines() if re.match(r"- \S+ \*\*[^*]+\*\*: ", x)]
+
+
+def _fold(body: str, summary: str) -> str:
+    """The folded section whose summary starts with ``summary``."""
+    start = body.index(f"<details><summary>{summary}")
+    return body[start : body.index("</details>", start)]
+
+
 def _merge(fake: LocalGitHub, argv: list[str]) -> list[str]:
     """The PR of `argv` merged (the shipped configuration files alerts at merge)."""
     fake.state.pulls.finish(argv[2], int(argv[4]), merged=True, by=HUMAN_LOGIN)
@@ -98,8 +117,16 @@ def test_regression_rerun_and_recovery(
     # Open: the comment and a failing status; the alert waits for the merge.
     assert cli.main(argv, env=env) == ExitCode.REGRESSION
     (comment,) = fake_github.state.comments_on(THUNDER, number)
-    assert comment.body.startswith(MARKER) and "**Regressed**" in comment.body
-    assert "thunder-prims bfloat16 2048x8192 | 1.023" in comment.body  # the baseline ratio
+    assert _headline(comment.body) == (
+        "### 🔴 RMSNorm backward: Regressed: Thunder's kernels 11.4x slower"
+    )
+    assert _guard_lines(comment.body)[:2] == [
+        "- 🔴 **Thunder's own kernels**: 11.4x slower (18 of 18 points regressed)",
+        "- 🔴 **Thunder against nvFuser (kernel-time ratio)**: 11.3x slower relative to "
+        "nvFuser (18 of 18 points regressed)",
+    ]
+    ratio = _fold(comment.body, "Thunder against nvFuser (kernel-time ratio): regressed")
+    assert "\n| thunder-prims bfloat16 2048x8192 | 1.023 → 17.286 | " in ratio  # base ratio
     assert "the alert is filed when the PR merges" in comment.body
     assert _alert(fake_github) == {FUSER: [], THUNDER: []}
     (status,) = fake_github.state.pulls.of(THUNDER, fake_github.state.pulls.statuses[0].sha)
@@ -112,8 +139,13 @@ def test_regression_rerun_and_recovery(
     (fuser,), (thunder,) = issues[FUSER], issues[THUNDER]
     assert fuser.state == thunder.state == "open"
     assert thunder.title.startswith("RMSNorm backward: Thunder") and "and 1 more" in thunder.title
-    assert "### nvidia-h200: Thunder's own kernel time (regressed)" in (thunder.body or "")
-    assert "### nvidia-h200: Thunder/nvFuser kernel-time ratio (regressed)" in (thunder.body or "")
+    assert (
+        "\n### 🔴 nvidia-h200: Thunder's own kernels, 11.4x slower (18 of 18 points regressed)\n"
+    ) in (thunder.body or "")
+    assert (
+        "\n### 🔴 nvidia-h200: Thunder against nvFuser (kernel-time ratio), 11.3x slower "
+        "relative to nvFuser (18 of 18 points regressed)\n"
+    ) in (thunder.body or "")
     assert f"filed in {THUNDER}**" in (fuser.body or "") and "###" not in (fuser.body or "")
     assert f"[{THUNDER}#{thunder.number}]({_url(fake_github, thunder)})" in (fuser.body or "")
     assert f"[{FUSER}#{fuser.number}]({_url(fake_github, fuser)})" in (thunder.body or "")
@@ -134,7 +166,8 @@ def test_regression_rerun_and_recovery(
     recovered = _argv(number, BASELINE, BASELINE_AGAIN)
     assert cli.main(recovered, env=env) == ExitCode.OK_NO_REGRESSION
     (updated,) = fake_github.state.comments_on(THUNDER, number)
-    assert updated.id == before[2][0][0] and "**No change**" in updated.body
+    assert updated.id == before[2][0][0]
+    assert _headline(updated.body) == "### ⚪ RMSNorm backward: No change"
     for found in _issues(fake_github).values():
         assert [(i.state, i.state_reason) for i in found] == [("closed", "completed")]
 
@@ -164,18 +197,34 @@ def test_an_nvfuser_slowdown_is_an_nvfuser_regression_never_an_improvement(
     number = int(argv[4])
     assert cli.main(_merge(fake_github, argv), env=env) == ExitCode.REGRESSION
     (comment,) = fake_github.state.comments_on(FUSER, number)
-    headline = comment.body.split("\n")[3]
-    assert headline.startswith("🔴 **Regressed**") and "nvFuser" in headline
-    assert "Improved" not in comment.body and "🟢 improved" not in comment.body
-    assert "lower: nvFuser slower, not a gain" in comment.body
+    headline = r"### 🔴 RMSNorm backward: Regressed: nvFuser's hand-written fusion [0-9.]+% slower"
+    assert re.fullmatch(headline, _headline(comment.body)), _headline(comment.body)
+    lines = _guard_lines(comment.body)
+    assert re.fullmatch(
+        r"- 🔴 \*\*nvFuser's hand-written fusion\*\*: [0-9.]+% slower \(\d of 9 points regressed\)",
+        lines[0],
+    ), lines[0]
+    # The ratio fell only because nvFuser got slower: grey, and said to be no gain.
+    assert (
+        "- ⚪ **Thunder against nvFuser (kernel-time ratio)**: lower only because nvFuser's "
+        "fusion got slower: not a gain"
+    ) in lines
+    assert "Improved" not in comment.body and "improved" not in comment.body
+    assert "🟢" not in comment.body and "faster" not in comment.body
     issues = _alert(fake_github)
     (fuser,), (thunder,) = issues[FUSER], issues[THUNDER]
     title = r"RMSNorm backward: nvFuser's hand-written fusion [0-9.]+% slower in "
     assert re.match(title, fuser.title), fuser.title
     assert f"- {FUSER} (primary): this issue" in (fuser.body or "")
     assert f"- {FUSER} (primary): [{FUSER}#{fuser.number}]" in (thunder.body or "")
-    assert "% of peak bandwidth there" in (fuser.body or "")
-    assert "Thunder/nvFuser kernel-time ratio (regressed)" not in (fuser.body or "")  # it fell
+    body = fuser.body or ""
+    assert re.search(r"\n### 🔴 nvidia-h200: nvFuser's hand-written fusion, [0-9.]+% slower ", body)
+    # Each row with its bandwidth, base → head.
+    header = "| point | kernel µs base → head | change [95% CI] | verdict | % of peak bandwidth |"
+    rows = body[body.index(header) :].split("\n\n")[0].splitlines()[2:]
+    assert rows and all(re.search(r"\| \d+% → \d+% \|$", r) for r in rows)
+    assert all(r.startswith("| nvfuser ") for r in rows) and "🔴 regressed" in rows[0]
+    assert "Thunder against nvFuser" not in body and "improved" not in body  # it fell
     capsys.readouterr()
 
     back = _argv(number, STOCK_3, STOCK_4, STATES)
@@ -194,11 +243,22 @@ def test_a_broken_head_fails_the_run_and_files_the_error(
     number = int(argv[4])
     assert cli.main(_merge(fake_github, argv), env=env) == ExitCode.BROKEN
     (comment,) = fake_github.state.comments_on(THUNDER, number)
-    assert "💥 **Broken**" in comment.body
-    assert "not a valid Executor" in comment.body
+    assert _headline(comment.body) == (
+        "### 💥 RMSNorm backward: Broken: 18 point(s) that ran at base fail at head"
+    )
+    assert (
+        "- 💥 **Every point still runs**: no: 18 point(s) that ran at base fail at head"
+    ) in _guard_lines(comment.body)
+    # The error once, with the points it hit.
+    assert comment.body.count("not a valid Executor") == 1
+    assert (
+        "is not a valid Executor. Executor list: \\[None\\] | 18: thunder-func, thunder-prims "
+        "at 9 sizes |"
+    ) in comment.body
     issues = _alert(fake_github)
     (fuser,), (thunder,) = issues[FUSER], issues[THUNDER]
-    assert "not a valid Executor" in (thunder.body or "")
+    assert (thunder.body or "").count("not a valid Executor") == 1
+    assert "\n### 💥 nvidia-h200: Every point still runs, no: 18 point(s)" in (thunder.body or "")
     assert f"- {THUNDER} (primary): this issue" in (thunder.body or "")
     assert f"- {THUNDER} (primary): [{THUNDER}#{thunder.number}]" in (fuser.body or "")
     assert "18 point(s)" in thunder.title
@@ -223,7 +283,10 @@ def test_two_runs_of_the_same_code_give_a_clean_comment_and_no_issue(
     argv = _pr(fake_github, base, head, results)
     assert cli.main(argv, env=_env(fake_github)) == ExitCode.OK_NO_REGRESSION
     (comment,) = fake_github.state.comments_on(THUNDER, int(argv[4]))
-    assert "**No change**" in comment.body
+    assert _headline(comment.body) == "### ⚪ RMSNorm backward: No change"
+    lines = _guard_lines(comment.body)
+    assert len(lines) == 4 and all(x.startswith("- ⚪ **") for x in lines)
+    assert "**What next**" not in comment.body  # nothing to do
     assert _issues(fake_github) == {FUSER: [], THUNDER: []}
 
 
@@ -265,8 +328,13 @@ def test_two_alternated_repeats_a_side(
     filed = [i.body or "" for found in _alert(fake_github).values() for i in found]
     sections = {
         g
-        for g, title in GUARD_TITLES.items()
-        if any(f"### nvidia-h200: {title} (regressed)" in body for body in filed)
+        for g, name in GUARD_NAMES.items()
+        if any(f"\n### 🔴 nvidia-h200: {name}, " in body for body in filed)
     }
     assert sections == guards and len(filed) == (2 if guards else 0)
-    assert "Improved" not in comment.body
+    assert "Improved" not in comment.body and "🟢" not in comment.body
+    regressed = {
+        g for g, name in GUARD_NAMES.items()
+        if any(x.startswith(f"- 🔴 **{name}**: ") for x in _guard_lines(comment.body))
+    }  # fmt: skip
+    assert regressed == guards

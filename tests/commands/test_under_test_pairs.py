@@ -27,7 +27,8 @@ def _report(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
 
 
 def _section(text: str, summary: str) -> str:
-    start = text.index(f"<summary>{summary}</summary>")
+    """The fold whose summary starts with ``summary``."""
+    start = text.index(f"<summary>{summary}")
     return text[start : text.index("</details>", start)]
 
 
@@ -49,10 +50,10 @@ def test_the_nightly_is_no_change_and_every_side_is_named_by_its_build(
         "--base", BASE, "--head", HEAD,
     )  # fmt: skip
     assert code == ExitCode.OK_NO_REGRESSION == 0
-    assert "**No change**" in out and "💥" not in out
+    assert out.splitlines()[1] == "### ⚪ RMSNorm backward: No change" and "💥" not in out
     assert (
-        "base Thunder 0.2.6 (977510d71561) → head Thunder 0.2.7.dev20260201 (1361276927b1)"
-        " on nvidia-h200 · 2 run(s) of base, 2 of head"
+        "\nbase Thunder 0.2.6 (977510d71561) → head Thunder 0.2.7.dev20260201 (1361276927b1)"
+        " · 2 run(s) of base, 2 of head · between-run noise from 12 A/A runs on nvidia-h200\n"
     ) in out
     assert "Runner checks: 4 of 4 run(s) checked, all passed" in out
     provenance = _section(out, "Provenance")
@@ -85,18 +86,28 @@ def test_an_older_thunder_without_its_nvfuser_executor_is_broken(
 ) -> None:
     code, out = _report(capsys, "--results", str(BROKEN), "--base", BASE, "--head", OLDER)
     assert code == ExitCode.BROKEN == 5
-    assert "💥 **Broken**" in out
-    assert "18 point\\(s\\) with data at base fail at head" in out
+    lines = out.splitlines()
+    assert lines[1] == "### 💥 RMSNorm backward: Broken: 18 point(s) that ran at base fail at head"
+    assert "- 💥 **Every point still runs**: no: 18 point(s) that ran at base fail at head" in lines
     assert "head Thunder 0.2.5 (0e8c6c3576b1)" in out
-    start = out.index("**Points that fail**")
-    failing = out[start : out.index("\n\n", out.index("| point |", start))]
+    # The error once, escaped, with the points it hit.
+    start = lines.index("| error at head | points |")
+    rows = lines[start + 2 : lines.index("", start)]
     error = (
         "error: ValueError: An object of type &lt;class 'NoneType'&gt; is not a valid "
         "Executor. Executor list: \\[None\\]"
     )
-    rows = [x for x in failing.splitlines() if x.startswith("| thunder-")]
-    assert len(rows) == 18 and all(error in x for x in rows)
-    assert {x.split()[1] for x in rows} == {"thunder-func", "thunder-prims"}
+    assert rows == [f"| 💥 {error} | 18: thunder-func, thunder-prims at 9 sizes |"]
+    assert out.count(error) == 1 and "<class" not in out
+    # Each failing point with its error: the verdict's JSON.
+    code, text = _report(
+        capsys, "--results", str(BROKEN), "--base", BASE, "--head", OLDER, "--json", "-"
+    )
+    assert code == ExitCode.BROKEN
+    broken = [p for p in json.loads(text)["points"] if p["state"] == "broken"]
+    assert len(broken) == 18 and {p["variant"] for p in broken} == {"thunder-func", "thunder-prims"}
+    raw = "error: ValueError: An object of type <class 'NoneType'> is not a valid Executor."
+    assert all(p["error"].startswith(raw) for p in broken)
 
 
 def test_the_first_call_is_not_gating_its_after_checks_failed(

@@ -74,7 +74,11 @@ def test_percentages() -> None:
     assert signed(1.0234) == "+2.3%"
     assert signed(0.95) == "-5.0%"
     assert signed(1.0) == "+0.0%"
-    assert signed(11.456) == "+1045.6%"
+    assert signed(1.5) == "+50.0%"
+    # From 2x on a factor, where "+1045.6%" would make a reader count digits.
+    assert signed(2.0) == "2.0x"
+    assert signed(11.456) == "11.5x"
+    assert interval_words(Interval(11.456, 11.2, 11.7)) == "11.5x [11.2x, 11.7x]"
     assert interval_words(Interval(1.048, 1.028, 1.068)) == "+4.8% [+2.8%, +6.8%]"
     assert interval_words(Interval(0.97, 0.955, 0.985)) == "-3.0% [-4.5%, -1.5%]"
 
@@ -95,7 +99,7 @@ def test_a_regressed_guard_names_the_points_the_mean_the_worst_point_and_the_ban
     assert guard_summary(g, S) == (
         "Thunder's kernels are slower (1 point(s)): thunder-prims geometric mean "
         "+4.8% [+2.8%, +6.8%] over 9 point(s); worst point thunder-prims bfloat16 16384x8192 "
-        "+5.2% [+3.1%, +7.4%]; % of peak bandwidth there 80% → 76% (-4.0 points)"
+        "+5.2% [+3.1%, +7.4%]; % of peak bandwidth there 80% → 76% (-4 percentage points)"
     )
 
 
@@ -117,7 +121,7 @@ def test_each_kind_of_regression_in_words(kind: GuardKind, words: str) -> None:
     text = guard_summary(g, S)
     assert text.startswith(f"{words} (1 point(s)): ")
     assert "nvfuser geometric mean +4.8% [+3.5%, +6.2%] over 9 point(s)" in text
-    assert "82% → 78% (-4.0 points)" in text
+    assert "82% → 78% (-4 percentage points)" in text
 
 
 def test_a_broad_regression_without_a_flagged_point() -> None:
@@ -176,7 +180,7 @@ def test_the_worst_point_of_a_regression_is_the_largest_change() -> None:
     )
     text = guard_summary(g, S)
     assert "worst point thunder-func bfloat16 16384x8192 +9.0% [-1.0%, +20.0%]" in text
-    assert "80% → 73% (-7.0 points)" in text
+    assert "80% → 73% (-7 percentage points)" in text
 
 
 def test_an_improved_guard() -> None:

@@ -169,16 +169,46 @@ def test_definitions_that_could_hang_or_crash_are_refused() -> None:
 
 
 def test_a_captured_script_is_labelled_untrusted_kept_short_and_markerless() -> None:
+    from bot.alert.model import build_alert, pr_key
+    from bot.config import VerdictSettings
+    from bot.decide.verdict import decide
     from bot.fusion.attribute import Attribution
     from bot.fusion.hints import Hints, Reproducer
-    from bot.tell.hints import MAX_SCRIPT_CHARS, hints_markdown
+    from bot.results.locate import load_pair
+    from bot.tell.alert_issue import alert_spec
+    from bot.tell.comment import Context, render_report
+    from bot.tell.hints import MAX_SCRIPT_CHARS, fence
+    from bot.tell.machines import MachineReport
 
     marker = "<!-- fusion-perfbot-key: rmsnorm-bwd|nvidia-h200|x..o/r#1 -->"
+    # A short script keeps its text, with the marker broken (the filer finds issues by it).
+    short = fence(f"# {marker}\nx = 1\n")
+    assert "<!--" not in short and "fusion-perfbot-key" in short and "x = 1" in short
+    # Too long a script is named, not posted.
     script = f"# {marker}\n" + "x = 1\n" * 10_000
+    assert len(script) > MAX_SCRIPT_CHARS
+    named = fence(script)
+    assert "<!--" not in named and "too long" in named and "x = 1" not in named
+    # What is posted: the alert's issue and the comment, on the regressed H200 pair.
+    base, head = load_pair(RESULTS, "06f650c8", "9dc51696")
+    v = decide(base, head, VerdictSettings())
     h = Hints((), (), Attribution(None, ()), Reproducer("nvfuser bf16 1x1", "captured", script))
-    text = hints_markdown(h)
-    assert "<!--" not in text
-    assert len(text) < MAX_SCRIPT_CHARS + 2_000 and "too long" in text
+    ctx = Context(repo="Lightning-AI/lightning-thunder", pr=7)
+    repos = ("NVIDIA/Fuser", "Lightning-AI/lightning-thunder")
+    alert = build_alert(
+        {v.machine: v}, {}, [], key=pr_key("Lightning-AI/lightning-thunder", 7),
+        configured=repos, pr_repo="Lightning-AI/lightning-thunder",
+    )  # fmt: skip
+    assert alert.sections
+    sides = {v.machine: (base.provenance, head.provenance)}
+    spec = alert_spec(alert, {v.machine: v}, ctx, {v.machine: h}, "perf", sides)
+    comment = render_report([MachineReport(v.machine, v, (base,), (head,), hints=h)], ctx)
+    for text in (spec.body, comment):
+        assert "**Reproducer** for nvfuser bf16 1x1: captured" in text  # what it is, labelled
+        assert "<!-- fusion-perfbot-key" not in text and "x = 1" not in text
+        assert "too long" in text
+        assert len(text) < MAX_SCRIPT_CHARS
+    assert "<!--" not in spec.body  # the filer adds the issue's own markers, none else
 
 
 def test_a_capture_that_cannot_be_read_is_a_note_not_a_lost_verdict(tmp_path: Path) -> None:
@@ -203,4 +233,13 @@ def test_the_comment_shows_the_round_trip_of_the_originating_report() -> None:
         "bf16 -> fp32 -> bf16 -> fp32: a round trip" in section
     )
     assert "2 sqrts and 4 reciprocals" in section
-    assert "likely owner" not in section.split("\n")[0]
+    lines = section.splitlines()
+    trip = [i for i, line in enumerate(lines) if "a round trip" in line]
+    math = [i for i, line in enumerate(lines) if "2 sqrts and 4 reciprocals" in line]
+    assert trip and math and not set(trip) & set(math)  # each on its own line
+    assert all(lines[i].startswith("- ") for i in trip + math)
+    # Nothing moved: no owner is guessed, in the fold's summary or in its body.
+    assert lines[0] == "What changed inside the fusion: likely owner not clear</summary>"
+    fold = section.split("</details>")[0]
+    assert "**Likely owner: not clear**" in fold
+    assert "Lightning-AI/lightning-thunder" not in fold and "NVIDIA/Fuser" not in fold

@@ -56,14 +56,22 @@ def _comment(results: Path, capsys: pytest.CaptureFixture[str]) -> str:
     return capsys.readouterr().out
 
 
+def _where(comment: str) -> str:
+    """The line under the headline that names the two sides (and, through the noise model,
+    the machine)."""
+    (line,) = [x for x in comment.splitlines() if x.startswith("base ")]
+    return line
+
+
 def test_sides_are_named_by_the_package_under_test(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = _comment(_with_under_test(tmp_path, UNDER_TEST), capsys)
-    assert (
+    assert _where(out) == (
         "base Thunder 0.2.6 (06f650c87bcc) → head Thunder 0.2.7.dev20260201 at aaaaaaaaaaaa "
-        "(9dc516960ffd) on nvidia-h200"
-    ) in out
+        "(9dc516960ffd) · 1 run(s) of base, 1 of head · between-run noise from 12 A/A runs on "
+        "nvidia-h200"
+    )
     assert "| package under test | Thunder | Thunder |" in out
     assert "| distribution | lightning-thunder | lightning-thunder |" in out
     assert r"| spec | lightning-thunder\=\=0.2.6 \(requirement\) | git\+https:" in out
@@ -78,7 +86,10 @@ def test_without_the_field_the_comment_is_unchanged(
 ) -> None:
     plain = _comment(H200, capsys)
     assert "package under test" not in plain
-    assert "base 06f650c87bcc → head 9dc516960ffd on nvidia-h200" in plain
+    assert _where(plain) == (
+        "base 06f650c87bcc → head 9dc516960ffd · 1 run(s) of base, 1 of head · between-run "
+        "noise from 12 A/A runs on nvidia-h200"
+    )
     assert _comment(_with_under_test(tmp_path, {}), capsys) == plain
 
 
