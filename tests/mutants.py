@@ -201,6 +201,28 @@ MUTATIONS = (
         "for b in w.breaks if b.confirmed]",
         "for b in w.breaks]",
     ),
+    Mutation(
+        "plain-text-keeps-escapes",
+        "report --format text prints the comment's backslash escapes (\\( and \\+0.3%)",
+        "bot/tell/plain.py",
+        'toks.append(nxt if nxt in _PUNCT else "" if not nxt else "\\\\")',
+        'toks.append("\\\\" + nxt if nxt in _PUNCT else "" if not nxt else "\\\\")',
+        area="tests/commands",
+    ),
+    Mutation(
+        "same-commit-compared",
+        "report compares a commit with itself instead of refusing it (exit 2)",
+        "bot/commands/cli.py",
+        '    two_commits("report", args.base, args.head)\n',
+        "",
+    ),
+    Mutation(
+        "every-code-on-every-help-page",
+        "each command's --help lists all twelve exit codes, not its own",
+        "bot/commands/usage.py",
+        "*code_lines(usage.all_codes(), usage.ok),",
+        "*code_lines(tuple(ExitCode), usage.ok),",
+    ),
 )
 
 

@@ -1,8 +1,8 @@
 """The grammar of ``bisect``: the first bad build of Thunder or nvFuser (docs/BISECT.md).
 
-Beside bot/commands/parser.py (which calls it) so that each file stays readable whole. Which
-inputs belong together (builds, points, the state file) is checked by the command, since
-``--list-builds`` needs only the builds.
+Beside bot/commands/parser.py (which calls it; the shared pieces are bot/commands/args.py) so
+that each file stays readable whole. Which inputs belong together (builds, points, the state
+file) is checked by the command, since ``--list-builds`` needs only the builds.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from datetime import date
 from pathlib import Path
 
-from bot.commands.parser import Handler, _config_option, _pr, _repo
+from bot.commands.args import Handler, config_option, pr_number, repo
 
 DESCRIPTION = """\
 Find the first bad build of a dependency (Thunder or nvFuser) between a known-good and a
@@ -25,14 +25,6 @@ stops (--budget-s, --max-measurements, a GPU call's time limit) is resumed by ru
 same command again, and no build is measured twice. With --repo and --issue (or --issue-key),
 the linked issue gets one "bisect" comment, updated in place on every run. Exit 0: the first
 bad build was named; 8, 9 and 10 are the bisect's own (below); docs/BISECT.md."""
-
-EXAMPLES = """\
-examples:
-  python -m bot bisect --package thunder --good lightning-thunder==0.2.7.dev20251102 \\
-      --bad lightning-thunder==0.2.7.dev20260201 --from-index --list-builds > builds.txt
-  python -m bot bisect --package thunder --good lightning-thunder==0.2.7.dev20251102 \\
-      --bad lightning-thunder==0.2.7.dev20260201 --builds builds.txt \\
-      --from-report verdict.json --state bisect/state.json --budget-s 540 --json -"""
 
 
 def _count(text: str) -> int:
@@ -73,7 +65,6 @@ def add_bisect_command(
         handlers["bisect"],
     )
     p.description = DESCRIPTION
-    p.epilog = f"{EXAMPLES}\n\n{p.epilog}"
     p.add_argument("--package", required=True, choices=("thunder", "nvfuser"))
     p.add_argument("--good", required=True, metavar="SPEC", help="the known-good build")
     p.add_argument("--bad", required=True, metavar="SPEC", help="the known-bad build")
@@ -155,8 +146,8 @@ def add_bisect_command(
     )
     out = p.add_argument_group("where the answer goes")
     out.add_argument("--json", type=Path, metavar="FILE", help="'-': to stdout, instead of text")
-    out.add_argument("--repo", type=_repo, help="OWNER/NAME of the linked issue")
-    out.add_argument("--issue", type=_pr, help="the linked issue's number")
+    out.add_argument("--repo", type=repo, help="OWNER/NAME of the linked issue")
+    out.add_argument("--issue", type=pr_number, help="the linked issue's number")
     out.add_argument("--issue-key", metavar="KEY", help="or the key the bot filed it under")
     out.add_argument("--dry-run", action="store_true", help="print the issue section; post none")
-    _config_option(p)
+    config_option(p)

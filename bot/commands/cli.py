@@ -1,11 +1,12 @@
 """Command line: ``fusion-perfbot`` / ``python -m bot``. The composition root.
 
 This is the one place that reads the inputs every verdict flow shares, wires them into the
-commands (one module each in bot/commands/; the grammar is bot/commands/parser.py) and turns a
-failed step into its exit code. Every command is a short list of named steps
-(bot/commands/steps.py); any failure leaves as one line naming the step, with the exit code of
-its class (bot/exitcodes.py), and nothing half-done behind it: the JSON file is written whole
-or not at all, the comment is posted only once everything is rendered.
+commands (one module each in bot/commands/; the grammar is bot/commands/parser.py, its shared
+pieces bot/commands/args.py) and turns a failed step into its exit code. Every command is a
+short list of named steps (bot/commands/steps.py); any failure leaves as one line naming the
+step, with the exit code of its class (bot/exitcodes.py), and nothing half-done behind it: the
+JSON file is written whole or not at all, the comment is posted only once everything is
+rendered.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING, TextIO, cast
 
+from bot.commands.args import two_commits
 from bot.commands.parser import build_parser
 from bot.commands.steps import StepFailed, step
 from bot.exitcodes import ExitCode
@@ -92,14 +94,18 @@ def _selection(args: argparse.Namespace) -> Selection:
 
 
 def cmd_report(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
-    from bot.commands.report import run_report
+    from bot.commands.report import report_format, run_report
 
-    return run_report(load(_selection(args), env), out, json_path=args.json, full=args.full)
+    two_commits("report", args.base, args.head)
+    fmt, json_path = report_format(args.format, args.json, out)
+    got = load(_selection(args), env)
+    return run_report(got, out, json_path=json_path, full=args.full, fmt=fmt)
 
 
 def cmd_pr(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
     from bot.commands.pr import run_pr  # PyGithub: 0.2 s and 30 MB that report does not need
 
+    two_commits("pr", args.base, args.head)
     return run_pr(
         load(_selection(args), env),
         out,

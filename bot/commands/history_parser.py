@@ -1,7 +1,8 @@
 """The grammar of ``history`` (the main-branch watch) and ``history-calibrate`` (its false
 alarms and power on the recorded runs); docs/HISTORY.md.
 
-Beside bot/commands/parser.py (which calls it) so that each file stays readable whole.
+Beside bot/commands/parser.py (which calls it; the shared pieces are bot/commands/args.py) so
+that each file stays readable whole.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import textwrap
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from bot.commands.parser import Handler, _config_option, _json_option, _repo
+from bot.commands.args import Handler, config_option, json_option, repo
 from bot.history.method import Method
 
 DEFAULTS = Method()
@@ -62,17 +63,17 @@ def add_history_commands(
         help="commit order, oldest first, one hash a line (`git rev-list --reverse main`); "
         "commits with results that it does not list are left out",
     )
-    _config_option(p)
+    config_option(p)
     p.add_argument(
         "--repo",
-        type=_repo,
+        type=repo,
         help="OWNER/NAME whose main branch this is: the issues link its commits",
     )
     p.add_argument(
         "--dry-run", action="store_true", help="print what would be filed; touch nothing"
     )
     _method_options(p)
-    _json_option(p, "the history")
+    json_option(p, "the history")
 
     p = add(
         "history-calibrate",
@@ -104,7 +105,7 @@ def add_history_commands(
         help="a real history of builds that agree (every ordering of it is tried)",
     )
     p.add_argument("--machine", help="asv machine name, when several have runs")
-    _config_option(p)
+    config_option(p)
     _method_options(p)
     p.add_argument(
         "--jobs",
@@ -113,7 +114,7 @@ def add_history_commands(
         help="worker processes (default: the CPUs this process may use); the result is the "
         "same for any N",
     )
-    _json_option(p, "the calibration")
+    json_option(p, "the calibration")
 
 
 def _method_options(p: argparse.ArgumentParser) -> None:

@@ -1,102 +1,39 @@
 """The command line's grammar: every command, option and check of a value, and the help pages.
 
 Apart from the composition root (bot/commands/cli.py) so that the grammar can be read whole;
-it knows nothing of what the commands do, only which handler each one gets.
+it knows nothing of what the commands do, only which handler each one gets. The checks and
+options several commands share are bot/commands/args.py, which the ``*_parser.py`` modules
+beside this one import too (never this module: it calls them); each page's exit codes and
+example come from the table in bot/commands/usage.py.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from bot.commands.args import (
+    Handler,
+    captures_options,
+    common,
+    config_option,
+    json_option,
+    port,
+    pr_number,
+    repo,
+)
+from bot.commands.usage import epilog
 from bot.exitcodes import HELP
-from bot.results.limits import REPOSITORY
 
-#: A command's handler: (parsed arguments, environment, stdout) -> exit code.
-Handler = Callable[..., int]
-
-
-def _sha(text: str) -> str:
-    if not re.fullmatch(r"[0-9a-fA-F]{4,40}", text):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a commit hash (4-40 hex digits)")
-    return text.lower()
-
-
-def _repo(text: str) -> str:
-    if not REPOSITORY.fullmatch(text):
-        raise argparse.ArgumentTypeError(f"{text!r} is not OWNER/NAME")
-    return text
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number")
-    return value
-
-
-def _port(text: str) -> int:
-    if not text.isdigit() or not 0 <= int(text) <= 65535:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a TCP port (0-65535)")
-    return int(text)
-
-
-def _pr(text: str) -> int:
-    if not text.isdigit() or not 0 < int(text) < 10**9:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a pull request number")
-    return int(text)
-
-
-def _common(p: argparse.ArgumentParser, *, shas: bool = True) -> None:
-    p.add_argument(
-        "--results",
-        type=Path,
-        action="append",
-        required=shas,
-        metavar="DIR",
-        help="asv results directory; repeat it for a job's repeats (a folder per repeat, each "
-        "with one run of base and one of head): the runs of a side are replicates",
-    )
-    p.add_argument("--base", type=_sha, required=shas, help="base commit (full or abbreviated)")
-    p.add_argument("--head", type=_sha, required=shas, help="head commit (full or abbreviated)")
-    p.add_argument("--machine", help="asv machine name, when several have both commits")
-    _config_option(p)
-
-
-def _captures_options(p: argparse.ArgumentParser) -> None:
-    for side in ("base", "head"):
-        p.add_argument(
-            f"--captures-{side}",
-            type=Path,
-            metavar="DIR",
-            help=f"the {side}'s fusion captures (benchmarks/rmsnorm_bwd/capture.py's folders "
-            "<dtype>_<shape>/<variant>/); default: <results>/<machine>/<commit>.captures when "
-            "present. With both sides, the comment and issues say what changed inside the fusion",
-        )
-
-
-def _config_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--config",
-        type=Path,
-        default=Path("perfbot.toml") if Path("perfbot.toml").is_file() else None,
-        help="TOML configuration (default: ./perfbot.toml if present; see its comments)",
-    )
-
-
-def _json_option(p: argparse.ArgumentParser, what: str, instead: str = "the text") -> None:
-    """``--json FILE``: every command that prints a report can write it as JSON instead."""
-    p.add_argument(
-        "--json",
-        type=Path,
-        metavar="FILE",
-        help=f"write {what} as JSON to FILE; '-': to stdout, instead of {instead}",
-    )
+#: What ``report`` prints: text for a person, the comment's markdown, or the verdict's JSON.
+FORMATS = ("text", "markdown", "json")
+TOP_EPILOG = (
+    f"{HELP}\n\n"
+    "Each command's --help gives its options, the exit codes it can return and an example.\n"
+    "Try: python -m bot report --results data/h200/results --base 06f650c8 --head 9dc51696\n"
+    "     python -m bot demo   (the whole flow against a local fake GitHub)"
+)
 
 
 def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
@@ -105,27 +42,32 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fusion-perfbot",
         description="Is thunder.jit still as fast as hand-written nvFuser on RMSNorm backward?",
-        epilog=HELP,
+        epilog=TOP_EPILOG,
         formatter_class=fmt,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    epilog = HELP + "\n\nenvironment: see perfbot.toml (GITHUB_TOKEN, PERFBOT_ISSUES_TOKEN, ...)"
 
     def add(name: str, help_text: str, func: Callable[..., int]) -> argparse.ArgumentParser:
         p = sub.add_parser(
-            name, help=help_text, description=help_text, epilog=epilog, formatter_class=fmt
+            name, help=help_text, description=help_text, epilog=epilog(name), formatter_class=fmt
         )
         p.set_defaults(func=func)
         return p
 
     p = add(
         "report",
-        "print the PR comment for base vs head; optionally the verdict as JSON",
+        "print the PR comment for base vs head: as text, markdown or the verdict's JSON",
         handlers["report"],
     )
-    _common(p)
-    _captures_options(p)
-    _json_option(p, "the full verdict", "the comment")
+    common(p)
+    captures_options(p)
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        help="text (plain, for a terminal), markdown (the PR comment) or json (the verdict, "
+        "as --json -); default: text when stdout is a terminal, else markdown",
+    )
+    json_option(p, "the full verdict", "the comment")
     p.add_argument(
         "--full",
         action="store_true",
@@ -138,10 +80,10 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
         "post or update the PR comment and sync the linked issues (dry without a token)",
         handlers["pr"],
     )
-    _common(p)
-    _captures_options(p)
-    p.add_argument("--repo", type=_repo, required=True, help="OWNER/NAME of the pull request")
-    p.add_argument("--pr", type=_pr, required=True, help="pull request number")
+    common(p)
+    captures_options(p)
+    p.add_argument("--repo", type=repo, required=True, help="OWNER/NAME of the pull request")
+    p.add_argument("--pr", type=pr_number, required=True, help="pull request number")
     p.add_argument("--pr-title", help="PR title to show (untrusted; escaped)")
     p.add_argument("--head-ref", help="PR branch to show (untrusted; escaped)")
     p.add_argument(
@@ -190,7 +132,7 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
         help="the runs to use, by their provenance record's thunder_variant (default: stock)",
     )
     p.add_argument("--machine", help="asv machine name, when several have runs")
-    _config_option(p)
+    config_option(p)
     p.add_argument(
         "--runs-a-side",
         type=int,
@@ -214,7 +156,7 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
         help="worker processes (default: the CPUs this process may use); the result is the "
         "same for any N",
     )
-    _json_option(p, "the calibration")
+    json_option(p, "the calibration")
 
     p = add(
         "noise",
@@ -234,22 +176,22 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
         help="the runs to pool, by their provenance record's thunder_variant (default: stock)",
     )
     p.add_argument("--machine", help="asv machine name, when several have runs")
-    _config_option(p)
+    config_option(p)
     p.add_argument(
         "--write-model",
         type=Path,
         metavar="FILE",
         help="write the model as JSON to FILE, for perfbot.toml's [verdict] noise_model",
     )
-    _json_option(p, "the model")
+    json_option(p, "the model")
 
     p = add(
         "demo",
         "the whole flow on the committed H200 data against a local fake GitHub",
         handlers["demo"],
     )
-    _common(p, shas=False)
-    _captures_options(p)
+    common(p, shas=False)
+    captures_options(p)
     p.set_defaults(results=None, base=None, head=None)
     p.add_argument(
         "--life",
@@ -276,7 +218,10 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
     )
     site_sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     build = site_sub.add_parser(
-        "build", help="build the static site into --out", formatter_class=fmt, epilog=epilog
+        "build",
+        help="build the static site into --out",
+        formatter_class=fmt,
+        epilog=epilog("site build"),
     )
     build.add_argument("--out", type=Path, required=True, help="output folder (replaced whole)")
     build.add_argument(
@@ -289,10 +234,10 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
         "serve",
         help="build into a temporary folder and serve it",
         formatter_class=fmt,
-        epilog=epilog,
+        epilog=epilog("site serve"),
     )
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=_port, default=0, help="0-65535; 0: any free port")
+    serve.add_argument("--port", type=port, default=0, help="0-65535; 0: any free port")
     for sp in (build, serve):
         sp.add_argument(
             "--results",
@@ -302,7 +247,7 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
             help="asv results directory; repeat to publish several as one history (the same "
             "commit on a machine twice with different results is refused)",
         )
-        _config_option(sp)
+        config_option(sp)
         sp.add_argument(
             "--asv-conf",
             type=Path,

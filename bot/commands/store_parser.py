@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bot.commands.parser import Handler, _sha
+from bot.commands.args import Handler, sha
 from bot.store.index import PINS
 from bot.store.policy import MB, Policy
 
@@ -88,7 +88,7 @@ def add_store_command(
     q.add_argument("--branch", default="perf-results")
     q = action("add", "add one run (validated; the same run twice changes nothing)")
     q.add_argument("--results", type=Path, required=True, help="asv results folder holding it")
-    q.add_argument("--commit", type=_sha, required=True)
+    q.add_argument("--commit", type=sha, required=True)
     q.add_argument("--machine", required=True, help="asv machine name")
     q.add_argument(
         "--replace",
@@ -133,7 +133,7 @@ def add_store_command(
     q.add_argument("--json", type=Path, metavar="FILE", help="as JSON to FILE; '-': stdout")
     q = action("estimate", "the store's size after a simulated year, from a real run", False)
     q.add_argument("--results", type=Path, required=True)
-    q.add_argument("--commit", type=_sha, required=True)
+    q.add_argument("--commit", type=sha, required=True)
     q.add_argument("--machine")
     q.add_argument("--size-set", default="nightly")
     q.add_argument("--size-sets", type=Path, default=Path("benchmarks/size_sets.toml"))

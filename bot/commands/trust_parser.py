@@ -1,8 +1,8 @@
 """The grammar of the privileged poster's two commands, verify-run and fetch-artifact.
 
-Beside bot/commands/parser.py (which calls it) so that each file stays readable whole; the
-values the poster passes here come from the workflow event and the artifact, so each one is
-checked for its exact shape before any command runs.
+Beside bot/commands/parser.py (which calls it; the shared pieces are bot/commands/args.py) so
+that each file stays readable whole; the values the poster passes here come from the workflow
+event and the artifact, so each one is checked for its exact shape before any command runs.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from bot.commands.parser import Handler, _pr, _repo
+from bot.commands.args import Handler, pr_number, repo
 
 
 def _full_sha(text: str) -> str:
@@ -58,7 +58,7 @@ def add_trust_commands(
         "write, maintain or admin role, and the run was triggered by such a user. One line per "
         "check; values read from GitHub are shown escaped."
     )
-    p.add_argument("--repo", type=_repo, required=True, help="OWNER/NAME the poster runs in")
+    p.add_argument("--repo", type=repo, required=True, help="OWNER/NAME the poster runs in")
     p.add_argument("--run-id", type=_count, required=True, help="the workflow run's id")
     p.add_argument(
         "--workflow-path",
@@ -66,7 +66,7 @@ def add_trust_commands(
         default=".github/workflows/bench-pr.yml",
         help="the workflow file the run must be of (default: .github/workflows/bench-pr.yml)",
     )
-    p.add_argument("--pr", type=_pr, required=True, help="the PR number the artifact claims")
+    p.add_argument("--pr", type=pr_number, required=True, help="the PR number the artifact claims")
     p.add_argument(
         "--head-sha", type=_full_sha, required=True, help="the head commit the artifact claims"
     )
@@ -90,7 +90,7 @@ def add_trust_commands(
         "unpacked, names relative with only [A-Za-z0-9._/-] and no '..', no symbolic links. "
         "Each artifact is unpacked into DEST/<artifact-name>/."
     )
-    p.add_argument("--repo", type=_repo, required=True, help="OWNER/NAME of the run")
+    p.add_argument("--repo", type=repo, required=True, help="OWNER/NAME of the run")
     p.add_argument("--run-id", type=_count, required=True, help="the workflow run's id")
     p.add_argument(
         "--name-prefix", type=_name, default="bench-pr-results", help="artifact name prefix"

@@ -7,6 +7,8 @@ every name found here is checked before it becomes part of a path, the comment o
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
 
 from bot.results.asv_file import read_json
@@ -33,13 +35,44 @@ def _results_dir(results_dir: Path) -> None:
         )
 
 
+#: How many entries of a folder a hint looks at: a hint must not cost a walk of a big tree.
+HINT_LOOKS_AT = 200
+
+
+def _below(results_dir: Path) -> str:
+    """Where the results are when `results_dir` is one level too high (``data/h200``, whose
+    ``results/`` holds them; a job's artifact folder): its subfolders that are asv results
+    folders, named as ``--results`` takes them. Empty when there are none."""
+    found = [
+        child
+        for child in sorted(islice(_subfolders(results_dir), HINT_LOOKS_AT))
+        if any((m / "machine.json").is_file() for m in islice(_subfolders(child), HINT_LOOKS_AT))
+    ]
+    if not found:
+        return ""
+    if len(found) == 1:
+        return f"; the results are one level down: --results {found[0]}"
+    return "; results are one level down, in " + ", ".join(f"--results {f}" for f in found)
+
+
+def _subfolders(folder: Path) -> Iterator[Path]:
+    try:
+        for entry in folder.iterdir():
+            if entry.is_dir() and not entry.is_symlink():
+                yield entry
+    except OSError:
+        return
+
+
 def machine_dirs(results_dir: Path) -> list[Path]:
     """asv's machine directories (those with a machine.json), names checked: they end up in
     the comment, the issue key and URLs."""
     _results_dir(results_dir)
     machines = sorted(d for d in results_dir.iterdir() if (d / "machine.json").is_file())
     if not machines:
-        raise BadInput(f"{results_dir}: no asv machine directories (no */machine.json)")
+        raise BadInput(
+            f"{results_dir}: no asv machine directories (no */machine.json)" + _below(results_dir)
+        )
     for mdir in machines:
         if not _MACHINE.fullmatch(mdir.name):
             raise BadInput(

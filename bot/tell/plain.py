@@ -24,7 +24,7 @@ _PUNCT = frozenset(string.punctuation)  # what a backslash escapes (CommonMark: 
 _SPECIAL = re.compile(r"[\\`&<*_~!\[\]]")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 _AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*)>")
-_ATTR = r"""\s+[A-Za-z_:][\w.:-]*(?:\s*=\s*(?:[^\s"'=<>`]+|'[^']*'|"[^"]*"))?"""
+_ATTR = r"""\s+[A-Za-z_:][\w.:-]*(?:\s*=\s*(?:[^\s"'=<>`]+|'[^'\n]{0,1000}'|"[^"\n]{0,1000}"))?"""
 _TAG = re.compile(rf"<(?:[A-Za-z][A-Za-z0-9-]*(?:{_ATTR})*\s*/?|/[A-Za-z][A-Za-z0-9-]*\s*)>")
 _DEST = re.compile(
     r"""\(\s*(<[^<>\n]{0,2000}>|[^\s()<>]{0,2000}(?:\([^\s()<>]{0,200}\)[^\s()<>]{0,2000})*)"""
@@ -145,9 +145,9 @@ def _blocks(lines: list[str], depth: int) -> list[str]:
         elif not line.strip():
             kind = "blank"
             out.append("")
-        elif prev == "blank" and not in_list and line.expandtabs(4).startswith("    "):
+        elif prev in ("blank", "code") and not in_list and line.expandtabs(4)[:4] == "    ":
             out.append(line.expandtabs(4))  # indented code: shown as written
-            kind = "blank" if i + 1 < len(lines) and not lines[i + 1].strip() else "code"
+            kind = "code"
         elif (rows := _table_at(lines, i)) is not None:
             out += ["", *_table(lines[i], lines[i + 1], lines[i + 2 : i + rows]), ""]
             i += rows - 1
@@ -156,14 +156,15 @@ def _blocks(lines: list[str], depth: int) -> list[str]:
         elif prev == "para" and (set(line.strip()) == {"="} or set(line.strip()) == {"-"}):
             out.append("")  # a setext heading's underline: the line above is the heading
         elif _RULE.fullmatch(line):
-            out.append("---")
+            out += ["", "---", ""]
         elif _QUOTE.match(line) and depth < MAX_QUOTE_DEPTH:
             quoted = []
             while i < len(lines) and (q := _QUOTE.match(lines[i])) is not None:
                 quoted.append(q.group(1))
                 i += 1
             i -= 1
-            out += ["", *(f"> {t}".rstrip() for t in _blocks(quoted, depth + 1)), ""]
+            inner = _squeeze(_blocks(quoted, depth + 1)).split("\n")
+            out += ["", *(f"> {t}".rstrip() for t in inner), ""]
         elif _DETAILS.search(line) or _SUMMARY.search(line):
             out += _details(line)
         elif (m := _LIST.fullmatch(line)) is not None and not _RULE.fullmatch(line):
@@ -191,12 +192,8 @@ def _details(line: str) -> list[str]:
     line = _DETAILS.sub("", line)
     out, at = [], 0
     while (m := _SUMMARY.search(line, at)) and (end := _SUMMARY_END.search(line, m.end())):
-        out += [
-            _inline(line[at : m.start()].strip()),
-            "",
-            _inline(line[m.end() : end.start()]).strip(),
-        ]
-        out.append("")
+        before, summary = line[at : m.start()], line[m.end() : end.start()]
+        out += [_inline(before.strip()), "", _inline(summary).strip(), ""]
         at = end.end()
     out.append(_inline(line[at:].strip()))
     return out
@@ -241,7 +238,7 @@ def _table_at(lines: list[str], i: int) -> int | None:
 
 def _table(header: str, delimiter: str, rows: list[str]) -> list[str]:
     """Aligned columns, padded by display width, the header over a dashed rule."""
-    grid = [[_inline(c.strip()).replace("\n", " ") for c in _cells(r)] for r in (header, *rows)]
+    grid = [[" ".join(_inline(c).split()) for c in _cells(r)] for r in (header, *rows)]
     ncol = max(len(r) for r in grid)
     for r in grid:
         r += [""] * (ncol - len(r))
