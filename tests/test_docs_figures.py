@@ -407,7 +407,7 @@ def test_data_readme_under_test_table_is_the_lab_logs() -> None:
                 assert json.loads(line)["under_test"]["version"] == sides[side]["version"]
         args = [f"--results={results / rep}" for rep in ("rep-1", "rep-2")]
         done = run_bot("report", *args, "--base", base_k, "--head", head_k)
-        headline = done.stdout.splitlines()[3]
+        headline = done.stdout.splitlines()[1]  # "### <icon> RMSNorm backward: <verdict>"
         expected = {"no change, exit 0": (0, "No change"), "broken, exit 5": (5, "Broken")}
         code, word = expected.get(says.strip(), (0, "No change"))
         assert done.returncode == code and word in headline, done.stderr
@@ -782,13 +782,13 @@ def test_performance_doc_comment_sizes_are_what_report_prints(
 
 def test_performance_doc_constants_are_the_codes() -> None:
     from benchmarks.rmsnorm_bwd.config import load_size_set
-    from bot.tell.summary import FULL_POINTS, SUMMARY_CHARS, WORST, WORST_CONTEXT, WORST_KERNELS
+    from bot.tell.alert_issue import MAX_BODY_CHARS
+    from bot.tell.comment import COMMENT_CHARS
+    from bot.tell.tables import COMMENT_ROWS, FOLD_ROWS, LEAD_ROWS
 
-    assert f"Above {FULL_POINTS} dtype x shape points" in PERF_TEXT
-    assert f"under {SUMMARY_CHARS:,} characters" in PERF_TEXT
-    assert (
-        f"the {WORST} worst rows of each for the ratio ({WORST_KERNELS} for the kernel times, "
-        f"{WORST_CONTEXT} for the context)" in PERF_TEXT
-    )
+    assert f"the {LEAD_ROWS} rows that moved most on its first screen (`LEAD_ROWS`" in PERF_TEXT
+    assert f"at most {COMMENT_ROWS} rows in each folded guard table" in PERF_TEXT
+    assert f"and {FOLD_ROWS} in an issue's (`FOLD_ROWS`)" in PERF_TEXT
+    assert COMMENT_CHARS == MAX_BODY_CHARS and f"under {COMMENT_CHARS:,} characters" in PERF_TEXT
     shapes, dtypes = load_size_set("nightly")
     assert f"is {len(shapes) * len(dtypes)} dtype x shape points" in PERF_TEXT

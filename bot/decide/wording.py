@@ -24,6 +24,8 @@ def signed(x: float) -> str:
 
 
 def interval_words(i: Interval) -> str:
+    if i.high >= 2:  # one unit for all three, never "2.1x [+90.0%, 2.3x]"
+        return f"{i.estimate:.1f}x [{i.low:.1f}x, {i.high:.1f}x]"
     return f"{signed(i.estimate)} [{signed(i.low)}, {signed(i.high)}]"
 
 
@@ -36,7 +38,8 @@ def _bandwidth(p: PointVerdict) -> str:
     b, h = p.bandwidth_pct
     if b is None or h is None:
         return ""
-    return f"; % of peak bandwidth there {b:.0f}% → {h:.0f}% ({h - b:+.0f} percentage points)"
+    rb, rh = round(b), round(h)  # the difference of the figures shown, not of unrounded ones
+    return f"; % of peak bandwidth there {rb}% → {rh}% ({rh - rb:+d} percentage points)"
 
 
 def _worst(points: Sequence[PointVerdict], upward: bool) -> PointVerdict | None:

@@ -21,7 +21,8 @@ from bot.tell.issue_view import issue_view, linked_view, where_text
 from bot.tell.render import render
 from bot.tell.tables import FOLD_ROWS
 
-MAX_BODY_CHARS = 40_000
+#: An issue body's budget (GitHub allows 65,536): past it, fewer rows, then no script.
+MAX_BODY_CHARS = 20_000
 NO_ALERT_TITLE = "RMSNorm backward: performance alert"
 Sides = Mapping[str, tuple[Provenance | None, Provenance | None]]
 

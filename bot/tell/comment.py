@@ -15,7 +15,7 @@ from dataclasses import replace
 from bot.alert.status import CONTEXT
 from bot.tell.context import Context, doc_link
 from bot.tell.machines import MachineReport, check_notes, check_warning, shown, worst_state
-from bot.tell.markdown import MAX_CHARS, escape_md, link
+from bot.tell.markdown import escape_md, link
 from bot.tell.next_steps import AlertPart, alert_lines, next_steps
 from bot.tell.render import render
 from bot.tell.uncalibrated import calibration_fold, uncalibrated_warning
@@ -105,9 +105,9 @@ def comment_view(
         provenance=(gating[0].base, gating[0].head) if gating else (None, None),
     )
     machines = [_machine(m, ctx, full=full, script=script) for m in reports]
-    if len(machines) > 1:  # the rows once, of the first machine that has the headline's state
+    if len(machines) > 1:  # the rows and the reproducer once, of the first machine with rows
         first = next((i for i, m in enumerate(machines) if m.lead is not None), None)
-        machines = [m if i == first else replace(m, lead=None) for i, m in enumerate(machines)]
+        machines = [m if i == first else _second(m) for i, m in enumerate(machines)]
     return CommentView(
         marker=MARKER,
         icon=icon,
@@ -122,11 +122,12 @@ def comment_view(
     )
 
 
-#: ``full``: no limit at all (the console's ``report --full``, never posted).
-UNLIMITED = 10**9
+#: A posted comment's budget, whatever the machines and points (GitHub allows 65,536): past
+#: it, details go first (:func:`render_report`).
+COMMENT_CHARS = 20_000
 CUT = (
-    "_Some details were left out to stay under GitHub's 65,536-character limit; "
-    "`fusion-perfbot report --full` prints them, `--json FILE` writes everything._"
+    "_Some details were left out to keep this comment short; `fusion-perfbot report --full` "
+    "prints them, `--json FILE` writes everything._"
 )
 
 
@@ -136,7 +137,7 @@ def render_report(
     part: AlertPart | None = None,
     *,
     full: bool = False,
-    limit: int = MAX_CHARS,
+    limit: int = COMMENT_CHARS,
 ) -> str:
     """The sticky comment for every machine, marker first, within ``limit`` (``full``: every
     row of every guard, no limit): the reproducer goes first, then folds from the last."""
@@ -155,6 +156,13 @@ def render_report(
         if cut is None:
             return text[: limit - len(CUT) - 2] + "\n\n" + CUT
         machines[cut] = _less(machines[cut])
+
+
+def _second(m: MachineView) -> MachineView:
+    """Another machine's part: its own guard lines and folds, not the rows and the reproducer
+    the first one shows (the same code ran; its hints say whether its fusions differ)."""
+    hints = replace(m.hints, script=None) if m.hints is not None else None
+    return replace(m, lead=None, hints=hints)
 
 
 def _cuttable(m: MachineView) -> bool:

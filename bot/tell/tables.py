@@ -179,3 +179,29 @@ def _rounds(p: Provenance | None) -> str | None:
 
 def flat(rows: Iterable[Table | None]) -> tuple[Table, ...]:
     return tuple(t for t in rows if t is not None)
+
+
+#: A context row's words: eager and torch.compile are shown against nvFuser, never marked.
+CONTEXT_WORDS = {
+    "regressed": "slower vs nvFuser",
+    "unsure": "near threshold",
+    "improved": "faster vs nvFuser",
+    "no change": "no change",
+}
+
+
+def context_table(v: Verdict) -> Table | None:
+    """eager and torch.compile against nvFuser (``report --full``): words, no marks."""
+    rows = []
+    for p in sorted((p for p in v.points if not p.gating), key=lambda p: str(p.key)):
+        if p.cmp is None:
+            rows.append((point_name(p), "", "", escape_md(p.no_data or "no data", 120)))
+            continue
+        values = f"{p.cmp.base.estimate:.3f} → {p.cmp.head.estimate:.3f}"
+        words = CONTEXT_WORDS.get(p.state, p.state)
+        rows.append((point_name(p), values, factor_ci(p.cmp.change), words))
+    if not rows:
+        return None
+    return Table(
+        ("point", "ratio base → head", "change [95% CI]", "compared with nvFuser"), tuple(rows)
+    )

@@ -20,6 +20,7 @@ from bot.tell.tables import (
     COMMENT_ROWS,
     LEAD_ROWS,
     Table,
+    context_table,
     flat,
     guard_table,
     lead_table,
@@ -77,6 +78,8 @@ class HintsView:
     reasons: tuple[str, ...]
     reproducer: str | None  # "for POINT: WHAT"
     script: str | None  # fenced
+    no_reproducer: str | None = None  # why there is none
+    compared: int = 0  # points captured at both sides
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,8 @@ def hints_view(h: Hints, *, script: bool) -> HintsView:
         reasons=tuple(escape_md(reason, 400) for _, reason in a.reasons),
         reproducer=f"{escape_md(r.point, 80)}: {escape_md(r.what, 200)}" if r else None,
         script=fence(r.script) if r is not None and script else None,
+        no_reproducer=escape_md(h.no_reproducer, 200) if h.no_reproducer else None,
+        compared=h.points_compared,
     )
 
 
@@ -165,6 +170,11 @@ def guard_folds(v: Verdict, *, full: bool, skip_lead: bool) -> tuple[Fold, ...]:
         if skip_lead and g is lead and not table.more and len(table.rows) <= LEAD_ROWS:
             continue  # the first screen showed all of it
         folds.append(Fold(f"{GUARD_NAMES[g.kind]}: {state}", (), flat([table])))
+    context = context_table(v) if full else None
+    if context is not None:
+        folds.append(
+            Fold("Context: eager and torch.compile against nvFuser, no verdict", (), (context,))
+        )
     return tuple(folds)
 
 

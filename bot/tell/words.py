@@ -57,7 +57,7 @@ def slower(x: float) -> str:
 def factor_ci(iv: Interval) -> str:
     """The change with its 95% interval, in the same words: "+4.8% [+3.9%, +5.6%]", and
     "25.0x [24.7x, 25.2x] slower" when all three are 2x or more."""
-    if iv.low >= 2:
+    if iv.high >= 2:  # one unit for all three: "2.1x [1.9x, 2.3x] slower", never "+90%, 2.3x"
         return f"{iv.estimate:.1f}x [{iv.low:.1f}x, {iv.high:.1f}x] slower"
     return f"{factor(iv.estimate)} [{factor(iv.low)}, {factor(iv.high)}]"
 

@@ -53,7 +53,7 @@ def test_report_no_regression(
     synthetic: SyntheticResults, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert cli.main(["report", *_args(synthetic, "same")], env={}) == ExitCode.OK_NO_REGRESSION
-    assert "**No change**" in capsys.readouterr().out
+    assert "### ⚪ RMSNorm backward: No change\n" in capsys.readouterr().out
 
 
 def test_bad_input_names_the_step_and_posts_nothing(
@@ -207,7 +207,7 @@ def test_pr_lifecycle_against_the_fake(
     assert f"alert issue (primary) in {SECONDARY}: opened" in out
     assert f"alert issue (linked) in {PRIMARY}: opened" in out
     (comment,) = fake_github.state.comments_on(PRIMARY, number)
-    assert comment.body.startswith(MARKER) and "**Regressed**" in comment.body
+    assert comment.body.startswith(MARKER + "\n### 🔴 RMSNorm backward: Regressed: ")
     assert "**Alert issues:** [Lightning-AI/lightning-thunder#" in comment.body
     assert "[CI run](https://github.com/NVIDIA/Fuser/actions/runs/7)" in comment.body
     assert [s for s, _ in _bot_issues(fake_github, SECONDARY)] == ["open"]
@@ -228,7 +228,7 @@ def test_pr_lifecycle_against_the_fake(
     out = capsys.readouterr().out
     assert "comment updated" in out and out.count(": closed") == 2
     (comment,) = fake_github.state.comments_on(PRIMARY, number)
-    assert "**No change**" in comment.body
+    assert comment.body.splitlines()[1] == "### ⚪ RMSNorm backward: No change"
     assert _bot_issues(fake_github, PRIMARY) == [
         ("closed", _bot_issues(fake_github, PRIMARY)[0][1])
     ]
@@ -267,7 +267,7 @@ def test_issue_failure_still_posts_the_comment_and_the_status(
     captured = capsys.readouterr()
     assert "step 'sync the alert's issues' failed" in captured.err and SECONDARY in captured.err
     (comment,) = fake_github.state.comments_on(PRIMARY, number)
-    assert "**Regressed**" in comment.body
+    assert comment.body.splitlines()[1].startswith("### 🔴 RMSNorm backward: Regressed: ")
     assert _bot_issues(fake_github, SECONDARY) == []
     (status,) = fake_github.state.pulls.of(PRIMARY, synthetic.commits["thunder_slower"])
     assert status.state == "failure"
