@@ -113,7 +113,7 @@ def issue_view(
         what=moved_words(worst.guard, worst.size) if worst else "A performance alert",
         where=where_text(ctx),
         sides=f"base {side_label(b, first.base)} → head {side_label(h, first.head)}",
-        count=f"{n} section" + ("" if n == 1 else "s") + " (a guard that moved on one machine)",
+        count=f"{n} section" + ("" if n == 1 else "s") + " (each a guard that moved on a machine)",
         owner=escape_md(alert.owner),
         owner_why=escape_md(alert.owner_why),
         rules=doc_link("the alert rules", "ALERTS.md", ctx),

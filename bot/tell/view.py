@@ -133,8 +133,14 @@ def headline(v: Verdict) -> str:
     return f"{STATE_WORDS[g.state]}: {moved_words(g.kind, size)}"
 
 
+#: Among guards of one state: the question the bot exists for (the ratio) first.
+GUARD_ORDER = ("ratio", "thunder", "nvfuser", "broken")
+
+
 def guard_lines(v: Verdict) -> tuple[GuardLine, ...]:
-    order = sorted(v.guards, key=lambda g: SEVERITY.index(shown_state(g, v)))
+    order = sorted(
+        v.guards, key=lambda g: (SEVERITY.index(shown_state(g, v)), GUARD_ORDER.index(g.kind))
+    )
     return tuple(
         GuardLine(ICON.get(shown_state(g, v), "⚪"), GUARD_NAMES[g.kind], guard_words(g, v))
         for g in order

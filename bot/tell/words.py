@@ -100,7 +100,8 @@ def guard_words(g: Guard, v: Verdict) -> str:
         return "yes, every point that ran at base runs at head"
     against = " relative to nvFuser" if g.kind == "ratio" else ""
     if g.state == "regressed":
-        return f"{slower(guard_size(g))}{against} ({_count(g, 'regressed')} regressed)"
+        mean = " at the geometric mean" if any(a.state == "regressed" for a in g.aggregates) else ""
+        return f"{slower(guard_size(g))}{against}{mean} ({_count(g, 'regressed')} regressed)"
     if g.state == "improved":
         if g.kind == "ratio" and nvfuser_slower(v):
             return NOT_A_GAIN
