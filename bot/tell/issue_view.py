@@ -17,6 +17,7 @@ from bot.fusion.hints import Hints
 from bot.results.types import Provenance
 from bot.tell.context import Context, doc_link
 from bot.tell.markdown import escape_md, link
+from bot.tell.next_steps import measure_command
 from bot.tell.rows import graph_url
 from bot.tell.tables import FOLD_ROWS, Table, guard_table, provenance
 from bot.tell.under_test import side_label
@@ -49,6 +50,7 @@ class IssueView:
     stacks: tuple[tuple[str, Table], ...]
     several: bool
     footer: str
+    reproduce: str = ""  # the command that measures both sides again
 
 
 def where_text(ctx: Context) -> str:
@@ -129,6 +131,7 @@ def issue_view(
         ),
         several=len(machines) > 1,
         footer=footer,
+        reproduce=measure_command(first.base[:12], first.head[:12], (b, h)),
     )
 
 

@@ -89,8 +89,8 @@ def measure_command(
             "--repeats 2 --results results`"
         )
     return (
-        f"`git checkout {base} && bash benchmarks/run_gpu.sh --size-set pr --results results`, "
-        f"the same at `{head}`"
+        f"in this suite's checkout, `git checkout {base} && bash benchmarks/run_gpu.sh --size-set "
+        f"pr --results results`, the same at `{head}`"
     )
 
 

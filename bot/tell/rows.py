@@ -1,5 +1,6 @@
-"""The comment's and the issues' table rows (pure): one function per kind of row, with the
-header it belongs under; every untrusted text goes through escape_md.
+"""The main-branch watch's table rows (pure, bot/history/sections.py): one function per kind of
+row, with the header it belongs under; every untrusted text goes through escape_md. The PR
+comment's and issues' tables are bot/tell/tables.py's, laid out by the templates.
 
 Why a mark only on gating rows: eager and torch.compile are context, shown with the threshold
 that would apply, so that a reader can see them move without reading them as a verdict.
@@ -10,30 +11,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from bot.decide.stats import Comparison
-from bot.decide.types import Guard, PointVerdict, Verdict
+from bot.decide.types import PointVerdict, Verdict
 from bot.results.types import BENCH_RATIO, PointKey
 from bot.site.links import graph_url as site_graph_url
-from bot.tell.markdown import change_text, escape_md, link, pct, ratio_text
+from bot.tell.markdown import change_text, escape_md, pct, ratio_text
+from bot.tell.tables import CONTEXT_WORDS
+from bot.tell.words import ICON, nvfuser_slower
+from bot.tell.words import NOT_A_GAIN as LOWER
 
 MAX_MAIN_ROWS = 30
 #: A lower ratio where nvFuser's fusion got slower: shown grey, never green.
-NOT_A_GAIN = "⚪ lower: nvFuser slower, not a gain"
-ICON = {
-    "broken": "💥",
-    "still failing": "⚫",
-    "regressed": "🔴",
-    "unsure": "🟡",
-    "improved": "🟢",
-    "no change": "⚪",
-    "no data": "⚫",
-    "not judged": "⚪",
-}
-CONTEXT_WORDS = {
-    "regressed": "slower vs nvFuser",
-    "unsure": "near threshold",
-    "improved": "faster vs nvFuser",
-    "no change": "no change",
-}
+NOT_A_GAIN = f"⚪ {LOWER}"
 
 
 def graph_url(site_url: str, key: PointKey, machine: str | None = None) -> str:
@@ -67,11 +55,6 @@ def _moved(p: PointVerdict) -> str:
 
 def worst_first(points: Iterable[PointVerdict]) -> list[PointVerdict]:
     return sorted(points, key=lambda p: -p.cmp.change.estimate if p.cmp else 0.0)
-
-
-def nvfuser_slower(v: Verdict | None) -> bool:
-    g = v.guard("nvfuser") if v else None
-    return g is not None and g.state in ("regressed", "unsure")
 
 
 def state_cell(p: PointVerdict, v: Verdict | None = None) -> str:
@@ -136,31 +119,3 @@ def broken_row(p: PointVerdict) -> str:
 
 
 BROKEN_HEADER = "| point | state | error at head |\n|---|---|---|"
-
-
-def guard_row(g: Guard, v: Verdict) -> str:
-    state = f"{ICON[g.state]} {g.state}"
-    if g.kind == "ratio" and g.state == "improved" and nvfuser_slower(v):
-        state = NOT_A_GAIN
-    return f"| {escape_md(g.title)} | {state} | {escape_md(g.summary, 600)} |"
-
-
-GUARD_HEADER = "| what is guarded | verdict | in words |\n|---|---|---|"
-
-
-def detail_row(p: PointVerdict, site: str | None, machine: str) -> str:
-    graph = link("graph", graph_url(site, p.key, machine)) if site else ""
-    if p.cmp is None:
-        return f"| {point_name(p.key)} | {escape_md(p.no_data or 'no data')} | | | | {graph} |"
-    pu = f"{p.p_up_adj:.2g}" if p.p_up_adj is not None else "n/a"
-    pd = f"{p.p_down_adj:.2g}" if p.p_down_adj is not None else "n/a"
-    return (
-        f"| {point_name(p.key)} | {pct(p.cmp.change.estimate)} | {pu} / {pd} "
-        f"| {_us(p.contender_kernel)} | {_us(p.nvfuser_kernel)} | {graph} |"
-    )
-
-
-DETAIL_HEADER = (
-    "| point | change | p slower / faster (Holm) | contender kernel µs base → head "
-    "| nvFuser kernel µs base → head | history |\n|---|---|---|---|---|---|"
-)

@@ -138,8 +138,15 @@ GUARD_ORDER = ("ratio", "thunder", "nvfuser", "broken")
 
 
 def guard_lines(v: Verdict) -> tuple[GuardLine, ...]:
+    """A line a guard: the one the headline names first (its rows follow), then worst first."""
+    lead = worst_guard(v)
     order = sorted(
-        v.guards, key=lambda g: (SEVERITY.index(shown_state(g, v)), GUARD_ORDER.index(g.kind))
+        v.guards,
+        key=lambda g: (
+            g is not lead,
+            SEVERITY.index(shown_state(g, v)),
+            GUARD_ORDER.index(g.kind),
+        ),
     )
     return tuple(
         GuardLine(ICON.get(shown_state(g, v), "⚪"), GUARD_NAMES[g.kind], guard_words(g, v))

@@ -106,15 +106,19 @@ def guard_words(g: Guard, v: Verdict) -> str:
         if g.kind == "ratio" and nvfuser_slower(v):
             return NOT_A_GAIN
         best = min((a.geomean.estimate for a in g.aggregates), default=None)
-        amount = f"{slower(best)}{against}, " if best is not None else ""
-        return f"faster: {amount}{_count(g, 'improved')}"
+        amount = f"{slower(best)}{against} at the geometric mean " if best is not None else ""
+        return f"{amount}({_count(g, 'improved')} faster)"
     if g.state == "unsure":
-        settle = max((p.settle or 0) for p in g.points)
-        more = f": about {settle} more run(s) a side would settle it" if settle else ""
+        means = [a for a in g.aggregates if a.state == "unsure"]
+        settle = max([p.settle or 0 for p in g.points], default=0)
+        more = f"; about {settle} more run(s) a side would settle it" if settle else ""
+        if means:
+            top = max(means, key=lambda a: a.geomean.estimate)
+            return f"maybe {slower(top.geomean.estimate)}{against}, not established{more}"
         return f"maybe slower, not established ({_count(g, 'unsure')} near the threshold){more}"
     if g.state == "no change":
-        mean = _widest_mean(g)
-        figure = f", geometric mean {factor_ci(mean)}" if mean is not None else ""
+        widest = _widest_mean(g)
+        figure = f", geometric mean {factor_ci(widest)}" if widest is not None else ""
         return f"no change{figure}"
     return escape_md(g.summary, 300)
 

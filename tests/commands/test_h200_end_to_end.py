@@ -121,9 +121,10 @@ def test_regression_rerun_and_recovery(
         "### 🔴 RMSNorm backward: Regressed: Thunder's kernels 11.4x slower"
     )
     assert _guard_lines(comment.body)[:2] == [
-        "- 🔴 **Thunder's own kernels**: 11.4x slower (18 of 18 points regressed)",
+        "- 🔴 **Thunder's own kernels**: 11.4x slower at the geometric mean (18 of 18 points "
+        "regressed)",
         "- 🔴 **Thunder against nvFuser (kernel-time ratio)**: 11.3x slower relative to "
-        "nvFuser (18 of 18 points regressed)",
+        "nvFuser at the geometric mean (18 of 18 points regressed)",
     ]
     ratio = _fold(comment.body, "Thunder against nvFuser (kernel-time ratio): regressed")
     assert "\n| thunder-prims bfloat16 2048x8192 | 1.023 → 17.286 | " in ratio  # base ratio
@@ -140,11 +141,12 @@ def test_regression_rerun_and_recovery(
     assert fuser.state == thunder.state == "open"
     assert thunder.title.startswith("RMSNorm backward: Thunder") and "and 1 more" in thunder.title
     assert (
-        "\n### 🔴 nvidia-h200: Thunder's own kernels, 11.4x slower (18 of 18 points regressed)\n"
+        "\n### 🔴 nvidia-h200: Thunder's own kernels, 11.4x slower at the geometric mean (18 of "
+        "18 points regressed)\n"
     ) in (thunder.body or "")
     assert (
         "\n### 🔴 nvidia-h200: Thunder against nvFuser (kernel-time ratio), 11.3x slower "
-        "relative to nvFuser (18 of 18 points regressed)\n"
+        "relative to nvFuser at the geometric mean (18 of 18 points regressed)\n"
     ) in (thunder.body or "")
     assert f"filed in {THUNDER}**" in (fuser.body or "") and "###" not in (fuser.body or "")
     assert f"[{THUNDER}#{thunder.number}]({_url(fake_github, thunder)})" in (fuser.body or "")
@@ -201,7 +203,8 @@ def test_an_nvfuser_slowdown_is_an_nvfuser_regression_never_an_improvement(
     assert re.fullmatch(headline, _headline(comment.body)), _headline(comment.body)
     lines = _guard_lines(comment.body)
     assert re.fullmatch(
-        r"- 🔴 \*\*nvFuser's hand-written fusion\*\*: [0-9.]+% slower \(\d of 9 points regressed\)",
+        r"- 🔴 \*\*nvFuser's hand-written fusion\*\*: [0-9.]+% slower at the geometric mean "
+        r"\(\d of 9 points regressed\)",
         lines[0],
     ), lines[0]
     # The ratio fell only because nvFuser got slower: grey, and said to be no gain.

@@ -61,3 +61,14 @@ def test_the_primary_issue_carries_the_reproducer(posted: dict[str, dict[str, ob
     body = (Path(str(posted["demo"]["folder"])) / primary["file"]).read_text(encoding="utf-8")
     assert "**Reproducer** for thunder-prims bfloat16 16384x8192" in body
     assert "```python" in body and "How this is decided" in body
+
+
+def test_the_readme_quotes_these_lengths(posted: dict[str, dict[str, object]]) -> None:
+    """README's figures are what the demo posts now, not what it posted once."""
+    text = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    issues = [int(i["chars"]) for n in PAIRS for i in posted[n]["issues"]]  # type: ignore[attr-defined]
+    assert (
+        f"the demo's regression comment is {_comment(posted, 'demo'):,} characters, a no-change "
+        f"one {_comment(posted, 'nochange'):,}, an issue at most {max(issues):,} with its "
+        "reproducer" in text
+    )

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from bot.alert.model import Alert, build_alert, pr_key
 from bot.config import VerdictSettings
-from bot.decide.types import Verdict
+from bot.decide.types import Guard, Verdict
 from bot.decide.verdict import decide
 from bot.github.issue_body import MAX_BODY
 from bot.results.locate import load_pair
@@ -255,3 +255,30 @@ def test_an_alert_closes_only_when_every_point_it_tracks_was_measured(
     v, _ = _verdict(synthetic, "same")
     assert _alert_of(v, previous={f"{MACHINE}/ratio": 1.1}).state == "recovered"
     assert _alert_of(v).state == "recovered"
+
+
+def test_an_unsure_verdict_says_how_to_settle_it(synthetic: SyntheticResults) -> None:
+    """Unsure: never red, and what would settle it (runs a side, judged together) is on the
+    first screen. Made from a real verdict by marking its moved points unsure."""
+    base, h = load_pair(
+        synthetic.results_dir, synthetic.commits["base"], synthetic.commits["thunder_slower"]
+    )
+    v = decide(base, h, S)
+
+    def unsure(g: Guard) -> Guard:
+        if g.state != "regressed":
+            return g
+        points = tuple(
+            replace(p, state="unsure", settle=3) if p.state == "regressed" else p
+            for p in g.points
+        )
+        aggregates = tuple(replace(a, state="no change") for a in g.aggregates)
+        return replace(g, state="unsure", points=points, aggregates=aggregates)
+
+    v = replace(v, overall="unsure", guards=tuple(unsure(g) for g in v.guards))
+    body = render_report([MachineReport(v.machine, v, (base,), (h,))], CTX)
+    first = _first_screen(body)
+    assert body.splitlines()[1] == "### 🟡 RMSNorm backward: Unsure"
+    assert "🔴" not in body and "/perfbot ack" not in body  # nothing to acknowledge
+    assert "about 3 more run(s) a side would settle it" in first
+    assert f"--results RUN1 --results RUN2 --base {v.base[:12]} --head {v.head[:12]}" in first
