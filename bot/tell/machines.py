@@ -109,7 +109,7 @@ def check_notes(m: MachineReport) -> list[str]:
         return []
     unchecked = len(runs) - len(checked)
     rest = f"; {unchecked} run(s) not checked" if unchecked else ""
-    return [f"Runner checks: {len(checked)} of {len(runs)} run(s) checked, all passed{rest}."]
+    return [f"runner checks passed ({len(checked)} of {len(runs)} run(s) checked{rest})"]
 
 
 def worst_state(reports: Sequence[MachineReport]) -> str:

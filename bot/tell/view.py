@@ -226,9 +226,11 @@ def machine_view(
             else f"{GUARD_NAMES[lead.kind]}, worst first"
         )
     folds = guard_folds(v, full=full, skip_lead=True)
-    note_lines = tuple(escape_md(n, 300) for n in v.notes if n != v.model) + tuple(notes)
+    if notes:  # the runner checks, when they all passed: a few words, not a fold
+        where += " · " + " ".join(notes)
+    note_lines = tuple(escape_md(n, 300) for n in v.notes if n != v.model)
     if note_lines:
-        folds = (*folds, Fold("Notes", note_lines))
+        folds = (*folds, Fold(f"Notes ({len(note_lines)})", note_lines))
     return MachineView(
         name=escape_md(name, 100),
         state=v.overall,

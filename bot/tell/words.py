@@ -120,6 +120,9 @@ def guard_words(g: Guard, v: Verdict) -> str:
         widest = _widest_mean(g)
         figure = f", geometric mean {factor_ci(widest)}" if widest is not None else ""
         return f"no change{figure}"
+    broken = v.guard("broken")
+    if g.state == "no data" and broken is not None and broken.state == "broken":
+        return "nothing to compare: its points fail at head"
     return escape_md(g.summary, 300)
 
 

@@ -75,7 +75,7 @@ def test_an_unused_threshold_is_a_warning_in_the_comment_and_on_stderr(
     warning = "threshold pattern 'thunder-prims/bf16/*' (effect 5.0%) has no effect: it matches "
     assert f"warning: {warning}no point in these results" in captured.err
     # The comment says it in its Notes fold, a line a note.
-    notes = captured.out.split("<details><summary>Notes</summary>", 1)[1].split("</details>")[0]
+    notes = captured.out.split("<summary>Notes (2)</summary>", 1)[1].split("</details>")[0]
     lines = notes.strip().split("\n\n")
     assert escape_md(warning + "no point in these results", 300) in lines
     shadowed = "threshold pattern 'thunder-prims/float32/*' (effect 6.0%) has no effect: it "
