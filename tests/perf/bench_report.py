@@ -74,8 +74,30 @@ def cases(work: Path, thousands: bool) -> list[Case]:
             Case(f"{points} points, A/A", big, BASE, SAME),
         ]
     for commit in sorted({c.commit for c in list_commits(REAL)}) if REAL.is_dir() else ():
-        out.append(Case(f"real nightly {commit[:8]} (base = head)", REAL, commit, commit))
+        twin = twin_copy(REAL, commit, work / "real")
+        out.append(Case(f"real nightly {commit[:8]} (vs a copy)", work / "real", commit, twin))
     return out
+
+
+#: The copy's commit: ``report`` refuses a base equal to its head, so the real run is compared
+#: with a byte-for-byte copy of itself under another hash (nothing to find, its real sizes).
+TWIN = "f" * 40
+
+
+def twin_copy(results: Path, commit: str, out: Path) -> str:
+    """``results`` copied into ``out`` with every file of ``commit`` also written under
+    :data:`TWIN` (its hash replaced in the name and the text); returns TWIN."""
+    import shutil
+
+    shutil.copytree(results, out)
+    for path in list(out.rglob("*")):
+        if path.is_file() and path.name.startswith(commit[:8]):
+            name = path.name.replace(commit, TWIN).replace(commit[:8], TWIN[:8])
+            text = path.read_text(encoding="utf-8").replace(commit, TWIN)
+            (path.parent / name).write_text(text, encoding="utf-8")
+        elif path.is_dir() and path.name.startswith(commit):
+            shutil.copytree(path, path.parent / path.name.replace(commit, TWIN))
+    return TWIN
 
 
 def main(argv: Sequence[str] | None = None) -> int:
