@@ -71,8 +71,8 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
     p.add_argument(
         "--full",
         action="store_true",
-        help="every row of every table, however long (a sweep of more than 12 points is "
-        "otherwise summarised by variant and dtype, as the PR comment is)",
+        help="every point of every guard and the context variants (eager, torch.compile), "
+        "however long; the PR comment shows the few that moved most",
     )
 
     p = add(

@@ -91,7 +91,7 @@ def report_format(fmt: str | None, json_path: Path | None, out: IO[str]) -> tupl
 def run_report(
     got: Loaded, out: IO[str], *, json_path: Path | None, full: bool = False, fmt: str = "markdown"
 ) -> int:
-    """``full``: every row of every table, however long (a sweep is otherwise summarised);
+    """``full``: every point of every guard, however long (the comment shows a handful);
     ``fmt``: what stdout gets (:func:`report_format`)."""
     with step("render comment", ExitCode.BAD_INPUT):
         cfg = got.config
