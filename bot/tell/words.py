@@ -11,6 +11,7 @@ from __future__ import annotations
 from bot.alert.model import guard_size
 from bot.decide.stats import Interval
 from bot.decide.types import Guard, GuardKind, PointVerdict, Verdict
+from bot.decide.wording import signed
 from bot.tell.markdown import escape_md
 
 #: What each guard watches, as a maintainer would name it.
@@ -41,10 +42,10 @@ def factor(x: float) -> str:
     """A head/base factor as a change: "+4.8%", "-3.1%"; from 2x on "25.0x slower" (and at or
     below 0.5x "2.5x faster"), where "+2400.6%" would make a reader count digits."""
     if x >= 2:
-        return f"{x:.1f}x slower"
+        return f"{signed(x)} slower"
     if 0 < x <= 0.5:
         return f"{1 / x:.1f}x faster"
-    return f"{100 * (x - 1):+.1f}%"
+    return signed(x)
 
 
 def slower(x: float) -> str:

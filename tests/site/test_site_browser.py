@@ -12,7 +12,6 @@ Screenshots land in test-artifacts/ (git-ignored) for CI to keep.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -23,6 +22,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from browser_helpers import ARGS, CHROMIUM, missing_browser
 from data_helpers import SyntheticResults, synthetic
 from site_builds import (
     HISTORY,
@@ -48,34 +48,9 @@ from bot.tell.rows import graph_url
 # (tests/site/site_builds.py).
 __all__ = ["history_site", "pr_site", "step_site", "synthetic", "whole_history_site"]
 
-CHROMIUM = Path(os.environ.get("PERFBOT_CHROMIUM", "/usr/bin/chromium"))
-GET_CHROMIUM = (
-    "sudo apt-get install -y chromium fonts-liberation (Debian's browser; Playwright's own "
-    "download is not used), or set PERFBOT_CHROMIUM to a Chromium binary"
-)
-
-
-def _missing() -> str | None:
-    """Why the browser tests cannot run here, or None."""
-    if not CHROMIUM.is_file():
-        return f"headless Chromium not found at {CHROMIUM}: {GET_CHROMIUM}"
-    if importlib.util.find_spec("playwright") is None:
-        return "Python playwright is not installed: pip install -e '.[test]'"
-    return None
-
-
-MISSING = _missing()
+MISSING = missing_browser()
 if MISSING and os.environ.get("PERFBOT_REQUIRE_BROWSER") == "1":  # CI: a skip would hide it
     pytest.fail(f"PERFBOT_REQUIRE_BROWSER=1 but {MISSING}", pytrace=False)
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 ARTIFACTS = REPO / "test-artifacts"
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 #: Chromium's advice when a canvas is read back more than once: the tests' own pixel reads.

@@ -17,10 +17,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import html
-import importlib.util
 import io
 import json
-import os
 import re
 import sys
 import tempfile
@@ -30,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from markdown_it import MarkdownIt
+
+from tests.browser_helpers import ARGS, CHROMIUM, missing_browser
 
 REPO = Path(__file__).resolve().parents[2]
 _DATA = REPO / "data"
@@ -45,15 +45,6 @@ PAIRS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 #: GitHub's conversation column, about; and one laptop screen below the page's top.
 WIDTH, HEIGHT = 830, 1000
-
-# The browser as tests/site/test_site_browser.py launches it: Debian's, never Playwright's own.
-CHROMIUM = Path(os.environ.get("PERFBOT_CHROMIUM", "/usr/bin/chromium"))
-GET_CHROMIUM = (
-    "sudo apt-get install -y chromium fonts-liberation (Debian's browser; Playwright's own "
-    "download is not used), or set PERFBOT_CHROMIUM to a Chromium binary"
-)
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run", "--disable-sync"]  # fmt: skip
 
 # Written for this tool, GitHub-like in what changes a page's height: the font and its line
 # height, block margins, table borders and padding, folds. Its own rules, not GitHub's sheet.
@@ -160,15 +151,6 @@ def lengths_table(posts: Sequence[Post]) -> str:
         for p in posts
     ]
     return "\n".join(rows) + "\n"
-
-
-def missing_browser() -> str | None:
-    """Why no headless Chromium can be driven here, or None (tests/site's rule)."""
-    if not CHROMIUM.is_file():
-        return f"headless Chromium not found at {CHROMIUM}: {GET_CHROMIUM}"
-    if importlib.util.find_spec("playwright") is None:
-        return "Python playwright is not installed: pip install -e '.[test]'"
-    return None
 
 
 @contextlib.contextmanager
