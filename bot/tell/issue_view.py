@@ -21,7 +21,7 @@ from bot.tell.next_steps import measure_command
 from bot.tell.rows import graph_url
 from bot.tell.tables import FOLD_ROWS, Table, guard_table, provenance
 from bot.tell.under_test import side_label
-from bot.tell.view import HintsView, hints_view
+from bot.tell.view import HintsView, cause_line, hints_view
 from bot.tell.words import GUARD_NAMES, ICON, guard_words, point_name
 
 
@@ -51,6 +51,7 @@ class IssueView:
     several: bool
     footer: str
     reproduce: str = ""  # the command that measures both sides again
+    cause: str = ""  # the fusion hints in one line: the likely owner and the first clue
 
 
 def where_text(ctx: Context) -> str:
@@ -132,6 +133,7 @@ def issue_view(
         several=len(machines) > 1,
         footer=footer,
         reproduce=measure_command(first.base[:12], first.head[:12], (b, h)),
+        cause=cause_line(hints.get(machines[0])),
     )
 
 

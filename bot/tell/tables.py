@@ -132,8 +132,18 @@ def guard_table(g: Guard, v: Verdict, limit: int | None = FOLD_ROWS) -> Table | 
             values = " → ".join(_us(p.cmp))
         rows.append((point_name(p), values, factor_ci(p.cmp.change), _state(p, v), bw))
     measure = "ratio base → head" if g.kind == "ratio" else "kernel µs base → head"
-    columns = ("point", measure, "change [95% CI]", "verdict", "% of peak bandwidth")
-    return Table(columns, tuple(rows), len(points) - len(shown))
+    columns: tuple[str, ...] = (
+        "point",
+        measure,
+        "change [95% CI]",
+        "verdict",
+        "% of peak bandwidth",
+    )
+    cells: list[tuple[str, ...]] = list(rows)
+    if len({r[3] for r in rows}) == 1:  # one verdict for all: the heading says it
+        columns = (*columns[:3], columns[4])
+        cells = [(*r[:3], r[4]) for r in rows]
+    return Table(columns, tuple(cells), len(points) - len(shown))
 
 
 _STACK = (

@@ -96,6 +96,7 @@ class MachineView:
     hints: HintsView | None = None
     stack: Table | None = None
     not_compared: str | None = None
+    cause: str = ""  # the hints in one line (:func:`cause_line`)
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,16 @@ def hints_view(h: Hints, *, script: bool) -> HintsView:
         no_reproducer=escape_md(h.no_reproducer, 200) if h.no_reproducer else None,
         compared=h.points_compared,
     )
+
+
+def cause_line(h: Hints | None) -> str:
+    """The fusion hints in one line, for a first screen: who likely owns it, the first clue."""
+    if h is None:
+        return ""
+    owner = escape_md(h.attribution.repository) if h.attribution.repository else "not clear"
+    clue = next((f for f in h.changed if f.material), None)
+    found = f": {escape_md(clue.text, 300)}" if clue is not None else ""
+    return f"**Likely owner: {owner}**{found} (details below)."
 
 
 def guard_folds(v: Verdict, *, full: bool, skip_lead: bool) -> tuple[Fold, ...]:
@@ -243,4 +254,5 @@ def machine_view(
         folds=folds,
         hints=hints_view(hints, script=script) if hints is not None else None,
         stack=provenance(b, h, v),
+        cause=cause_line(hints) if v.overall in ("regressed", "broken") else "",
     )
