@@ -30,6 +30,7 @@ class Table:
     columns: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     more: int = 0  # rows that moved but are left out ("and N more")
+    note: str = ""  # a line under the table
 
 
 def moved(g: Guard) -> list[PointVerdict]:
@@ -176,8 +177,8 @@ def provenance(base: Provenance | None, head: Provenance | None, v: Verdict) -> 
         row = (label, escape_md(b or "n/a"), escape_md(h or "n/a"))
         (rows if b != h or label == "started" else same).append(row)
     shared = ", ".join(f"{label} {b}" for label, b, _ in same)
-    both = [("both sides", shared, "")] if shared else []
-    return Table(("", "base", "head"), (*rows, *under_test_cells(base, head), *both))
+    note = f"The same at both sides: {shared}." if shared else ""
+    return Table(("", "base", "head"), (*rows, *under_test_cells(base, head)), note=note)
 
 
 def _rounds(p: Provenance | None) -> str | None:
