@@ -93,6 +93,8 @@ def comment_view(
     script: bool = True,
 ) -> CommentView:
     icon, words = _headline(reports)
+    if part is not None and part.ack.holds and words.startswith(("Regressed", "Broken")):
+        icon, words = "☑️", f"Acknowledged ({words[0].lower()}{words[1:]})"
     gating = [m for m in reports if m.verdict is not None and m.gates]
     judged = [shown(m) for m in gating]
     hinted = any(m.hints is not None and m.hints.reproducer is not None for m in reports)

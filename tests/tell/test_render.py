@@ -283,3 +283,28 @@ def test_an_unsure_verdict_says_how_to_settle_it(synthetic: SyntheticResults) ->
     assert "🔴" not in body and "/perfbot ack" not in body  # nothing to acknowledge
     assert "about 3 more run(s) a side would settle it" in first
     assert f"--results RUN1 --results RUN2 --base {v.base[:12]} --head {v.head[:12]}" in first
+
+
+def test_an_acknowledged_regression_is_not_red_on_the_first_line(
+    synthetic: SyntheticResults,
+) -> None:
+    """A maintainer's acknowledgement changes the headline (never a red one for what they
+    accepted) and the first screen says who and why; "Intended?" is not asked again."""
+    from bot.alert.ack import AckDecision, AckRecord
+    from bot.alert.plan import IssuePlan
+    from bot.alert.status import Status
+    from bot.tell.next_steps import AlertPart
+
+    base, h = load_pair(
+        synthetic.results_dir, synthetic.commits["base"], synthetic.commits["thunder_slower"]
+    )
+    v = decide(base, h, S)
+    words = 'acknowledged by @bob: "worth it"'
+    ack = AckDecision(AckRecord("comment 1", "bob", "worth it"), True, words)
+    plan = IssuePlan("acknowledge", "", "acknowledged: no alert issue is opened")
+    status = Status("acknowledged", "Acknowledged: acknowledged by @bob")
+    part = AlertPart(_alert_of(v), ack, plan, status, (), "perfbot-acknowledged", "")
+    body = render_report([MachineReport(v.machine, v, (base,), (h,))], CTX, part)
+    assert body.splitlines()[1].startswith("### ☑️ RMSNorm backward: Acknowledged (regressed: ")
+    first = _first_screen(body)
+    assert '**Acknowledged by @\u200dbob: "worth it".**' in first and "Intended?" not in first
