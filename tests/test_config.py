@@ -37,8 +37,10 @@ def test_environment() -> None:
         "GITHUB_REPOSITORY": "NVIDIA/Fuser",
         "GITHUB_RUN_ID": "123",
         "PERFBOT_SITE_URL": "https://nvidia.github.io/fusion-perfbot/",
+        "PERFBOT_DOCS_URL": "https://github.com/o/fusion-perfbot/blob/HEAD/docs/",
     }
     c = Config.from_env(env, None)
+    assert c.docs_url == "https://github.com/o/fusion-perfbot/blob/HEAD/docs/"
     assert c.comment_token is not None and c.comment_token.reveal() == "ghs_comment"
     assert c.issues_token is c.comment_token  # falls back
     assert c.api_url == "https://ghe.example.com/api/v3"

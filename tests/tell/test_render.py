@@ -308,3 +308,16 @@ def test_an_acknowledged_regression_is_not_red_on_the_first_line(
     assert body.splitlines()[1].startswith("### ☑️ RMSNorm backward: Acknowledged (regressed: ")
     first = _first_screen(body)
     assert '**Acknowledged by @\u200dbob: "worth it".**' in first and "Intended?" not in first
+
+
+def test_the_method_is_linked_not_pasted(synthetic: SyntheticResults) -> None:
+    """With the docs' address (the poster sets PERFBOT_DOCS_URL), the comment links
+    docs/METHOD.md and docs/ALERTS.md; without it, it names them."""
+    base, h = load_pair(synthetic.results_dir, synthetic.commits["base"], synthetic.commits["same"])
+    v = decide(base, h, S)
+    report = [MachineReport(v.machine, v, (base,), (h,))]
+    docs = "https://github.com/o/fusion-perfbot/blob/HEAD/docs/"
+    linked = render_report(report, replace(CTX, docs_url=docs))
+    assert f"[How this is decided]({docs}METHOD.md)" in linked
+    assert f"]({docs}ALERTS.md)" in linked and "Per round" not in linked
+    assert "fusion-perfbot's `docs/METHOD.md`" in render_report(report, CTX)
