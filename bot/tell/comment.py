@@ -107,8 +107,10 @@ def comment_view(
         provenance=(gating[0].base, gating[0].head) if gating else (None, None),
     )
     machines = [_machine(m, ctx, full=full, script=script) for m in reports]
-    if len(machines) > 1:  # the rows and the reproducer once, of the first machine with rows
-        first = next((i for i, m in enumerate(machines) if m.lead is not None), None)
+    if len(machines) > 1:  # the rows and the reproducer once: a gating machine's, if any
+        with_rows = [i for i, m in enumerate(machines) if m.lead is not None]
+        gating_rows = [i for i in with_rows if reports[i].gates]
+        first = next(iter(gating_rows or with_rows), None)
         machines = [m if i == first else _second(m) for i, m in enumerate(machines)]
     return CommentView(
         marker=MARKER,

@@ -140,6 +140,8 @@ def test_a_failed_runner_check_holds_the_machine(
     out = capsys.readouterr().out
     assert "11.4x slower on gpu-b (not gating), nvidia-h200" in out.split("\n")[1]
     section = _part(out, "gpu-b")
+    # The rows shown are the gating machine's, not those of the one that does not gate.
+    assert "| point | µs base |" in _part(out, "nvidia-h200") and "| point |" not in section
     assert "⚠️ **A runner check failed: this machine's verdict does not gate**" in section
     assert (
         "> - **head**, rep-1, after the measurement (2026-12-01T10:02:00Z): GPU clocks "
