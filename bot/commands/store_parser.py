@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bot.commands.args import Handler, sha
+from bot.commands.usage import epilog
 from bot.store.index import PINS
 from bot.store.policy import MB, Policy
 
@@ -74,7 +75,13 @@ def add_store_command(
     sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
 
     def action(name: str, text: str, store: bool = True) -> argparse.ArgumentParser:
-        q = sub.add_parser(name, help=text, description=text)
+        q = sub.add_parser(
+            name,
+            help=text,
+            description=text,
+            epilog=epilog(f"store {name}"),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         if store:
             q.add_argument(
                 "--store",

@@ -3,7 +3,7 @@
 Written once, as a table, because the help pages are built from it: the top-level ``--help``
 lists every code once (bot/exitcodes.py), each command's page lists only the codes that command
 can return, so that a CI author branching on ``$?`` reads the cases that can happen, and one
-example to copy. tests/commands/test_help_pages.py holds every page to this table.
+example to copy. tests/commands/test_grammar.py holds every page to this table.
 
 A code belongs to a command when some path of the command returns it: its own outcomes, a step
 that fails with it (bot/commands/steps.py: configuration USAGE, results BAD_INPUT, a GitHub
@@ -92,6 +92,41 @@ USAGES: Mapping[str, CommandUsage] = {
         'python -m bot store add --store store --results results --commit "$SHA" '
         "--machine nvidia-h200",
         "done (or nothing to do: the same run again)",
+    ),
+    "store init": CommandUsage(
+        (E.OK_NO_REGRESSION,), "python -m bot store init --store store", "the store was made"
+    ),
+    "store add": CommandUsage(
+        (E.OK_NO_REGRESSION, E.BAD_INPUT, E.CONFLICT),
+        'python -m bot store add --store store --results results --commit "$SHA" '
+        "--machine nvidia-h200",
+        "added (or nothing to do: the same run again)",
+    ),
+    "store thin": CommandUsage(
+        (E.OK_NO_REGRESSION, E.BAD_INPUT),
+        "python -m bot store thin --store store --history-json history.json --dry-run",
+        "thinned (or, with --dry-run, what would be)",
+    ),
+    "store pin": CommandUsage(
+        (E.OK_NO_REGRESSION, E.BAD_INPUT),
+        'python -m bot store pin --store store --commit "$SHA" --reason "a change point"',
+        "pinned",
+    ),
+    "store check": CommandUsage(
+        (E.OK_NO_REGRESSION, E.BAD_INPUT),
+        "python -m bot store check --store store",
+        "every stored run reads and the index matches the files",
+    ),
+    "store list": CommandUsage(
+        (E.OK_NO_REGRESSION, E.BAD_INPUT),
+        "python -m bot store list --store store --json -",
+        "listed",
+    ),
+    "store estimate": CommandUsage(
+        (E.OK_NO_REGRESSION, E.BAD_INPUT),
+        "python -m bot store estimate --results data/h200-nightly/results --commit 4e57021e "
+        "--machine nvidia-h200",
+        "estimated",
     ),
     "calibrate": CommandUsage(
         READS,

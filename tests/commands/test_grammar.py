@@ -32,10 +32,12 @@ def _sub(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
 
 
 def _pages() -> dict[str, argparse.ArgumentParser]:
-    """Every command's parser by its name, and site's two actions as ``site build`` ..."""
+    """Every command's parser by its name, and the actions of site and store as ``site build``,
+    ``store add`` ..."""
     top = _sub(build_parser(cli.HANDLERS))
     pages = dict(top)
-    pages.update({f"site {name}": p for name, p in _sub(top["site"]).items()})
+    for command in ("site", "store"):
+        pages.update({f"{command} {name}": p for name, p in _sub(top[command]).items()})
     return pages
 
 
