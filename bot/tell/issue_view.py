@@ -8,7 +8,7 @@ the point's parameters (bot/fusion/repro.py), never a text from the run's artifa
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.alert.model import Alert, moved_words
@@ -147,7 +147,3 @@ def linked_view(alert: Alert, ctx: Context) -> dict[str, object]:
             for s in alert.sections
         ],
     }
-
-
-def machines_of(alert: Alert) -> Sequence[str]:
-    return list(dict.fromkeys(s.machine for s in alert.sections))

@@ -104,9 +104,3 @@ def fit(head: str, sections: Sequence[Section], limit: int = MAX_CHARS) -> str:
     if dropped:
         parts.append(notice.format(dropped))
     return "\n\n".join(parts)
-
-
-def fit_whole(head: str, sections: Sequence[Section], limit: int = MAX_CHARS) -> str | None:
-    """``head`` and every section, nothing cut, if that is within ``limit``; else None."""
-    whole = fit(head, sections, limit=10**9)
-    return whole if whole == fit(head, sections, limit=limit) else None

@@ -65,11 +65,6 @@ def _cell(u: Mapping[str, Any] | None, *keys: str) -> str:
     return escape_md(parts[0] + "".join(f" ({p})" for p in parts[1:]), 200)
 
 
-def under_test_rows(base: Provenance | None, head: Provenance | None) -> list[str]:
-    """Table rows (``| label | base | head |``, already escaped); none without the field."""
-    return [f"| {label} | {x} | {y} |" for label, x, y in under_test_cells(base, head)]
-
-
 def under_test_cells(
     base: Provenance | None, head: Provenance | None
 ) -> list[tuple[str, str, str]]:

@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bot.alert.model import guard_size
+from bot.alert.model import guard_size, moved_words
 from bot.decide.types import Guard, Verdict
 from bot.fusion.hints import Hints
+from bot.results.types import Provenance
 from bot.tell.hints import bullets, fence
 from bot.tell.markdown import escape_md, link
 from bot.tell.tables import (
@@ -125,8 +126,6 @@ def worst_guard(v: Verdict) -> Guard | None:
 
 def headline(v: Verdict) -> str:
     """The verdict in a few words: what moved and by how much, or the state."""
-    from bot.alert.model import moved_words
-
     g = worst_guard(v)
     if g is None or g.state not in ("regressed", "broken"):
         return STATE_WORDS.get(v.overall, v.overall.capitalize())
@@ -204,8 +203,8 @@ def guard_folds(v: Verdict, *, full: bool, skip_lead: bool) -> tuple[Fold, ...]:
 
 def machine_view(
     v: Verdict,
-    base: object,
-    head: object,
+    base: Provenance | None,
+    head: Provenance | None,
     *,
     name: str,
     warning: Sequence[str] = (),
@@ -216,10 +215,7 @@ def machine_view(
     site_url: str | None = None,
 ) -> MachineView:
     """One machine's part: its guards in a line each, the worst guard's rows, the folds."""
-    from bot.results.types import Provenance
-
-    b = base if isinstance(base, Provenance) else None
-    h = head if isinstance(head, Provenance) else None
+    b, h = base, head
     lead = worst_guard(v)
     runs = f"{v.runs[0]} run(s) of base, {v.runs[1]} of head"
     where = f"base {side_label(b, v.base)} → head {side_label(h, v.head)} · {runs}"

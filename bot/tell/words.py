@@ -125,7 +125,3 @@ def guard_words(g: Guard, v: Verdict) -> str:
     if g.state == "no data" and broken is not None and broken.state == "broken":
         return "nothing to compare: its points fail at head"
     return escape_md(g.summary, 300)
-
-
-def points_phrase(n: int) -> str:
-    return f"{n} point" + ("" if n == 1 else "s")
