@@ -270,8 +270,7 @@ def test_an_unsure_verdict_says_how_to_settle_it(synthetic: SyntheticResults) ->
         if g.state != "regressed":
             return g
         points = tuple(
-            replace(p, state="unsure", settle=3) if p.state == "regressed" else p
-            for p in g.points
+            replace(p, state="unsure", settle=3) if p.state == "regressed" else p for p in g.points
         )
         aggregates = tuple(replace(a, state="no change") for a in g.aggregates)
         return replace(g, state="unsure", points=points, aggregates=aggregates)
