@@ -92,6 +92,8 @@ class Config:
     verdict: VerdictSettings = field(default_factory=VerdictSettings)
     alerts: AlertSettings = field(default_factory=AlertSettings)
     machine: str | None = None
+    #: The most machines one ``pr`` run may post for; more is refused before any write.
+    max_machines: int = 4
     site_url: str | None = None
     docs_url: str | None = None  # fusion-perfbot's docs/ on the web: the comment links its method
     issue_repos: tuple[str, ...] = DEFAULT_REPOS
@@ -219,7 +221,7 @@ def _build(env: Mapping[str, str], data: dict[str, Any], path: Path | None) -> C
     issues = Table(top.data.get("issues", {}), "issues", source, {"repos", "label", "enabled"})
     gh_keys = {"timeout_s", "max_retry_wait_s", "comment_login", "issues_login"}
     gh = Table(top.data.get("github", {}), "github", source, gh_keys)
-    results = Table(top.data.get("results", {}), "results", source, {"machine"})
+    results = Table(top.data.get("results", {}), "results", source, {"machine", "max_machines"})
     enabled = issues.flag("enabled", True)
     repos = issues.strings("repos", DEFAULT_REPOS, REPO_RE)
     if not repos and enabled:
@@ -240,6 +242,7 @@ def _build(env: Mapping[str, str], data: dict[str, Any], path: Path | None) -> C
         verdict=_verdict(top.data.get("verdict", {}), source, path),
         alerts=_alerts(top.data.get("alerts", {}), top.data.get("acknowledge", {}), source),
         machine=results.text("machine", None, re.compile(r"[A-Za-z0-9_.-]{1,100}")),
+        max_machines=results.integer("max_machines", 4, 1, 64),
         site_url=_env_text(env, "PERFBOT_SITE_URL", URL_RE) or site.text("base_url", None, URL_RE),
         docs_url=_env_text(env, "PERFBOT_DOCS_URL", URL_RE) or site.text("docs_url", None, URL_RE),
         issue_repos=repos,

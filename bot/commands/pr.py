@@ -29,6 +29,7 @@ from bot.tell.alert_issue import alert_spec
 from bot.tell.comment import MARKER, AlertPart, Context, render_report
 from bot.tell.comment_state import CommentState, state_marker
 from bot.tell.issue import IssueSpec
+from bot.tell.log import quoted
 from bot.tell.machines import MachineReport
 
 if TYPE_CHECKING:  # PyGithub is imported when the command runs (bot/commands/cli.py)
@@ -56,6 +57,20 @@ def run_pr(
         docs_url=got.config.docs_url,
     )
     return publish(got, ctx, out, dry_run=dry_run, pr_state=pr_state)
+
+
+def check_machines(reports: Sequence[MachineReport], limit: int) -> None:
+    """Refuse, before anything is read from or written to GitHub, a run with more machines
+    than the configured runner kinds could have measured: each machine is a section of the
+    comment and may be a section of the alert, so the bound on machines bounds what one run
+    posts."""
+    if len(reports) > limit:
+        names = ", ".join(quoted(m.machine, 60) for m in reports[:10])
+        more = f" and {len(reports) - 10} more" if len(reports) > 10 else ""
+        raise ValueError(
+            f"{len(reports)} machines in the results ({names}{more}), more than "
+            f"[results] max_machines = {limit}: nothing was posted"
+        )
 
 
 def neutral_reasons(reports: Sequence[MachineReport]) -> list[str]:
@@ -171,6 +186,8 @@ def publish(
     cfg = got.config
     assert ctx.repo is not None and ctx.pr is not None
     pr_ref = f"{ctx.repo}#{ctx.pr}"
+    with step("check the run's bounds", ExitCode.UNTRUSTED):
+        check_machines(got.reports(), cfg.max_machines)
     live = not dry_run and cfg.comment_token is not None
     gh = github_for(cfg, cfg.comment_token.reveal()) if live and cfg.comment_token else None
     with step(f"read {pr_ref}", ExitCode.GITHUB_FAILURE):

@@ -47,7 +47,7 @@ USAGES: Mapping[str, CommandUsage] = {
         "python -m bot report --results data/h200/results --base 06f650c8 --head 9dc51696",
     ),
     "pr": CommandUsage(
-        (*VERDICT, E.GITHUB_FAILURE),
+        (*VERDICT, E.GITHUB_FAILURE, E.UNTRUSTED),
         "python -m bot pr --results results/rep-1 --results results/rep-2 --base main \\\n"
         "      --head HEAD --repo Lightning-AI/lightning-thunder --pr 123 --dry-run",
     ),

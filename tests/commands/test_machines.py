@@ -269,3 +269,33 @@ def test_many_machines_still_fit_githubs_limit(
     out = capsys.readouterr().out
     assert len(out) <= MAX_CHARS and sum(f"\n**gpu-{i}**: " in out for i in range(5)) == 5
     assert out.count("docs/METHOD.md") == 1
+
+
+def test_more_machines_than_the_runner_kinds_is_refused_before_any_write(
+    tmp_path: Path, fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An artifact that claims more machines than [results] max_machines (the runner kinds a
+    run can have measured) posts nothing at all: no comment, no status, no issue (exit 6); at
+    the bound it posts as usual, one comment naming every machine."""
+    folders = [
+        copy_machine(H200, tmp_path / f"a{i}" / "rep-1", f"gpu-{i}").parent for i in range(5)
+    ]
+    names = [f"gpu-{i}" for i in range(5)]
+    env = {"GITHUB_TOKEN": BOT_TOKEN, "GITHUB_API_URL": fake_github.base_url}
+    number = fake_github.state.add_pull_request(THUNDER, "x", author=HUMAN_LOGIN, head_ref="x")
+    push = 'open_on = "push"\n'
+    for limit, code in ((4, ExitCode.UNTRUSTED), (5, ExitCode.REGRESSION)):
+        extra = f"[results]\nmax_machines = {limit}\n[alerts]\n{push}"
+        config = str(calibrated_config(tmp_path / f"c{limit}", *names, extra=extra))
+        assert cli.main(_pr(fake_github, folders, number.number, config=config), env=env) == code
+        captured = capsys.readouterr()
+        comments = fake_github.state.comments_on(THUNDER, number.number)
+        if code == ExitCode.UNTRUSTED:
+            assert "5 machines in the results ('gpu-0', " in captured.err
+            assert "more than [results] max_machines = 4: nothing was posted" in captured.err
+            assert comments == [] and _bot_issues(fake_github) == []
+            assert fake_github.state.pulls.statuses == []
+        else:
+            (comment,) = comments
+            assert all(f"\n**{n}**: " in comment.body for n in names)
+            assert len(_bot_issues(fake_github)) == 2  # one alert: a primary and a linked issue
