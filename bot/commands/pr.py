@@ -73,6 +73,24 @@ def check_machines(reports: Sequence[MachineReport], limit: int) -> None:
         )
 
 
+def same_repository(head_repo: str | None, repo: str) -> bool:
+    """The PR's head is a branch of its own repository ("" where unknown: a dry run)."""
+    return head_repo == "" or (head_repo is not None and head_repo.lower() == repo.lower())
+
+
+def from_another_repository(head_repo: str | None) -> IssuePlan:
+    """Issues in other organisations' trackers come only from heads this repository's own
+    writers pushed: a fork's PR (even one a maintainer labelled to run) gets its comment and
+    its status, and no alert issue is opened, updated or closed for it."""
+    where = f"its head is in {head_repo}" if head_repo else "its head repository was deleted"
+    return IssuePlan(
+        "hold",
+        "",
+        f"no alert issue is filed for a PR from another repository ({where}); the comment and "
+        "the status are the report",
+    )
+
+
 def neutral_reasons(reports: Sequence[MachineReport]) -> list[str]:
     """Why this run cannot say "fine", a few words each (the neutral status's description)."""
     out = []
@@ -206,6 +224,9 @@ def publish(
         factor=a.worse_factor,
     )
     plan = plan_issues(alert, facts.state, a.open_on, ack, pr_ref, got.verdict.head)
+    upstream = same_repository(facts.head_repo, ctx.repo)  # may this run touch their trackers?
+    if not upstream:
+        plan = from_another_repository(facts.head_repo)
     status = commit_status(alert, ack, neutral_reasons(got.reports()))
     decided = (alert, ack, plan, status)
     if gh is None:
@@ -214,7 +235,7 @@ def publish(
         return exit_code(alert, ack)
     outcomes: tuple[RepoIssueOutcome, ...] = ()
     issue_failure: StepFailed | None = None
-    if cfg.file_issues and cfg.issues_token is not None:
+    if upstream and cfg.file_issues and cfg.issues_token is not None:
         try:
             with step("sync the alert's issues", ExitCode.GITHUB_FAILURE):
                 gh_issues = github_for(cfg, cfg.issues_token.reveal())

@@ -30,6 +30,9 @@ class PrFacts:
     author: str
     acks: tuple[AckCommand, ...] = ()  # oldest first
     remembered: CommentState | None = None
+    #: The repository the PR's head lives in, as GitHub says (None: a deleted fork); the
+    #: PR's own repository when unknown (a dry run reads nothing).
+    head_repo: str | None = ""
 
 
 def _when(moment: datetime | None) -> datetime:
@@ -47,6 +50,7 @@ def read_pr_facts(
         pull = repository.get_pull(pr)
         state: PrState = "merged" if pull.merged else ("open" if pull.state == "open" else "closed")
         author = pull.user.login if pull.user is not None else ""
+        head_repo = pull.head.repo.full_name if pull.head.repo is not None else None
         issue = repository.get_issue(pr)
     found: list[tuple[datetime, int, AckCommand]] = []
     with github_step(f"list comments on {where}"):
@@ -81,6 +85,5 @@ def read_pr_facts(
         found.append((_when(e.created_at), e.id, ack))
     mine = newest_own(comments, marker, bot_login)
     remembered = read_state(mine.body or "") if mine is not None else None
-    return PrFacts(
-        state, author, tuple(a for _, _, a in sorted(found, key=lambda f: f[:2])), remembered
-    )
+    acks = tuple(a for _, _, a in sorted(found, key=lambda f: f[:2]))
+    return PrFacts(state, author, acks, remembered, head_repo)

@@ -299,3 +299,31 @@ def test_more_machines_than_the_runner_kinds_is_refused_before_any_write(
             (comment,) = comments
             assert all(f"\n**{n}**: " in comment.body for n in names)
             assert len(_bot_issues(fake_github)) == 2  # one alert: a primary and a linked issue
+
+
+def test_a_pr_from_another_repository_files_no_upstream_issue(
+    fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A fork's PR, even merged, even with a regression: its comment and its failing status,
+    and not one issue in NVIDIA/Fuser or lightning-thunder (issue 20: issues in other
+    organisations' trackers come only from heads this repository's writers pushed)."""
+    env = {"GITHUB_TOKEN": BOT_TOKEN, "GITHUB_API_URL": fake_github.base_url}
+    pull = fake_github.state.add_pull_request(
+        THUNDER, "x", author=HUMAN_LOGIN, head_ref="x", head_repo="someone/lightning-thunder"
+    )
+    fake_github.state.pulls.finish(THUNDER, pull.number, merged=True, by=HUMAN_LOGIN)
+    assert cli.main(_pr(fake_github, [H200], pull.number), env=env) == ExitCode.REGRESSION
+    out = capsys.readouterr().out
+    assert _bot_issues(fake_github) == [] and "alert issue" not in out
+    (comment,) = fake_github.state.comments_on(THUNDER, pull.number)
+    assert (
+        "no alert issue is filed for a PR from another repository \\(its head is in "
+        "someone/lightning-thunder\\)" in comment.body
+    )
+    (status,) = fake_github.state.pulls.statuses
+    assert status.state == "failure"
+    # The same PR from a branch of the repository itself files its alert at merge.
+    own = fake_github.state.add_pull_request(THUNDER, "y", author=HUMAN_LOGIN, head_ref="y")
+    fake_github.state.pulls.finish(THUNDER, own.number, merged=True, by=HUMAN_LOGIN)
+    assert cli.main(_pr(fake_github, [H200], own.number), env=env) == ExitCode.REGRESSION
+    assert len(_bot_issues(fake_github)) == 2
