@@ -21,7 +21,7 @@ from bot.commands.args import two_commits
 from bot.commands.parser import build_parser
 from bot.commands.steps import StepFailed, step
 from bot.exitcodes import ExitCode
-from bot.tell.log import LogSafeWriter
+from bot.tell.log import LogSafeWriter, one_line
 
 if TYPE_CHECKING:
     from bot.commands.inputs import Loaded, Selection
@@ -294,7 +294,7 @@ def _run(
     try:
         return int(args.func(args, env, out))
     except StepFailed as failure:
-        err.write(f"fusion-perfbot {args.command}: {failure}\n")
+        err.write(f"fusion-perfbot {args.command}: {one_line(str(failure))}\n")
         return int(failure.code)
 
 

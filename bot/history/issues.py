@@ -25,7 +25,7 @@ from bot.history.alerts import MainAlert, Part, alerts_of, broken_part, timing_p
 from bot.history.method import Method
 from bot.history.sections import WHAT, commit_ref, now_words, section_lines
 from bot.history.watch import Watch
-from bot.tell.issue import IssueSpec, title_text
+from bot.tell.issue import IssueSpec, inert, title_text
 from bot.tell.markdown import Section, escape_md, fit
 
 METHOD_SECTION = "How this is decided"
@@ -75,14 +75,14 @@ def alert_title(a: MainAlert) -> str:
     worst, more = _worst(a), len(a.parts) - 1
     extra = f", and {more} more" if more else ""
     return title_text(
-        f"RMSNorm backward: {WHAT[worst.guard]} on {a.machine} since {a.first_bad[:12]} "
+        f"RMSNorm backward: {WHAT[worst.guard]} on {inert(a.machine)} since {a.first_bad[:12]} "
         f"({_amount(worst)}{extra}) (main branch)"
     )
 
 
 def linked_title(a: MainAlert) -> str:
     return title_text(
-        f"RMSNorm backward slower on {a.machine} since {a.first_bad[:12]} (main branch; "
+        f"RMSNorm backward slower on {inert(a.machine)} since {a.first_bad[:12]} (main branch; "
         f"tracked in {a.owner})"
     )
 

@@ -8,6 +8,7 @@ bot/github/issues.py with an :class:`IssueSpec`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -52,8 +53,25 @@ class IssueSpec:
 
 
 def title_text(title: str) -> str:
-    """Plain text (titles are not markdown), one line, within GitHub's 256 characters."""
-    return "".join(c if c.isprintable() else " " for c in title)[:256]
+    """Plain text (titles are not markdown), one line, within GitHub's 256 characters; the
+    zero-width joiners :func:`inert` puts in are kept."""
+    return "".join(c if c.isprintable() or c == _ZWJ else " " for c in title)[:256]
+
+
+_ZWJ = "\u200d"
+#: What GitHub turns into a live link or a notification in a title: #N, owner/repo#N, GH-N,
+#: @name, and a bare URL.
+_LIVE = re.compile(r"#(?=[0-9])|@(?=[A-Za-z0-9])|(?<![A-Za-z0-9])(?i:gh)-(?=[0-9])|:/(?=/)")
+
+
+def inert(text: str) -> str:
+    """An untrusted name (a machine's, from the results) for an issue title: a zero-width
+    joiner breaks every reference, mention and URL, as escape_md does in bodies."""
+    def broken(m: re.Match[str]) -> str:
+        found = m.group(0)
+        return found + _ZWJ if len(found) == 1 else found[:-1] + _ZWJ + found[-1]
+
+    return _LIVE.sub(broken, text)
 
 
 def sync_state(g: Guard, v: Verdict) -> SyncState:

@@ -106,3 +106,10 @@ def log_line(text: str) -> str:
     """One line the bot writes itself, made safe even when printed around the LogSafeWriter
     (the workflow's own steps): no control character, never a workflow command."""
     return safe_line(text.replace("\n", " "))
+
+
+def one_line(text: str) -> str:
+    """A message that must stay one log line (a step's failure): its line breaks written as
+    ``\\n`` and ``\\r``, so that a name with a newline in it (a results file's, read from an
+    artifact) cannot start a second line that looks like the bot's own."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")

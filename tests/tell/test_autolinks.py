@@ -5,7 +5,10 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from bot.tell.issue import inert, title_text
 from bot.tell.log import log_line, quoted
 from bot.tell.markdown import escape_md
 
@@ -47,3 +50,36 @@ def test_quoted_values_cannot_start_or_end_a_line_or_hold_a_command() -> None:
 def test_log_line_never_starts_a_command() -> None:
     assert not log_line("::error::x").startswith("::")
     assert "\n" not in log_line("a\n::error::b") and "\x1b" not in log_line("\x1b[31m")
+
+
+LIVE_IN_TITLE = re.compile(
+    r"(?<![A-Za-z0-9])#[0-9]|[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+#[0-9]|@[A-Za-z0-9]"
+    r"|(?<![A-Za-z0-9])gh-[0-9]|[a-z]+://",
+    re.IGNORECASE,
+)
+
+
+@given(st.text(alphabet="#@ghGH-:/0123456789abc ", max_size=40))
+def test_an_untrusted_name_in_a_title_is_never_a_live_reference(name: str) -> None:
+    """A machine named "GH-77" (issue 20) or "x/y#3" reaches a title as text, not a link to
+    issue 77 or a mention: every reference, mention and URL gets a zero-width joiner."""
+    title = title_text(f"RMSNorm backward: slower on {inert(name)} since abc")
+    assert not LIVE_IN_TITLE.search(title), title
+    plain = title_text(f"RMSNorm backward: slower on {name} since abc")
+    assert title.replace("\u200d", "") == plain  # nothing else changed
+
+
+def test_the_main_branch_titles_make_the_machine_name_inert() -> None:
+    """The watch's issue titles carry the machine's name (from the results): "GH-77" stays
+    text in both the primary and the linked title."""
+    from bot.alert.model import Section
+    from bot.history.alerts import MainAlert, Part
+    from bot.history.issues import alert_title, linked_title
+
+    section = Section("GH-77", "broken", "broken", 3.0, None, "3 points fail")
+    part = Part(section, "regressed", None, None)
+    alert = MainAlert(
+        "k", "GH-77", "a" * 40, "b" * 40, "regressed", (part,), ("NVIDIA/Fuser",), "why"
+    )
+    for title in (alert_title(alert), linked_title(alert)):
+        assert "GH\u200d-77" in title and not LIVE_IN_TITLE.search(title), title

@@ -121,5 +121,6 @@ def test_a_results_file_name_with_a_newline_cannot_start_a_command(
     argv = ["report", "--results", str(synth.results_dir), "--base", synth.commits["base"]]
     assert cli.main([*argv, "--head", prefix], env={}) == ExitCode.BAD_INPUT
     err = capsys.readouterr().err
-    assert "truncated JSON" in err and "\\::error title=pwned::the bot was fooled.json" in err
+    assert "truncated JSON" in err and "-x\\n::error title=pwned::the bot was fooled.json" in err
     assert runner_would_act_on(err) == []
+    assert err.count("\n") == 1  # one failure, one line: the name's line break is escaped
