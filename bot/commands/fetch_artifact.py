@@ -14,6 +14,7 @@ import functools
 import io
 import shutil
 import zipfile
+import zlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, TypeVar
@@ -31,6 +32,9 @@ from bot.tell.log import quoted
 CHUNK = 1 << 16
 T = TypeVar("T")
 
+
+#: The general-purpose flag bit of an encrypted zip entry (APPNOTE 4.4.4, bit 0).
+ENCRYPTED = 0x1
 
 def run_fetch_artifact(
     env: Mapping[str, str],
@@ -137,6 +141,8 @@ def _extract(data: bytes, folder: Path, limits: Limits) -> None:
         raise Violation("zip rule: the artifact is not a readable zip") from exc
     with archive:
         infos = archive.infolist()
+        if any(i.flag_bits & ENCRYPTED for i in infos):  # refused whole, before a byte is written
+            raise Violation("zip rule: an entry is encrypted")
         check_entries(
             [Entry(i.filename, i.file_size, i.external_attr, i.create_system) for i in infos],
             limits,
@@ -151,5 +157,12 @@ def _extract(data: bytes, folder: Path, limits: Limits) -> None:
             try:
                 with archive.open(info) as src, open(target, "xb") as dst:
                     shutil.copyfileobj(src, dst, CHUNK)
-            except (zipfile.BadZipFile, NotImplementedError, OSError, EOFError) as exc:
+            except (
+                zipfile.BadZipFile,
+                NotImplementedError,
+                OSError,
+                EOFError,
+                RuntimeError,  # an encrypted entry whose central directory hides the flag
+                zlib.error,  # a corrupt deflate stream
+            ) as exc:
                 raise Violation("zip rule: an entry could not be unpacked as stated") from exc
