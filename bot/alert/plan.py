@@ -87,3 +87,21 @@ def worse_note(
         f"Clearly worse on {pr_ref} (more than {factor:g}x the excess this issue last showed): "
         f"{'; '.join(parts)}.{stays}"
     )
+
+
+def same_repository(head_repo: str | None, repo: str) -> bool:
+    """The PR's head is a branch of its own repository ("" where unknown: a dry run)."""
+    return head_repo == "" or (head_repo is not None and head_repo.lower() == repo.lower())
+
+
+def from_another_repository(head_repo: str | None) -> IssuePlan:
+    """Issues in other organisations' trackers come only from heads this repository's own
+    writers pushed: a fork's PR (even one a maintainer labelled to run) gets its comment and
+    its status, and no alert issue is opened, updated or closed for it."""
+    where = f"its head is in {head_repo}" if head_repo else "its head repository was deleted"
+    return IssuePlan(
+        "hold",
+        "",
+        f"no alert issue is filed for a PR from another repository ({where}); the comment and "
+        "the status are the report",
+    )

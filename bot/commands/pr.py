@@ -16,7 +16,14 @@ from typing import IO, TYPE_CHECKING
 
 from bot.alert.ack import AckDecision, decide_ack
 from bot.alert.model import Alert, build_alert, clearly_worse, pr_key
-from bot.alert.plan import IssuePlan, PrState, plan_issues, worse_note
+from bot.alert.plan import (
+    IssuePlan,
+    PrState,
+    from_another_repository,
+    plan_issues,
+    same_repository,
+    worse_note,
+)
 from bot.alert.status import Status, commit_status
 from bot.commands.inputs import Loaded
 from bot.commands.pr_dry import dry_run_text
@@ -71,24 +78,6 @@ def check_machines(reports: Sequence[MachineReport], limit: int) -> None:
             f"{len(reports)} machines in the results ({names}{more}), more than "
             f"[results] max_machines = {limit}: nothing was posted"
         )
-
-
-def same_repository(head_repo: str | None, repo: str) -> bool:
-    """The PR's head is a branch of its own repository ("" where unknown: a dry run)."""
-    return head_repo == "" or (head_repo is not None and head_repo.lower() == repo.lower())
-
-
-def from_another_repository(head_repo: str | None) -> IssuePlan:
-    """Issues in other organisations' trackers come only from heads this repository's own
-    writers pushed: a fork's PR (even one a maintainer labelled to run) gets its comment and
-    its status, and no alert issue is opened, updated or closed for it."""
-    where = f"its head is in {head_repo}" if head_repo else "its head repository was deleted"
-    return IssuePlan(
-        "hold",
-        "",
-        f"no alert issue is filed for a PR from another repository ({where}); the comment and "
-        "the status are the report",
-    )
 
 
 def neutral_reasons(reports: Sequence[MachineReport]) -> list[str]:

@@ -24,7 +24,8 @@ E = ExitCode
 #: What any command can return: bad arguments, and a closed stdout.
 ANY = (E.USAGE, E.OUTPUT_CLOSED)
 VERDICT = (E.OK_NO_REGRESSION, E.REGRESSION, E.BAD_INPUT, E.BROKEN)
-READS = (E.OK_NO_REGRESSION, E.BAD_INPUT)  # reads results, decides nothing that gates
+#: Done, or what it read (results, a store) was bad: a command that decides nothing that gates.
+READS = (E.OK_NO_REGRESSION, E.BAD_INPUT)
 SITE_BUILD = "python -m bot site build --results data/h200/results --out site"
 
 
@@ -103,27 +104,27 @@ USAGES: Mapping[str, CommandUsage] = {
         "added (or nothing to do: the same run again)",
     ),
     "store thin": CommandUsage(
-        (E.OK_NO_REGRESSION, E.BAD_INPUT),
+        READS,
         "python -m bot store thin --store store --history-json history.json --dry-run",
         "thinned (or, with --dry-run, what would be)",
     ),
     "store pin": CommandUsage(
-        (E.OK_NO_REGRESSION, E.BAD_INPUT),
+        READS,
         'python -m bot store pin --store store --commit "$SHA" --reason "a change point"',
         "pinned",
     ),
     "store check": CommandUsage(
-        (E.OK_NO_REGRESSION, E.BAD_INPUT),
+        READS,
         "python -m bot store check --store store",
         "every stored run reads and the index matches the files",
     ),
     "store list": CommandUsage(
-        (E.OK_NO_REGRESSION, E.BAD_INPUT),
+        READS,
         "python -m bot store list --store store --json -",
         "listed",
     ),
     "store estimate": CommandUsage(
-        (E.OK_NO_REGRESSION, E.BAD_INPUT),
+        READS,
         "python -m bot store estimate --results data/h200-nightly/results --commit 4e57021e "
         "--machine nvidia-h200",
         "estimated",

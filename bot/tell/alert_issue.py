@@ -15,11 +15,11 @@ from bot.alert.model import Alert, moved_words
 from bot.decide.types import Verdict
 from bot.fusion.hints import Hints
 from bot.results.types import Provenance
-from bot.tell.context import Context
+from bot.tell.context import Context, pr_ref
 from bot.tell.issue import IssueSpec, title_text
 from bot.tell.issue_view import issue_view, linked_view, where_text
 from bot.tell.render import render
-from bot.tell.tables import FOLD_ROWS
+from bot.tell.tables import FOLD_ROWS, LEAD_ROWS
 
 #: An issue body's budget (GitHub allows 65,536): past it, fewer rows, then no script.
 MAX_BODY_CHARS = 20_000
@@ -27,23 +27,19 @@ NO_ALERT_TITLE = "RMSNorm backward: performance alert"
 Sides = Mapping[str, tuple[Provenance | None, Provenance | None]]
 
 
-def _where(ctx: Context) -> str:
-    return f"{ctx.repo}#{ctx.pr}" if ctx.repo and ctx.pr is not None else "this change"
-
-
 def alert_title(alert: Alert, ctx: Context) -> str:
     """Plain text (titles are not markdown), one line, within GitHub's 256 characters."""
     worst = alert.worst
     if worst is None:
-        return title_text(f"{NO_ALERT_TITLE} in {_where(ctx)}")
+        return title_text(f"{NO_ALERT_TITLE} in {pr_ref(ctx)}")
     more = len(alert.sections) - 1
     extra = f" (and {more} more)" if more else ""
     moved = moved_words(worst.guard, worst.size)
-    return title_text(f"RMSNorm backward: {moved}{extra} in {_where(ctx)}")
+    return title_text(f"RMSNorm backward: {moved}{extra} in {pr_ref(ctx)}")
 
 
 def linked_title(alert: Alert, ctx: Context) -> str:
-    return title_text(f"RMSNorm backward slower in {_where(ctx)} (tracked in {alert.owner})")
+    return title_text(f"RMSNorm backward slower in {pr_ref(ctx)} (tracked in {alert.owner})")
 
 
 def alert_body(
@@ -56,7 +52,7 @@ def alert_body(
     if not alert.sections:
         return f"The performance alert of {where_text(ctx)}: nothing stands now."
     body = ""
-    for rows, script in ((FOLD_ROWS, True), (5, True), (5, False), (0, False)):
+    for rows, script in ((FOLD_ROWS, True), (LEAD_ROWS, True), (LEAD_ROWS, False), (0, False)):
         view = issue_view(alert, verdicts, ctx, hints, sides or {}, rows=rows, script=script)
         body = render("issue.md.j2", i=view)
         if len(body) <= MAX_BODY_CHARS:

@@ -62,16 +62,6 @@ def _headline(reports: Sequence[MachineReport]) -> tuple[str, str]:
     return ICON.get(worst, "⚫"), f"{lead} on {names}" if names else lead
 
 
-def _context(ctx: Context) -> str:
-    where = []
-    if ctx.repo and ctx.pr is not None:
-        title = f" ({escape_md(ctx.pr_title, 120)})" if ctx.pr_title else ""
-        where.append(f"PR {escape_md(f'{ctx.repo}#{ctx.pr}')}{title}")
-    if ctx.head_ref:
-        where.append(f"branch {escape_md(ctx.head_ref, 100)}")
-    return " · ".join(where)
-
-
 def _footer(ctx: Context, part: AlertPart | None) -> str:
     parts = [
         doc_link("How this is decided", "METHOD.md", ctx),
@@ -116,7 +106,6 @@ def comment_view(
         marker=MARKER,
         icon=icon,
         headline=words,
-        context=_context(ctx),  # the issues name the PR; on the PR itself it goes unsaid
         machines=tuple(machines),
         several=len(reports) > 1,
         alert=tuple(alert_lines(part)) if part else (),
@@ -145,7 +134,6 @@ def render_report(
 ) -> str:
     """The sticky comment for every machine, marker first, within ``limit`` (``full``: every
     row of every guard, no limit): the reproducer goes first, then folds from the last."""
-    part = part or None  # an empty mapping from an older caller: no alert part
     view = comment_view(reports, ctx, part, full=full)
     text = render("comment.md.j2", v=view)
     if full or len(text) <= limit:

@@ -20,6 +20,11 @@ class Context:
     docs_url: str | None = None  # this project's docs/ folder on the web ([site] docs_url)
 
 
+def pr_ref(ctx: Context) -> str:
+    """``OWNER/NAME#N``, or "this change" where no PR is at hand (a local report)."""
+    return f"{ctx.repo}#{ctx.pr}" if ctx.repo and ctx.pr is not None else "this change"
+
+
 def doc_link(label: str, page: str, ctx: Context) -> str:
     """A link to one of docs/'s pages (METHOD.md, ALERTS.md), where the method and the rules
     are written once instead of pasted into every comment and issue. Without a configured

@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.alert.model import Alert, moved_words
-from bot.decide.types import Verdict
+from bot.decide.types import Guard, Verdict
 from bot.fusion.hints import Hints
 from bot.results.types import Provenance
-from bot.tell.context import Context, doc_link
+from bot.tell.context import Context, doc_link, pr_ref
 from bot.tell.markdown import escape_md, link
 from bot.tell.next_steps import measure_command
 from bot.tell.rows import graph_url
@@ -31,7 +31,6 @@ class SectionView:
     machine: str
     name: str
     words: str
-    moved: str  # "Thunder's kernels 11.4x slower"
     table: Table | None
     graphs: str
 
@@ -55,12 +54,11 @@ class IssueView:
 
 
 def where_text(ctx: Context) -> str:
-    return escape_md(f"{ctx.repo}#{ctx.pr}") if ctx.repo and ctx.pr is not None else "this change"
+    return escape_md(pr_ref(ctx))
 
 
-def _graphs(v: Verdict, kind: str, ctx: Context) -> str:
-    g = v.guard(kind)  # type: ignore[arg-type]
-    if not ctx.site_url or g is None or g.kind != "ratio":
+def _graphs(v: Verdict, g: Guard, ctx: Context) -> str:
+    if not ctx.site_url or g.kind != "ratio":
         return ""
     bad = [p for p in g.points if p.state == "regressed"][:5]
     return ", ".join(link(point_name(p), graph_url(ctx.site_url, p.key, v.machine)) for p in bad)
@@ -80,9 +78,8 @@ def _sections(
                 machine=escape_md(s.machine, 100),
                 name=GUARD_NAMES[g.kind],
                 words=guard_words(g, v),
-                moved=moved_words(s.guard, s.size),
                 table=guard_table(g, v, rows),
-                graphs=_graphs(v, s.guard, ctx),
+                graphs=_graphs(v, g, ctx),
             )
         )
     return tuple(out)

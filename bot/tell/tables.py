@@ -8,7 +8,7 @@ sees first; here is only what each cell says, escaped.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.decide.stats import Comparison
@@ -186,10 +186,6 @@ def _rounds(p: Provenance | None) -> str | None:
         return None
     r, c = p.text("rounds"), p.text("calls_per_sample")
     return f"{r} x {c}" if r and c else r
-
-
-def flat(rows: Iterable[Table | None]) -> tuple[Table, ...]:
-    return tuple(t for t in rows if t is not None)
 
 
 #: A context row's words: eager and torch.compile are shown against nvFuser, never marked.

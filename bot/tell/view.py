@@ -22,7 +22,6 @@ from bot.tell.tables import (
     LEAD_ROWS,
     Table,
     context_table,
-    flat,
     guard_table,
     lead_table,
     provenance,
@@ -63,12 +62,11 @@ class GuardLine:
 
 @dataclass(frozen=True)
 class Fold:
-    """A folded section: a summary line, paragraphs, tables, and code (fenced already)."""
+    """A folded section: a summary line, paragraphs and tables."""
 
     summary: str
     lines: tuple[str, ...] = ()
     tables: tuple[Table, ...] = ()
-    code: str | None = None
 
 
 @dataclass(frozen=True)
@@ -105,7 +103,6 @@ class CommentView:
     marker: str
     icon: str
     headline: str
-    context: str  # the PR and branch, one line
     machines: tuple[MachineView, ...]
     several: bool
     alert: tuple[str, ...] = ()
@@ -154,14 +151,18 @@ def guard_lines(v: Verdict) -> tuple[GuardLine, ...]:
     )
 
 
+def _owner(h: Hints) -> str:
+    repository = h.attribution.repository
+    return escape_md(repository) if repository else "not clear"
+
+
 def hints_view(h: Hints, *, script: bool) -> HintsView:
-    a = h.attribution
     r = h.reproducer
     return HintsView(
         changed=tuple(bullets(h.changed)) or ("no capture to compare",),
         against_handwritten=tuple(bullets(h.against_handwritten)) or ("no difference found",),
-        owner=escape_md(a.repository) if a.repository else "not clear",
-        reasons=tuple(escape_md(reason, 400) for _, reason in a.reasons),
+        owner=_owner(h),
+        reasons=tuple(escape_md(reason, 400) for _, reason in h.attribution.reasons),
         reproducer=f"{escape_md(r.point, 80)}: {escape_md(r.what, 200)}" if r else None,
         script=fence(r.script) if r is not None and script else None,
         no_reproducer=escape_md(h.no_reproducer, 200) if h.no_reproducer else None,
@@ -173,10 +174,9 @@ def cause_line(h: Hints | None) -> str:
     """The fusion hints in one line, for a first screen: who likely owns it, the first clue."""
     if h is None:
         return ""
-    owner = escape_md(h.attribution.repository) if h.attribution.repository else "not clear"
     clue = next((f for f in h.changed if f.material), None)
     found = f": {escape_md(clue.text, 300)}" if clue is not None else ""
-    return f"**Likely owner: {owner}**{found} (details below)."
+    return f"**Likely owner: {_owner(h)}**{found} (details below)."
 
 
 def guard_folds(v: Verdict, *, full: bool, skip_lead: bool) -> tuple[Fold, ...]:
@@ -192,7 +192,7 @@ def guard_folds(v: Verdict, *, full: bool, skip_lead: bool) -> tuple[Fold, ...]:
             continue
         if skip_lead and g is lead and not table.more and len(table.rows) <= LEAD_ROWS:
             continue  # the first screen showed all of it
-        folds.append(Fold(f"{GUARD_NAMES[g.kind]}: {state}", (), flat([table])))
+        folds.append(Fold(f"{GUARD_NAMES[g.kind]}: {state}", (), (table,)))
     context = context_table(v) if full else None
     if context is not None:
         folds.append(
@@ -215,10 +215,9 @@ def machine_view(
     site_url: str | None = None,
 ) -> MachineView:
     """One machine's part: its guards in a line each, the worst guard's rows, the folds."""
-    b, h = base, head
     lead = worst_guard(v)
     runs = f"{v.runs[0]} run(s) of base, {v.runs[1]} of head"
-    where = f"base {side_label(b, v.base)} → head {side_label(h, v.head)} · {runs}"
+    where = f"base {side_label(base, v.base)} → head {side_label(head, v.head)} · {runs}"
     if v.model:
         where += f" · {escape_md(v.model, 200)}"
     if site_url:
@@ -249,6 +248,6 @@ def machine_view(
         lead=table,
         folds=folds,
         hints=hints_view(hints, script=script) if hints is not None else None,
-        stack=provenance(b, h, v),
+        stack=provenance(base, head, v),
         cause=cause_line(hints) if v.overall in ("regressed", "broken") else "",
     )

@@ -104,7 +104,7 @@ def guard_words(g: Guard, v: Verdict) -> str:
         mean = " at the geometric mean" if any(a.state == "regressed" for a in g.aggregates) else ""
         return f"{slower(guard_size(g))}{against}{mean} ({_count(g, 'regressed')} regressed)"
     if g.state == "improved":
-        if g.kind == "ratio" and nvfuser_slower(v):
+        if shown_state(g, v) != g.state:
             return NOT_A_GAIN
         best = min((a.geomean.estimate for a in g.aggregates), default=None)
         amount = f"{slower(best)}{against} at the geometric mean " if best is not None else ""
