@@ -20,6 +20,7 @@ from bot.decide.types import Verdict
 from bot.results.types import Provenance
 from bot.tell.markdown import escape_md, link
 from bot.tell.under_test import under_test
+from bot.tell.words import more_runs
 
 #: What may go into a command line shown to be typed: a distribution name and a version,
 #: nothing else from the runner's record (a reader copies it; it must be plain).
@@ -125,7 +126,7 @@ def next_steps(
             f"then {report}."
         )
     if "unsure" in states:
-        settle = max((p.settle or 0) for v in verdicts for p in v.points + v.kernels)
+        settle = max(more_runs(p) for v in verdicts for p in v.points + v.kernels)
         more = f"about {settle} more run(s) a side" if settle else "more runs a side"
         steps.append(
             f"**Unsure** means {more} would settle it: {rerun}, then judge both runs together "

@@ -16,7 +16,7 @@ from bot.results.types import BENCH_RATIO, PointKey
 from bot.site.links import graph_url as site_graph_url
 from bot.tell.markdown import change_text, escape_md, pct, ratio_text
 from bot.tell.tables import CONTEXT_WORDS
-from bot.tell.words import ICON, nvfuser_slower
+from bot.tell.words import ICON, more_runs, nvfuser_slower
 from bot.tell.words import NOT_A_GAIN as LOWER
 
 MAX_MAIN_ROWS = 30
@@ -70,11 +70,8 @@ def state_cell(p: PointVerdict, v: Verdict | None = None) -> str:
     note = (
         " (uncorroborated)" if p.state in ("regressed", "improved") and not p.corroborated else ""
     )
-    settle = (
-        f" (about {p.settle - max(p.cmp.runs)} more run(s) a side would settle it)"
-        if p.state == "unsure" and p.settle and p.cmp
-        else ""
-    )
+    more = more_runs(p)
+    settle = f" (about {more} more run(s) a side would settle it)" if more else ""
     return f"{ICON[p.state]} {p.state}{note}{settle}"
 
 

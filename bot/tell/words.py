@@ -68,6 +68,14 @@ def point_name(p: PointVerdict) -> str:
     return escape_md(f"{k.variant} {k.dtype} {k.shape}")
 
 
+def more_runs(p: PointVerdict) -> int:
+    """Runs a side beyond those measured that would settle an unsure point (its ``settle`` is
+    the total a side needs), 0 when it says nothing."""
+    if p.state != "unsure" or not p.settle or p.cmp is None:
+        return 0
+    return max(0, p.settle - max(p.cmp.runs))
+
+
 def nvfuser_slower(v: Verdict | None) -> bool:
     g = v.guard("nvfuser") if v else None
     return g is not None and g.state in ("regressed", "unsure")
@@ -111,7 +119,7 @@ def guard_words(g: Guard, v: Verdict) -> str:
         return f"{amount}({_count(g, 'improved')} faster)"
     if g.state == "unsure":
         means = [a for a in g.aggregates if a.state == "unsure"]
-        settle = max([p.settle or 0 for p in g.points], default=0)
+        settle = max([more_runs(p) for p in g.points], default=0)
         more = f"; about {settle} more run(s) a side would settle it" if settle else ""
         if means:
             top = max(means, key=lambda a: a.geomean.estimate)

@@ -260,7 +260,8 @@ def test_an_alert_closes_only_when_every_point_it_tracks_was_measured(
 
 def test_an_unsure_verdict_says_how_to_settle_it(synthetic: SyntheticResults) -> None:
     """Unsure: never red, and what would settle it (runs a side, judged together) is on the
-    first screen. Made from a real verdict by marking its moved points unsure."""
+    first screen. Made from a real verdict by marking its moved points unsure, each needing 4
+    runs a side in all (1 measured: 3 more)."""
     base, h = load_pair(
         synthetic.results_dir, synthetic.commits["base"], synthetic.commits["thunder_slower"]
     )
@@ -270,7 +271,7 @@ def test_an_unsure_verdict_says_how_to_settle_it(synthetic: SyntheticResults) ->
         if g.state != "regressed":
             return g
         points = tuple(
-            replace(p, state="unsure", settle=3) if p.state == "regressed" else p for p in g.points
+            replace(p, state="unsure", settle=4) if p.state == "regressed" else p for p in g.points
         )
         aggregates = tuple(replace(a, state="no change") for a in g.aggregates)
         return replace(g, state="unsure", points=points, aggregates=aggregates)
