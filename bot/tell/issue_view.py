@@ -61,7 +61,8 @@ def _graphs(v: Verdict, g: Guard, ctx: Context) -> str:
     if not ctx.site_url or g.kind != "ratio":
         return ""
     bad = [p for p in g.points if p.state == "regressed"][:5]
-    return ", ".join(link(point_name(p), graph_url(ctx.site_url, p.key, v.machine)) for p in bad)
+    site = ctx.site_url
+    return ", ".join(link(point_name(p.key), graph_url(site, p.key, v.machine)) for p in bad)
 
 
 def _sections(

@@ -15,13 +15,10 @@ from bot.decide.types import PointVerdict, Verdict
 from bot.results.types import BENCH_RATIO, PointKey
 from bot.site.links import graph_url as site_graph_url
 from bot.tell.markdown import change_text, escape_md, pct, ratio_text
-from bot.tell.tables import CONTEXT_WORDS
-from bot.tell.words import ICON, more_runs, nvfuser_slower
-from bot.tell.words import NOT_A_GAIN as LOWER
+from bot.tell.tables import bandwidth, state_cell
+from bot.tell.words import ICON, point_name
 
 MAX_MAIN_ROWS = 30
-#: A lower ratio where nvFuser's fusion got slower: shown grey, never green.
-NOT_A_GAIN = f"⚪ {LOWER}"
 
 
 def graph_url(site_url: str, key: PointKey, machine: str | None = None) -> str:
@@ -36,15 +33,6 @@ def _us(c: Comparison | None) -> str:
     return f"{c.base.estimate * 1e6:.1f} → {c.head.estimate * 1e6:.1f} ({pct(c.change.estimate)})"
 
 
-def _bw(p: PointVerdict) -> str:
-    b, h = p.bandwidth_pct
-    return " → ".join("n/a" if v is None else f"{v:.0f}%" for v in (b, h))
-
-
-def point_name(k: PointKey) -> str:
-    return escape_md(f"{k.variant} {k.dtype} {k.shape}")
-
-
 def _moved(p: PointVerdict) -> str:
     return (
         escape_md(p.key.variant)
@@ -57,24 +45,6 @@ def worst_first(points: Iterable[PointVerdict]) -> list[PointVerdict]:
     return sorted(points, key=lambda p: -p.cmp.change.estimate if p.cmp else 0.0)
 
 
-def state_cell(p: PointVerdict, v: Verdict | None = None) -> str:
-    """A row's verdict: a mark only on gating rows, never green when nvFuser got slower."""
-    if not p.gating:
-        return CONTEXT_WORDS.get(p.state, p.state)
-    if (
-        p.state == "improved"
-        and p.kind == "ratio"
-        and (p.moved in ("nvfuser", "both") or nvfuser_slower(v))
-    ):
-        return NOT_A_GAIN
-    note = (
-        " (uncorroborated)" if p.state in ("regressed", "improved") and not p.corroborated else ""
-    )
-    more = more_runs(p)
-    settle = f" (about {more} more run(s) a side would settle it)" if more else ""
-    return f"{ICON[p.state]} {p.state}{note}{settle}"
-
-
 def main_row(p: PointVerdict, v: Verdict | None = None) -> str:
     if p.cmp is None:
         why = escape_md(p.no_data or "no data")
@@ -83,7 +53,7 @@ def main_row(p: PointVerdict, v: Verdict | None = None) -> str:
     c = p.cmp
     return (
         f"| {point_name(p.key)} | {ratio_text(c.base)} | {ratio_text(c.head)} | "
-        f"{change_text(c.change)} | {p.threshold:.1%} | {state_cell(p, v)} | {_bw(p)} "
+        f"{change_text(c.change)} | {p.threshold:.1%} | {state_cell(p, v)} | {bandwidth(p)} "
         f"| {_moved(p)} |"
     )
 
@@ -100,7 +70,7 @@ def kernel_row(p: PointVerdict, v: Verdict | None = None) -> str:
         return f"| {point_name(p.key)} | | | {p.threshold:.1%} | {ICON[p.state]} {why} | |"
     return (
         f"| {point_name(p.key)} | {_us(p.cmp)} | {change_text(p.cmp.change)} | {p.threshold:.1%} "
-        f"| {state_cell(p, v)} | {_bw(p)} |"
+        f"| {state_cell(p, v)} | {bandwidth(p)} |"
     )
 
 

@@ -16,13 +16,31 @@ from bot.decide.types import Guard, PointVerdict, Verdict
 from bot.results.types import Provenance
 from bot.tell.markdown import escape_md
 from bot.tell.under_test import under_test_cells
-from bot.tell.words import ICON, NOT_A_GAIN, factor, factor_ci, nvfuser_slower, point_name
+from bot.tell.words import (
+    ICON,
+    NOT_A_GAIN,
+    factor,
+    factor_ci,
+    more_runs,
+    nvfuser_slower,
+    point_name,
+)
 
 #: Rows of the first screen's table, of a folded guard table in the comment and in an issue
 #: (``full``: every row; the JSON and the website have every point anyway).
 LEAD_ROWS = 5
 COMMENT_ROWS = 6
 FOLD_ROWS = 12
+
+#: A context row's words: eager and torch.compile are shown against nvFuser, never marked.
+CONTEXT_WORDS = {
+    "regressed": "slower vs nvFuser",
+    "unsure": "near threshold",
+    "improved": "faster vs nvFuser",
+    "no change": "no change",
+}
+#: A lower ratio where nvFuser's fusion got slower: shown grey, never green.
+LOWER = f"⚪ {NOT_A_GAIN}"
 
 
 @dataclass(frozen=True)
@@ -53,13 +71,27 @@ def _us(c: Comparison | None) -> tuple[str, str]:
     return f"{c.base.estimate * 1e6:.1f}", f"{c.head.estimate * 1e6:.1f}"
 
 
-def _state(p: PointVerdict, v: Verdict) -> str:
-    if p.kind == "ratio" and p.state == "improved" and nvfuser_slower(v):
-        return f"⚪ {NOT_A_GAIN}"
-    alone = (
+def bandwidth(p: PointVerdict) -> str:
+    """The share of the GPU's peak bandwidth, base → head."""
+    return " → ".join("n/a" if x is None else f"{x:.0f}%" for x in p.bandwidth_pct)
+
+
+def state_cell(p: PointVerdict, v: Verdict | None = None) -> str:
+    """A row's verdict: a mark only on gating rows, never green when nvFuser got slower."""
+    if not p.gating:
+        return CONTEXT_WORDS.get(p.state, p.state)
+    if (
+        p.state == "improved"
+        and p.kind == "ratio"
+        and (p.moved in ("nvfuser", "both") or nvfuser_slower(v))
+    ):
+        return LOWER
+    note = (
         " (uncorroborated)" if p.state in ("regressed", "improved") and not p.corroborated else ""
     )
-    return f"{ICON.get(p.state, '')} {p.state}{alone}"
+    more = more_runs(p)
+    settle = f" (about {more} more run(s) a side would settle it)" if more else ""
+    return f"{ICON[p.state]} {p.state}{note}{settle}"
 
 
 def lead_table(g: Guard, v: Verdict, limit: int | None = LEAD_ROWS) -> Table | None:
@@ -73,13 +105,13 @@ def lead_table(g: Guard, v: Verdict, limit: int | None = LEAD_ROWS) -> Table | N
     rows = []
     for p in shown:
         if p.cmp is None:
-            rows.append((point_name(p), "", "", escape_md(p.no_data or "no data", 120)))
+            rows.append((point_name(p.key), "", "", escape_md(p.no_data or "no data", 120)))
             continue
         if p.kind == "ratio":
             base, head = f"{p.cmp.base.estimate:.3f}", f"{p.cmp.head.estimate:.3f}"
         else:
             base, head = _us(p.cmp)
-        rows.append((point_name(p), base, head, factor(p.cmp.change.estimate)))
+        rows.append((point_name(p.key), base, head, factor(p.cmp.change.estimate)))
     measure = ("ratio base", "ratio head") if g.kind == "ratio" else ("µs base", "µs head")
     return Table(("point", *measure, "change"), tuple(rows), len(points) - len(shown))
 
@@ -105,7 +137,7 @@ def where(points: Sequence[PointVerdict]) -> str:
     variants = sorted({p.key.variant for p in points})
     sizes = {(p.key.dtype, p.key.shape) for p in points}
     if len(points) <= 3:
-        return ", ".join(point_name(p) for p in points)
+        return ", ".join(point_name(p.key) for p in points)
     return f"{len(points)}: {escape_md(', '.join(variants), 200)} at {len(sizes)} sizes"
 
 
@@ -122,16 +154,15 @@ def guard_table(g: Guard, v: Verdict, limit: int | None = FOLD_ROWS) -> Table | 
     shown = points if limit is None else points[:limit]
     rows = []
     for p in shown:
-        b, h = p.bandwidth_pct
-        bw = " → ".join("n/a" if x is None else f"{x:.0f}%" for x in (b, h))
+        bw = bandwidth(p)
         if p.cmp is None:
-            rows.append((point_name(p), "", "", _state(p, v), bw))
+            rows.append((point_name(p.key), "", "", state_cell(p, v), bw))
             continue
         if p.kind == "ratio":
             values = f"{p.cmp.base.estimate:.3f} → {p.cmp.head.estimate:.3f}"
         else:
             values = " → ".join(_us(p.cmp))
-        rows.append((point_name(p), values, factor_ci(p.cmp.change), _state(p, v), bw))
+        rows.append((point_name(p.key), values, factor_ci(p.cmp.change), state_cell(p, v), bw))
     measure = "ratio base → head" if g.kind == "ratio" else "kernel µs base → head"
     columns: tuple[str, ...] = (
         "point",
@@ -141,7 +172,7 @@ def guard_table(g: Guard, v: Verdict, limit: int | None = FOLD_ROWS) -> Table | 
         "% of peak bandwidth",
     )
     cells: list[tuple[str, ...]] = list(rows)
-    if len({r[3] for r in rows}) == 1:  # one verdict for all: the heading says it
+    if {r[3] for r in rows} == {f"{ICON[g.state]} {g.state}"}:  # the heading says it for all
         columns = (*columns[:3], columns[4])
         cells = [(*r[:3], r[4]) for r in rows]
     return Table(columns, tuple(cells), len(points) - len(shown))
@@ -188,25 +219,16 @@ def _rounds(p: Provenance | None) -> str | None:
     return f"{r} x {c}" if r and c else r
 
 
-#: A context row's words: eager and torch.compile are shown against nvFuser, never marked.
-CONTEXT_WORDS = {
-    "regressed": "slower vs nvFuser",
-    "unsure": "near threshold",
-    "improved": "faster vs nvFuser",
-    "no change": "no change",
-}
-
-
 def context_table(v: Verdict) -> Table | None:
     """eager and torch.compile against nvFuser (``report --full``): words, no marks."""
     rows = []
     for p in sorted((p for p in v.points if not p.gating), key=lambda p: str(p.key)):
         if p.cmp is None:
-            rows.append((point_name(p), "", "", escape_md(p.no_data or "no data", 120)))
+            rows.append((point_name(p.key), "", "", escape_md(p.no_data or "no data", 120)))
             continue
         values = f"{p.cmp.base.estimate:.3f} → {p.cmp.head.estimate:.3f}"
         words = CONTEXT_WORDS.get(p.state, p.state)
-        rows.append((point_name(p), values, factor_ci(p.cmp.change), words))
+        rows.append((point_name(p.key), values, factor_ci(p.cmp.change), words))
     if not rows:
         return None
     return Table(

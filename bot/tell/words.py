@@ -12,6 +12,7 @@ from bot.alert.model import guard_size
 from bot.decide.stats import Interval
 from bot.decide.types import Guard, GuardKind, PointVerdict, Verdict
 from bot.decide.wording import signed
+from bot.results.types import PointKey
 from bot.tell.markdown import escape_md
 
 #: What each guard watches, as a maintainer would name it.
@@ -63,8 +64,7 @@ def factor_ci(iv: Interval) -> str:
     return f"{factor(iv.estimate)} [{factor(iv.low)}, {factor(iv.high)}]"
 
 
-def point_name(p: PointVerdict) -> str:
-    k = p.key
+def point_name(k: PointKey) -> str:
     return escape_md(f"{k.variant} {k.dtype} {k.shape}")
 
 

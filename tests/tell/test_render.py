@@ -321,3 +321,27 @@ def test_the_method_is_linked_not_pasted(synthetic: SyntheticResults) -> None:
     assert f"[How this is decided]({docs}METHOD.md)" in linked
     assert f"]({docs}ALERTS.md)" in linked and "Per round" not in linked
     assert "fusion-perfbot's `docs/METHOD.md`" in render_report(report, CTX)
+
+
+def test_a_ratio_that_fell_where_nvfuser_moved_is_never_a_gain_in_a_table(
+    synthetic: SyntheticResults,
+) -> None:
+    """The comment's and the issues' tables use the one row verdict the watch's tables use: a
+    ratio point that improved because nvFuser's own kernel moved there reads "not a gain", even
+    when nvFuser's guard as a whole did not move."""
+    from bot.tell.tables import guard_table
+    from bot.tell.words import point_name
+
+    base, h = load_pair(synthetic.results_dir, synthetic.commits["base"], synthetic.commits["same"])
+    v = decide(base, h, S)
+    ratio = v.guard("ratio")
+    assert ratio is not None and ratio.points
+    assert len(ratio.points) >= 2
+    nv = replace(ratio.points[0], state="improved", moved="nvfuser", corroborated=True)
+    th = replace(ratio.points[1], state="improved", moved="thunder", corroborated=True)
+    g = replace(ratio, state="improved", points=(nv, th, *ratio.points[2:]))
+    table = guard_table(g, v)
+    assert table is not None and "verdict" in table.columns
+    verdicts = {r[0]: r[table.columns.index("verdict")] for r in table.rows}
+    assert verdicts[point_name(nv.key)].startswith("⚪ lower only because")
+    assert verdicts[point_name(th.key)] == "🟢 improved"  # Thunder's own gain is one
