@@ -95,6 +95,11 @@ def measure_command(
     )
 
 
+def _report(base: str, head: str, *folders: str) -> str:
+    results = " ".join(f"--results {f}" for f in folders)
+    return f"`python -m bot report {results} --base {base} --head {head}`"
+
+
 def next_steps(
     verdicts: Sequence[Verdict],
     *,
@@ -110,7 +115,7 @@ def next_steps(
     states = {v.overall for v in verdicts}
     base, head = _sides(verdicts)
     rerun = link("re-run the benchmark job", run_url) if run_url else "re-run the benchmark job"
-    report = f"`python -m bot report --results results --base {base} --head {head}`"
+    report = _report(base, head, "results")
     steps = []
     if ("regressed" in states or "broken" in states) and not acknowledged and ack_label:
         steps.append(
@@ -130,8 +135,8 @@ def next_steps(
         more = f"about {settle} more run(s) a side" if settle else "more runs a side"
         steps.append(
             f"**Unsure** means {more} would settle it: {rerun}, then judge both runs together "
-            f"with {report.replace('results results', 'results RUN1 --results RUN2')} (each "
-            "run's artifact unpacked; the runs of a side are replicates)."
+            f"with {_report(base, head, 'RUN1', 'RUN2')} (each run's artifact unpacked; the "
+            "runs of a side are replicates)."
         )
     if "regressed" in states or "broken" in states:
         steps.append(f"**Re-run:** {rerun}; the verdict allows for run-to-run noise already.")
