@@ -34,9 +34,7 @@ def thunder_script(variant: str, dtype: str, shape: str, thunder_variant: str = 
     (the nvFuser executor given fuel for one region, which the forward takes)."""
     if variant not in _FUNCTIONS or dtype not in _DTYPES:
         raise ValueError(f"no Thunder reproducer for {variant} {dtype}")
-    m, _, n = shape.partition("x")
-    if not (m.isdigit() and n.isdigit()):
-        raise ValueError(f"shape {shape!r} is not MxN")
+    m, n = _mn(shape)
     fuel = thunder_variant == "unfused-backward"
     lines = [
         f"# RMSNorm backward, {variant} {dtype} {shape}: Thunder's nvFuser executor against the",

@@ -134,9 +134,9 @@ def headline(v: Verdict) -> str:
 GUARD_ORDER = ("ratio", "thunder", "nvfuser", "broken")
 
 
-def guard_lines(v: Verdict) -> tuple[GuardLine, ...]:
-    """A line a guard: the one the headline names first (its rows follow), then worst first."""
-    lead = worst_guard(v)
+def guard_lines(v: Verdict, lead: Guard | None) -> tuple[GuardLine, ...]:
+    """A line a guard: ``lead``, the one the headline names, first (its rows follow), then
+    worst first."""
     order = sorted(
         v.guards,
         key=lambda g: (
@@ -179,10 +179,10 @@ def cause_line(h: Hints | None) -> str:
     return f"**Likely owner: {_owner(h)}**{found} (details below)."
 
 
-def guard_folds(v: Verdict, *, full: bool, skip_lead: bool) -> tuple[Fold, ...]:
-    """A fold a guard that moved (with ``full``, every guard and every point)."""
+def guard_folds(v: Verdict, lead: Guard | None, *, full: bool) -> tuple[Fold, ...]:
+    """A fold a guard that moved (with ``full``, every guard and every point); the ``lead``
+    guard's only if the first screen's rows did not show all of it."""
     folds = []
-    lead = worst_guard(v)
     for g in v.guards:
         state = shown_state(g, v)
         if state in ("no change", "no data") and not full:
@@ -190,7 +190,7 @@ def guard_folds(v: Verdict, *, full: bool, skip_lead: bool) -> tuple[Fold, ...]:
         table = guard_table(g, v, None if full else COMMENT_ROWS)
         if table is None:
             continue
-        if skip_lead and g is lead and not table.more and len(table.rows) <= LEAD_ROWS:
+        if g is lead and not table.more and len(table.rows) <= LEAD_ROWS:
             continue  # the first screen showed all of it
         folds.append(Fold(f"{GUARD_NAMES[g.kind]}: {state}", (), (table,)))
     context = context_table(v) if full else None
@@ -231,7 +231,7 @@ def machine_view(
             if lead.kind == "broken"
             else f"{GUARD_NAMES[lead.kind]}, worst first"
         )
-    folds = guard_folds(v, full=full, skip_lead=True)
+    folds = guard_folds(v, lead, full=full)
     if notes:  # the runner checks, when they all passed: a few words, not a fold
         where += " · " + " ".join(notes)
     note_lines = tuple(escape_md(n, 300) for n in v.notes if n != v.model)
@@ -243,7 +243,7 @@ def machine_view(
         icon=ICON.get(v.overall, "⚫"),
         where=where,
         warning=tuple(warning),
-        guards=guard_lines(v),
+        guards=guard_lines(v, lead),
         lead_caption=caption,
         lead=table,
         folds=folds,
