@@ -8,12 +8,12 @@ bot/github/issues.py with an :class:`IssueSpec`.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Literal
 
 from bot.alert.model import is_back
 from bot.decide.types import Guard, GuardKind, Verdict
+from bot.tell.markdown import ZWJ, inert_references
 
 SyncState = Literal["regressed", "recovered", "hold"]
 TITLE_WHAT: dict[GuardKind, str] = {
@@ -54,24 +54,13 @@ class IssueSpec:
 
 def title_text(title: str) -> str:
     """Plain text (titles are not markdown), one line, within GitHub's 256 characters; the
-    zero-width joiners :func:`inert` puts in are kept."""
-    return "".join(c if c.isprintable() or c == _ZWJ else " " for c in title)[:256]
+    zero-width joiners that break references (:func:`inert`) are kept."""
+    return "".join(c if c.isprintable() or c == ZWJ else " " for c in title)[:256]
 
 
-_ZWJ = "\u200d"
-#: What GitHub turns into a live link or a notification in a title: #N, owner/repo#N, GH-N,
-#: @name, and a bare URL.
-_LIVE = re.compile(r"#(?=[0-9])|@(?=[A-Za-z0-9])|(?<![A-Za-z0-9])(?i:gh)-(?=[0-9])|:/(?=/)")
-
-
-def inert(text: str) -> str:
-    """An untrusted name (a machine's, from the results) for an issue title: a zero-width
-    joiner breaks every reference, mention and URL, as escape_md does in bodies."""
-    def broken(m: re.Match[str]) -> str:
-        found = m.group(0)
-        return found + _ZWJ if len(found) == 1 else found[:-1] + _ZWJ + found[-1]
-
-    return _LIVE.sub(broken, text)
+#: An untrusted name (a machine's, from the results) for an issue title: every reference,
+#: mention and URL broken by a zero-width joiner, as escape_md does in bodies.
+inert = inert_references
 
 
 def sync_state(g: Guard, v: Verdict) -> SyncState:

@@ -18,7 +18,8 @@ from bot.decide.stats import Interval
 #: Under GitHub's 65,536 with room for what bot/github/sticky.py and bot/github/issues.py add.
 MAX_CHARS = 60_000
 _ESCAPE = {c: "\\" + c for c in "\\`*_[](){}|!~+="}
-_ESCAPE.update({"&": "&amp;", "<": "&lt;", ">": "&gt;", "@": "@\u200d", "#": "#\u200d"})
+_ESCAPE.update({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+ZWJ = "\u200d"
 #: GitHub links ``GH-123`` (any case) to issue 123 of the repository, like ``#123``.
 _GH_REF = re.compile(r"(?<![A-Za-z0-9])(gh)-(?=[0-9])", re.IGNORECASE)
 _URL_SAFE = re.compile(r"https?://[A-Za-z0-9.:/_~%+-]+(?:#[A-Za-z0-9._~%'&=?+-]*)?")
@@ -35,8 +36,15 @@ def escape_md(text: object, limit: int = 200) -> str:
     raw = "".join(c if c.isprintable() else " " for c in str(text))
     if len(raw) > limit:
         raw = raw[: limit - 1] + "…"
-    out = _GH_REF.sub("\\1\u200d-", "".join(_ESCAPE.get(c, c) for c in raw))
-    return out.replace("://", ":\u200d//").replace("www.", "www\u200d.")
+    return inert_references("".join(_ESCAPE.get(c, c) for c in raw))
+
+
+def inert_references(text: str) -> str:
+    """``text`` with a zero-width joiner in every @mention, #reference (``#1``,
+    ``owner/repo#1``), ``GH-1`` and bare URL, which GitHub resolves on rendered text and in
+    issue titles alike; nothing else changes (titles are plain text: no markdown escapes)."""
+    out = _GH_REF.sub(f"\\1{ZWJ}-", text.replace("@", f"@{ZWJ}").replace("#", f"#{ZWJ}"))
+    return out.replace("://", f":{ZWJ}//").replace("www.", f"www{ZWJ}.")
 
 
 def link(label: str, url: str | None) -> str:
