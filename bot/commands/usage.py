@@ -14,7 +14,7 @@ from its arguments and OUTPUT_CLOSED when its reader leaves.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.exitcodes import MEANING, ExitCode
 
@@ -41,6 +41,13 @@ class CommandUsage:
     def all_codes(self) -> tuple[ExitCode, ...]:
         return tuple(sorted(set(self.codes) | set(ANY)))
 
+
+STORE_ADD = CommandUsage(
+    (E.OK_NO_REGRESSION, E.BAD_INPUT, E.CONFLICT),
+    'python -m bot store add --store store --results results --commit "$SHA" '
+    "--machine nvidia-h200",
+    "added (or nothing to do: the same run again)",
+)
 
 USAGES: Mapping[str, CommandUsage] = {
     "report": CommandUsage(
@@ -88,21 +95,11 @@ USAGES: Mapping[str, CommandUsage] = {
         "      --from-report verdict.json --state bisect/state.json --budget-s 540 --json -",
         "the first bad build was named",
     ),
-    "store": CommandUsage(
-        (E.OK_NO_REGRESSION, E.BAD_INPUT, E.CONFLICT),
-        'python -m bot store add --store store --results results --commit "$SHA" '
-        "--machine nvidia-h200",
-        "done (or nothing to do: the same run again)",
-    ),
+    "store": replace(STORE_ADD, ok="done (or nothing to do: the same run again)"),
     "store init": CommandUsage(
         (E.OK_NO_REGRESSION,), "python -m bot store init --store store", "the store was made"
     ),
-    "store add": CommandUsage(
-        (E.OK_NO_REGRESSION, E.BAD_INPUT, E.CONFLICT),
-        'python -m bot store add --store store --results results --commit "$SHA" '
-        "--machine nvidia-h200",
-        "added (or nothing to do: the same run again)",
-    ),
+    "store add": STORE_ADD,
     "store thin": CommandUsage(
         READS,
         "python -m bot store thin --store store --history-json history.json --dry-run",
