@@ -33,9 +33,6 @@ CHUNK = 1 << 16
 T = TypeVar("T")
 
 
-#: The general-purpose flag bit of an encrypted zip entry (APPNOTE 4.4.4, bit 0).
-ENCRYPTED = 0x1
-
 def run_fetch_artifact(
     env: Mapping[str, str],
     out: IO[str],
@@ -141,10 +138,11 @@ def _extract(data: bytes, folder: Path, limits: Limits) -> None:
         raise Violation("zip rule: the artifact is not a readable zip") from exc
     with archive:
         infos = archive.infolist()
-        if any(i.flag_bits & ENCRYPTED for i in infos):  # refused whole, before a byte is written
-            raise Violation("zip rule: an entry is encrypted")
         check_entries(
-            [Entry(i.filename, i.file_size, i.external_attr, i.create_system) for i in infos],
+            [
+                Entry(i.filename, i.file_size, i.external_attr, i.create_system, i.flag_bits)
+                for i in infos
+            ],
             limits,
         )
         folder.mkdir()

@@ -51,6 +51,11 @@ class Entry:
     file_size: int
     external_attr: int
     create_system: int
+    flag_bits: int = 0  # bit 0: encrypted (APPNOTE 4.4.4)
+
+
+#: The general-purpose flag bit of an encrypted zip entry (APPNOTE 4.4.4, bit 0).
+ENCRYPTED = 0x1
 
 
 class Violation(Exception):
@@ -131,6 +136,8 @@ def check_entries(entries: Sequence[Entry], limits: Limits) -> None:
         problem = name_problem(entry.name)
         if problem is not None:
             raise Violation(f"entry name rule: {quoted(entry.name, 80)} {problem}")
+        if entry.flag_bits & ENCRYPTED:
+            raise Violation(f"zip rule: {quoted(entry.name, 80)} is encrypted")
         kind = entry_kind(entry)
         if kind in ("symlink", "special"):
             raise Violation(f"entry type rule: {quoted(entry.name, 80)} is a {kind}, not a file")

@@ -239,3 +239,12 @@ def test_an_entry_that_cannot_be_unpacked_is_exit_6_and_leaves_nothing(
     fake_github.state.actions.add_artifact(run, PREFIX, _tampered(kind))
     out = _rejects(fake_github, capsys, run, tmp_path / "a", "zip rule")
     assert "Traceback" not in out
+
+
+def test_an_encrypted_entry_is_refused_with_the_central_directory() -> None:
+    """Refused by the rules on the listing, before anything is unpacked (its flag bit), not
+    only when unpacking it fails."""
+    limits = Limits(max_bytes=10**6, max_files=10, max_artifacts=1)
+    check_entries([Entry("results/x.json", 1, 0o644 << 16, 3)], limits)
+    with pytest.raises(Violation, match="zip rule: 'results/x.json' is encrypted"):
+        check_entries([Entry("results/x.json", 1, 0o644 << 16, 3, flag_bits=0x1)], limits)
