@@ -246,5 +246,5 @@ def test_an_encrypted_entry_is_refused_with_the_central_directory() -> None:
     only when unpacking it fails."""
     limits = Limits(max_bytes=10**6, max_files=10, max_artifacts=1)
     check_entries([Entry("results/x.json", 1, 0o644 << 16, 3)], limits)
-    with pytest.raises(Violation, match="zip rule: 'results/x.json' is encrypted"):
+    with pytest.raises(Violation, match=r"zip rule: 'results/x\.json' is encrypted"):
         check_entries([Entry("results/x.json", 1, 0o644 << 16, 3, flag_bits=0x1)], limits)
