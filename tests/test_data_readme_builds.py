@@ -92,9 +92,18 @@ def test_what_the_bot_says_of_the_nvfuser_builds() -> None:
 
 def test_the_plan4_shard_walls_are_what_status_prints() -> None:
     done = run_module(
-        SHARDS, "status", "--size-set", "nightly", "--variants", "thunder-prims,thunder-func",
-        "--results", "data/h200-nightly-plan4/results", "--commit", PLAN4_KEY,
-        "--machine", "nvidia-h200",
+        SHARDS,
+        "status",
+        "--size-set",
+        "nightly",
+        "--variants",
+        "thunder-prims,thunder-func",
+        "--results",
+        "data/h200-nightly-plan4/results",
+        "--commit",
+        PLAN4_KEY,
+        "--machine",
+        "nvidia-h200",
     )
     walls = re.findall(r"shard (\d)/4, (\d+) points, ([\d.]+) s on", done.stdout)
     assert walls == [("1", "45", "316.7"), ("2", "45", "313.9")]
@@ -111,8 +120,14 @@ def test_the_plan4_shard_walls_are_what_status_prints() -> None:
 def test_merge_refuses_the_half_measured_commit(tmp_path: Path) -> None:
     shutil.copytree(PLAN4 / "results", tmp_path / "results")
     done = run_module(
-        SHARDS, "merge", "--results", str(tmp_path / "results"), "--commit", PLAN4_KEY,
-        "--machine", "nvidia-h200",
+        SHARDS,
+        "merge",
+        "--results",
+        str(tmp_path / "results"),
+        "--commit",
+        PLAN4_KEY,
+        "--machine",
+        "nvidia-h200",
     )
     assert done.returncode == 5, done.stderr
     assert "90 of 180 points missing" in done.stderr
@@ -134,8 +149,12 @@ def test_the_plan4_points_against_the_nightly_sweep() -> None:
 
     def moves(field: str, variant: str) -> list[float]:
         return sorted(
-            (statistics.median(again[k]["variants"][variant][field])
-             / statistics.median(first[k]["variants"][variant][field]) - 1) * 100
+            (
+                statistics.median(again[k]["variants"][variant][field])
+                / statistics.median(first[k]["variants"][variant][field])
+                - 1
+            )
+            * 100
             for k in again
         )
 
@@ -150,7 +169,8 @@ def test_the_plan4_points_against_the_nightly_sweep() -> None:
         assert shown in DATA_README
     logs = {n: (PLAN4 / "logs" / f"shard{n}of4.log").read_text(encoding="utf-8") for n in (1, 2)}
     for key, shard, prims_us, nvfuser_us in (
-        ("float16/16x49152", 2, "21.8", "8.3"), ("float32/16x49152", 1, "21.0", "11.6"),
+        ("float16/16x49152", 2, "21.8", "8.3"),
+        ("float32/16x49152", 1, "21.0", "11.6"),
     ):
         assert f"{key} nvfuser {nvfuser_us}us, thunder-prims {prims_us}us" in logs[shard]
         variants = again[key]["variants"]

@@ -21,4 +21,3 @@ def test_no_two_test_files_share_a_basename() -> None:
             by_name[path.name].append(str(path.relative_to(TESTS)))
     clashes = {name: sorted(paths) for name, paths in by_name.items() if len(paths) > 1}
     assert clashes == {}
-

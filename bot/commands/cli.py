@@ -197,7 +197,7 @@ def cmd_verify_run(args: argparse.Namespace, env: Mapping[str, str], out: IO[str
     from bot.commands.verify import run_verify
     from bot.github.trust import Claim
 
-    claim = Claim(args.repo, args.run_id, args.workflow_path, args.pr, args.head_sha, args.label)
+    claim = Claim(args.repo, args.run_id, args.workflow_path, args.pr, args.head_sha, args.attempt)
     return run_verify(env, out, claim)
 
 
@@ -214,6 +214,7 @@ def cmd_fetch_artifact(args: argparse.Namespace, env: Mapping[str, str], out: IO
         prefix=args.name_prefix,
         dest=args.dest,
         limits=limits,
+        config=args.config,
     )
 
 

@@ -16,6 +16,7 @@ import shutil
 import zipfile
 import zlib
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, TypeVar
 from urllib.parse import urlsplit
@@ -42,12 +43,17 @@ def run_fetch_artifact(
     prefix: str,
     dest: Path,
     limits: Limits,
+    config: Path | None = None,
 ) -> int:
     with step("prepare the destination", ExitCode.USAGE):
         if dest.is_symlink() or (dest.exists() and (not dest.is_dir() or any(dest.iterdir()))):
             raise ValueError("--dest must be an empty folder or not exist yet")
         dest.mkdir(parents=True, exist_ok=True)
-    gh, token, cfg = connect(env)
+    gh, token, cfg = connect(env, config)
+    if limits.max_artifacts is None:
+        # The same bound `pr` holds the machines to, so a run over it is refused here, before
+        # anything is downloaded, and not only later, before anything is posted.
+        limits = replace(limits, max_artifacts=cfg.max_machines)
     listing_step = f"list artifacts (GET actions/runs/{run_id}/artifacts)"
     with (
         step(f"list the artifacts of run {run_id}", ExitCode.GITHUB_FAILURE),

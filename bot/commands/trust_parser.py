@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from bot.commands.args import Handler, pr_number, repo
+from bot.commands.args import Handler, config_option, pr_number, repo
 
 
 def _full_sha(text: str) -> str:
@@ -51,12 +51,14 @@ def add_trust_commands(
     )
     p.description = (
         "Ask GitHub (GITHUB_TOKEN, GITHUB_API_URL) whether workflow run --run-id is a genuine "
-        "bench run for --pr at --head-sha: the run's workflow file (its path, not its name), "
-        "repository, event (pull_request) and conclusion (success); the run's head commit and "
-        "head repository equal the PR's head and --head-sha; and, for a fork head, the latest "
-        "change of --label at or before the run's creation is a 'labeled' event by a user with "
-        "write, maintain or admin role, and the run was triggered by such a user. One line per "
-        "check; values read from GitHub are shown escaped."
+        "bench run at --head-sha: the run's workflow file (its path, not its name), "
+        "repository, event (pull_request), --attempt and conclusion (success), and its head. "
+        "With --pr also: the run's head commit and head repository equal the PR's head, and, "
+        "for a fork head, a user with write, maintain or admin role approved that exact commit "
+        "(a review whose commit_id is the head, not dismissed or followed by a request for "
+        "changes). Without --pr the run alone is checked: the poster does that before it "
+        "downloads the run's artifact. One line per check; values read from GitHub are shown "
+        "escaped."
     )
     p.add_argument("--repo", type=repo, required=True, help="OWNER/NAME the poster runs in")
     p.add_argument("--run-id", type=_count, required=True, help="the workflow run's id")
@@ -66,15 +68,20 @@ def add_trust_commands(
         default=".github/workflows/bench-pr.yml",
         help="the workflow file the run must be of (default: .github/workflows/bench-pr.yml)",
     )
-    p.add_argument("--pr", type=pr_number, required=True, help="the PR number the artifact claims")
+    p.add_argument(
+        "--pr",
+        type=pr_number,
+        default=None,
+        help="the PR number the artifact claims (omitted: check the run alone)",
+    )
     p.add_argument(
         "--head-sha", type=_full_sha, required=True, help="the head commit the artifact claims"
     )
     p.add_argument(
-        "--label",
-        type=_name,
-        default="run-gpu-bench",
-        help="the label that lets a fork PR's bench run (default: run-gpu-bench)",
+        "--attempt",
+        type=_count,
+        default=None,
+        help="the run attempt the workflow_run event named (omitted: any)",
     )
 
     p = add(
@@ -108,6 +115,8 @@ def add_trust_commands(
     p.add_argument(
         "--max-artifacts",
         type=_count,
-        default=16,
-        help="artifacts with the prefix, one per machine (default: 16)",
+        default=None,
+        help="artifacts with the prefix, one per machine (default: perfbot.toml [results] "
+        "max_machines, 4 unless set: the bound `pr` holds the machines to)",
     )
+    config_option(p)

@@ -44,8 +44,7 @@ class CommandUsage:
 
 STORE_ADD = CommandUsage(
     (E.OK_NO_REGRESSION, E.BAD_INPUT, E.CONFLICT),
-    'python -m bot store add --store store --results results --commit "$SHA" '
-    "--machine nvidia-h200",
+    'python -m bot store add --store store --results results --commit "$SHA" --machine nvidia-h200',
     "added (or nothing to do: the same run again)",
 )
 

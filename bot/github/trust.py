@@ -3,51 +3,53 @@
 The poster runs on `workflow_run`, which fires for every completed run *named* bench-pr: a fork
 PR can add its own workflow of that name (on a hosted runner, no label needed) and upload a
 forged artifact. So nothing the event or the artifact says is taken on trust. Each check here
-compares the artifact's claims with GitHub's own answers (the run, the PR, the PR's label
-events, the labeller's permission), and each says in one line what it found. No I/O: the
-adapter (bot/github/trust_api.py) fetches the facts, so every case is testable on plain data.
+compares the poster's claims with GitHub's own answers (the run, the PR, the PR's reviews, the
+reviewers' permissions), and each says in one line what it found. No I/O: the adapter
+(bot/github/trust_api.py) fetches the facts, so every case is testable on plain data.
+
+Two stages. Before anything of the run is downloaded, the run alone (no PR yet: a fork run's
+`pull_requests` is empty, so its PR number comes from the artifact): the checks of `check_run`
+and its head. After the artifact's metadata named a PR, everything again with that PR.
 
 Why each check:
 - the run's `path` (the workflow file), not its `name`: anyone can pick a name;
 - the run's repository: a run of another repository has nothing to say about ours;
 - event `pull_request` and conclusion `success`: only a finished bench has results to post;
-- the run's head commit and head repository against the PR's: `pull_requests` of a run is
-  empty for fork PRs, so the PR number comes from the artifact and must be confirmed here;
-- the fork gate: for a fork head, the run must be the one the label started. The most recent
-  change of the gate label at or before the run's creation is a `labeled` event by someone with
-  write access; the run is its first attempt, triggered by that same person, created at most
-  GATE_WINDOW after the label and with no other issue event in between. A label vouches for the
-  head it was put on: a fork's push after it, followed by any maintainer action that fires a
-  `pull_request` event (another label, a re-run), would otherwise run the pushed code's own
-  workflow with a maintainer as its trigger.
+- the attempt the event named: a re-run since then may have uploaded other artifacts;
+- the run's head commit and head repository against the PR's: the PR number must be confirmed;
+- the fork gate: a fork's head is trusted only when a user with write access approved that
+  exact commit (a review whose `commit_id` is the run's head, still standing: not dismissed,
+  not followed by a request for changes from the same reviewer). An approval vouches for the
+  code a maintainer read; a label vouches only for a moment, and a fork's push after it,
+  followed by any maintainer action that fires a `pull_request` event, would run the pushed
+  code's own workflow with a maintainer as its trigger.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timezone
 
 from bot.tell.log import quoted
 
 #: Repository roles that may vouch for a fork's code (GitHub's `permission` says "write" for
 #: maintain and "read" for triage; `role_name` tells them apart: both are read here).
 WRITERS = frozenset({"admin", "maintain", "write"})
-#: How long after the label its run may be created: GitHub starts it within seconds.
-GATE_WINDOW = timedelta(minutes=2)
 
 
 @dataclass(frozen=True)
 class Claim:
-    """What the poster was told: by its own inputs (repo, workflow path, label) and the artifact
-    (pr, head_sha), which the PR's code may have written."""
+    """What the poster was told: by its own inputs (repo, workflow path) and the event or the
+    artifact (pr, head_sha, attempt), which the PR's code may have written. `pr` None: the run
+    alone is checked, before its artifact is downloaded; `attempt` None: any attempt."""
 
     repo: str
     run_id: int
     workflow_path: str
-    pr: int
+    pr: int | None
     head_sha: str
-    label: str
+    attempt: int | None = None
 
 
 @dataclass(frozen=True)
@@ -77,14 +79,14 @@ class PullFacts:
 
 
 @dataclass(frozen=True)
-class LabelEvent:
-    """One event of GET /repos/{repo}/issues/{n}/events: a `labeled` or `unlabeled` with its
-    label, or any other event (label "") that may lie between a label and its run."""
+class Review:
+    """One review of GET /repos/{repo}/pulls/{n}/reviews: who, what they said (APPROVED,
+    CHANGES_REQUESTED, COMMENTED, DISMISSED, PENDING) and on which commit."""
 
-    event: str
-    label: str
-    actor: str | None
-    created_at: datetime
+    reviewer: str
+    state: str
+    commit_id: str
+    submitted_at: datetime | None
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,30 @@ def check_run(claim: Claim, run: RunFacts) -> list[Check]:
             run.status == "completed" and run.conclusion == "success",
             f"status {shown(run.status)}, conclusion {shown(run.conclusion)}",
         ),
+        Check(
+            "attempt",
+            claim.attempt is None or run.run_attempt == claim.attempt,
+            f"attempt {run.run_attempt}"
+            + ("" if claim.attempt is None else f", the event named attempt {claim.attempt}"),
+        ),
+    ]
+
+
+def check_run_head(claim: Claim, run: RunFacts) -> list[Check]:
+    """Before the PR is known: the run measured the head the event named, in a repository
+    that still exists."""
+    return [
+        Check(
+            "head commit",
+            run.head_sha == claim.head_sha,
+            f"run {shown(run.head_sha)}, expected {shown(claim.head_sha)}",
+        ),
+        Check(
+            "head repository",
+            run.head_repo is not None,
+            f"run {shown(run.head_repo)}"
+            + (" (deleted: nobody can vouch for it)" if run.head_repo is None else ""),
+        ),
     ]
 
 
@@ -148,95 +174,86 @@ def check_pull(claim: Claim, run: RunFacts, pull: PullFacts) -> list[Check]:
     ]
 
 
+def standing_reviews(reviews: Sequence[Review]) -> dict[str, Review]:
+    """Each reviewer's review that stands, as GitHub counts it: the latest that approved,
+    requested changes or was dismissed (a plain comment or a pending draft changes nothing)."""
+    standing: dict[str, Review] = {}
+    for review in sorted(
+        reviews, key=lambda r: r.submitted_at or datetime.min.replace(tzinfo=timezone.utc)
+    ):
+        if review.state in ("APPROVED", "CHANGES_REQUESTED", "DISMISSED") and review.reviewer:
+            standing[review.reviewer.lower()] = review
+    return standing
+
+
 def check_gate(
-    claim: Claim,
-    run: RunFacts,
-    events: Sequence[LabelEvent],
-    permissions: Mapping[str, str],
+    claim: Claim, run: RunFacts, reviews: Sequence[Review], permissions: Mapping[str, str]
 ) -> Check:
-    """The fork gate held when the run was created. `permissions` maps a login (lower case) to
-    its role in claim.repo; a login missing from it has none."""
+    """A fork's head is trusted only when someone with write access approved that exact commit
+    and the approval still stands. `permissions` maps a login (lower case) to its role in
+    claim.repo; a login missing from it has none."""
     if run.head_repo is not None and run.head_repo.lower() == claim.repo.lower():
-        return Check("fork gate", True, "head is a branch of this repository: no label needed")
-    gate = [
-        e
-        for e in events
-        if e.label == claim.label
-        and e.event in ("labeled", "unlabeled")
-        and e.created_at <= run.created_at
-    ]
-    if not gate:
-        return Check(
-            "fork gate", False, f"fork head and no {shown(claim.label)} label before the run"
+        return Check("fork gate", True, "head is a branch of this repository: no approval needed")
+    if run.head_repo is None:
+        return Check("fork gate", False, "the head repository was deleted: nobody can vouch for it")
+    standing = standing_reviews(reviews).values()
+    approvals = [r for r in standing if r.state == "APPROVED" and r.commit_id == run.head_sha]
+    writers = [r for r in approvals if permissions.get(r.reviewer.lower(), "none") in WRITERS]
+    if writers:
+        names = ", ".join(
+            f"{shown(r.reviewer)} ({permissions[r.reviewer.lower()]})" for r in writers
         )
-    last = max(gate, key=lambda e: e.created_at)
-    if last.event != "labeled":
-        return Check("fork gate", False, "the label was removed before the run was created")
-
-    def role(login: str | None) -> str:
-        return permissions.get((login or "").lower(), "none")
-
-    labeller = role(last.actor)
-    if labeller not in WRITERS:
-        return Check(
-            "fork gate", False, f"labelled by {shown(last.actor)}, whose role is {shown(labeller)}"
-        )
-    if (run.triggering_actor or "").lower() != (last.actor or "").lower():
+        return Check("fork gate", True, f"head {run.head_sha[:12]} approved by {names}")
+    if approvals:
+        who = approvals[0].reviewer
+        role = permissions.get(who.lower(), "none")
         return Check(
             "fork gate",
             False,
-            f"run triggered by {shown(run.triggering_actor)}, not by the labeller "
-            f"{shown(last.actor)}: not the run the label started",
+            f"head {run.head_sha[:12]} approved only by {shown(who)}, whose role is {shown(role)}",
         )
-    if run.run_attempt != 1:
-        return Check(
-            "fork gate", False, f"attempt {run.run_attempt}: a re-run is not the labelled run"
-        )
-    if run.created_at - last.created_at > GATE_WINDOW:
+    older = [r for r in standing if r.state == "APPROVED"]
+    if older:
         return Check(
             "fork gate",
             False,
-            f"run created {int((run.created_at - last.created_at).total_seconds())} s after the "
-            f"label (at most {int(GATE_WINDOW.total_seconds())} s): not the run the label started",
-        )
-    between = [e for e in events if last.created_at < e.created_at <= run.created_at]
-    if between:
-        return Check(
-            "fork gate",
-            False,
-            f"{len(between)} other event(s) between the label and the run (first: "
-            f"{shown(between[0].event)}): not the run the label started",
+            f"approved at {shown(older[0].commit_id)}, not at the run's head "
+            f"{run.head_sha[:12]}: a push after an approval is not approved",
         )
     return Check(
         "fork gate",
-        True,
-        f"labelled by {shown(last.actor)} ({labeller}) at {last.created_at.isoformat()}, "
-        f"this run (attempt 1, by the labeller) at {run.created_at.isoformat()}",
+        False,
+        f"fork head {run.head_sha[:12]} and no standing approval of it by a maintainer",
     )
 
 
-def gate_logins(claim: Claim, run: RunFacts, events: Sequence[LabelEvent]) -> list[str]:
+def gate_logins(claim: Claim, run: RunFacts, reviews: Sequence[Review]) -> list[str]:
     """Whose permission check_gate may need: the adapter asks GitHub for these alone."""
-    if run.head_repo is not None and run.head_repo.lower() == claim.repo.lower():
+    if run.head_repo is None or run.head_repo.lower() == claim.repo.lower():
         return []
-    logins = {e.actor for e in events if e.label == claim.label and e.actor}
-    if run.triggering_actor:
-        logins.add(run.triggering_actor)
+    logins = {
+        r.reviewer
+        for r in standing_reviews(reviews).values()
+        if r.state == "APPROVED" and r.commit_id == run.head_sha
+    }
     return sorted(logins, key=str.lower)
 
 
 def verify(
     claim: Claim,
     run: RunFacts,
-    pull: PullFacts,
-    events: Sequence[LabelEvent],
+    pull: PullFacts | None,
+    reviews: Sequence[Review],
     permissions: Mapping[str, str],
 ) -> list[Check]:
-    """Every check, in the order a reader wants them; the run is trusted iff all are ok."""
+    """Every check, in the order a reader wants them; the run is trusted iff all are ok.
+    Without a PR (`pull` None, the first stage) the run and its head alone."""
+    if pull is None:
+        return [*check_run(claim, run), *check_run_head(claim, run)]
     return [
         *check_run(claim, run),
         *check_pull(claim, run, pull),
-        check_gate(claim, run, events, permissions),
+        check_gate(claim, run, reviews, permissions),
     ]
 
 

@@ -16,7 +16,7 @@ from urllib.parse import quote
 import github
 
 from bot.github.client import github_step
-from bot.github.trust import LabelEvent, PullFacts, RunFacts, role_of
+from bot.github.trust import PullFacts, Review, RunFacts, role_of
 
 
 class MalformedAnswer(Exception):
@@ -90,19 +90,17 @@ def fetch_pull(gh: github.Github, repo: str, number: int) -> PullFacts:
         return pull_facts(gh.get_repo(repo).get_pull(number).raw_data)
 
 
-def fetch_label_events(gh: github.Github, repo: str, number: int) -> list[LabelEvent]:
-    """Every page: the label that counts may be anywhere in a long PR's history."""
-    with github_step(f"read the events of #{number} (GET issues/{number}/events)"):
-        issue = gh.get_repo(repo).get_issue(number)
-        # Attributes, not raw_data: raw_data makes PyGithub fetch every listed event again.
-        found: list[LabelEvent] = []
-        for e in issue.get_events():
-            is_label = e.event in ("labeled", "unlabeled") and e.label is not None
-            moment = e.created_at
-            if moment.tzinfo is None:
+def fetch_reviews(gh: github.Github, repo: str, number: int) -> list[Review]:
+    """Every page: the approval that counts may be anywhere in a long review history."""
+    with github_step(f"read the reviews of #{number} (GET pulls/{number}/reviews)"):
+        found: list[Review] = []
+        # Attributes, not raw_data: raw_data makes PyGithub fetch every listed review again.
+        for r in gh.get_repo(repo).get_pull(number).get_reviews():
+            moment = r.submitted_at
+            if moment is not None and moment.tzinfo is None:
                 moment = moment.replace(tzinfo=timezone.utc)
-            actor = e.actor.login if e.actor is not None else None
-            found.append(LabelEvent(e.event, e.label.name if is_label else "", actor, moment))
+            login = r.user.login if r.user is not None else ""
+            found.append(Review(login or "", r.state or "", r.commit_id or "", moment))
         return found
 
 

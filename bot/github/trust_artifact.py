@@ -30,7 +30,9 @@ MAX_NAME = 255
 class Limits:
     max_bytes: int  # per artifact: its listed size, its download, and its unpacked total
     max_files: int  # entries in one artifact's zip
-    max_artifacts: int  # artifacts of the run that carry the prefix
+    #: Artifacts of the run that carry the prefix; None: the configured [results] max_machines
+    #: (fetch-artifact fills it in before it lists anything).
+    max_artifacts: int | None = None
 
 
 @dataclass(frozen=True)
@@ -78,8 +80,14 @@ def select(listed: Sequence[Listed], prefix: str, limits: Limits) -> list[Listed
     ours = [a for a in listed if a.name.startswith(prefix)]
     if not ours:
         raise Violation(f"no artifact named {quoted(prefix)} or {quoted(prefix + '-NAME')}")
+    if limits.max_artifacts is None:
+        raise ValueError("Limits.max_artifacts must be set before select()")
     if len(ours) > limits.max_artifacts:
-        raise Violation(f"too many artifacts: {len(ours)} (at most {limits.max_artifacts})")
+        raise Violation(
+            f"too many artifacts: {len(ours)}, more than the bound of {limits.max_artifacts} "
+            "(--max-artifacts; by default perfbot.toml [results] max_machines, one per runner "
+            "kind): nothing was unpacked"
+        )
     names = [a.name for a in ours]
     for a in ours:
         if not name_ok(a.name, prefix):

@@ -32,12 +32,38 @@ def _again(
     lab ran from the repository root, where ./perfbot.toml names the noise model)."""
     shutil.copytree(RECORDED, where)
     done = subprocess.run(
-        [sys.executable, "-m", "bot", "bisect", "--package", "thunder", "--good", GOOD,
-         "--bad", BAD, "--builds", "builds.txt", "--points",
-         "bfloat16/16x49152,float16/16x49152", "--size-set", "nightly", "--state",
-         "state.json", "--machine", "nvidia-h200", "--budget-s", "400", "--json", "again.json",
-         *(["--config", str(config)] if config else [])],
-        cwd=where, capture_output=True, text=True, check=False, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "bot",
+            "bisect",
+            "--package",
+            "thunder",
+            "--good",
+            GOOD,
+            "--bad",
+            BAD,
+            "--builds",
+            "builds.txt",
+            "--points",
+            "bfloat16/16x49152,float16/16x49152",
+            "--size-set",
+            "nightly",
+            "--state",
+            "state.json",
+            "--machine",
+            "nvidia-h200",
+            "--budget-s",
+            "400",
+            "--json",
+            "again.json",
+            *(["--config", str(config)] if config else []),
+        ],
+        cwd=where,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
         env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)),
     )
     return done, json.loads((where / "again.json").read_text(encoding="utf-8"))
@@ -80,7 +106,9 @@ def test_the_data_readme_figures_are_the_bisects(tmp_path: Path) -> None:
     assert [round(walls[Path(b).name], 1) for b in (GOOD, BAD)] == [108.7, 110.5]
     assert "108.7 s for 0.2.6, 110.5 s for 0.2.7.dev20260201" in DATA_README
     log = subprocess.run(
-        ["zcat", str(RECORDED / "logs" / "console.log.gz")], capture_output=True, text=True,
+        ["zcat", str(RECORDED / "logs" / "console.log.gz")],
+        capture_output=True,
+        text=True,
         check=True,
     ).stdout
     measured = re.findall(r"== measurement took (\d+) s", log)

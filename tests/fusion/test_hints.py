@@ -59,7 +59,6 @@ def test_the_thunder_reproducer_is_valid_python_and_follows_the_state() -> None:
         thunder_script("thunder-prims", "bfloat16", "2048x8192; import os")
 
 
-
 def test_the_nvfuser_reproducer_is_the_bots_own_whatever_was_captured() -> None:
     """Issue 20: text from the run's artifact is never presented as something to run. A
     capture whose repro.py.txt holds a command changes nothing: the script is written from

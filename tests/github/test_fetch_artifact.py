@@ -56,6 +56,24 @@ def test_every_machine_artifact_is_unpacked_into_its_own_folder(
     assert len(blobs) == 2  # the blob itself is fetched from the web root, without the token
 
 
+def test_the_artifact_bound_is_the_configured_machines_bound(
+    fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str], run: WorkflowRun, tmp_path: Path
+) -> None:
+    """Issue 20's 12-machine artifact: one more than [results] max_machines is refused before
+    anything is downloaded, with the bound named; the bound follows perfbot.toml."""
+    actions = fake_github.state.actions
+    for i in range(5):
+        actions.add_artifact(run, f"{PREFIX}-nvidia-h200-x{i:02}", zip_of(GOOD))
+    out = _rejects(fake_github, capsys, run, tmp_path / "a", "more than the bound of 4")
+    assert "[results] max_machines" in out
+    assert not fake_github.requests("GET", r"/zip$")  # not one download
+    config = tmp_path / "perfbot.toml"
+    config.write_text("[results]\nmax_machines = 5\n", encoding="utf-8")
+    rc, out = fetch(fake_github, capsys, run, tmp_path / "b", "--config", str(config))
+    assert rc == ExitCode.OK_NO_REGRESSION, out
+    assert len(list((tmp_path / "b").iterdir())) == 5
+
+
 def _rejects(
     fake: LocalGitHub,
     capsys: pytest.CaptureFixture[str],

@@ -1,9 +1,9 @@
 """verify-run against forged bench runs, through the fake GitHub over real HTTP.
 
 Each forgery is one a fork PR can make on its own: a workflow of its own named bench-pr, an
-artifact that names another PR, a label added by someone without write access, a label added
-after the run started. The genuine runs (same repository, maintainer-labelled fork) must pass,
-so that the checks cannot pass by refusing everything.
+artifact that names another PR, an approval by someone without write access, a push after a
+maintainer approved an earlier commit. The genuine runs (same repository, a fork whose head a
+maintainer approved) must pass, so that the checks cannot pass by refusing everything.
 """
 
 from __future__ import annotations
@@ -18,12 +18,11 @@ from bot.exitcodes import ExitCode
 from bot.github.fake import BOT_TOKEN, LocalGitHub
 from bot.github.fake.actions import WorkflowRun
 from bot.github.fake.state import EPOCH
-from bot.github.trust import Claim, LabelEvent, PullFacts, RunFacts, check_gate, role_of
+from bot.github.trust import Claim, PullFacts, Review, RunFacts, check_gate, role_of, verify
 
 REPO = "NVIDIA/Fuser"  # seeded by the fake_github fixture
 FORK = "mallory/Fuser"
 HEAD = "b" * 40
-LABEL = "run-gpu-bench"
 PATH = ".github/workflows/bench-pr.yml"
 
 
@@ -38,41 +37,45 @@ def seed(
     run_head: str = HEAD,
     run_head_repo: str | None = None,
     path: str = PATH,
-    labeller: str | None = "maintainer",
+    approver: str | None = "maintainer",
     role: str = "write",
-    label_minute: float = 0,
-    run_minute: float = 1,
-    trigger: str | None = None,
+    approved: str = HEAD,
+    trigger: str = "mallory",
 ) -> tuple[int, WorkflowRun]:
-    """A PR with head HEAD in `head_repo`, optionally labelled, and one finished run."""
+    """A PR with head HEAD in `head_repo`, optionally approved at `approved`, and one finished
+    run (triggered by the fork's author unless said otherwise: who triggered it is no proof)."""
     state = fake.state
     pr = state.add_pull_request(
         REPO, "faster", author="mallory", head_ref="fast", head_sha=HEAD, head_repo=head_repo
     )
     state.actions.set_role(REPO, "maintainer", "maintain")
     state.actions.set_role(REPO, "mallory", None)
-    if labeller is not None:
-        if labeller != "maintainer":
-            state.actions.set_role(REPO, labeller, role)
-        state.actions.add_event(
-            REPO, pr.number, "labeled", actor=labeller, label=LABEL, created_at=at(label_minute)
-        )
+    if approver is not None:
+        if approver != "maintainer":
+            state.actions.set_role(REPO, approver, role)
+        state.pulls.review(REPO, pr.number, by=approver, commit_id=approved, submitted_at=at(0))
     run = state.actions.add_run(
         REPO,
         head_sha=run_head,
         head_repo=run_head_repo or head_repo,
         path=path,
-        created_at=at(run_minute),
-        triggering_actor=trigger or labeller or "mallory",
+        created_at=at(1),
+        triggering_actor=trigger,
     )
     return pr.number, run
 
 
 def verify_run(
-    fake: LocalGitHub, capsys: pytest.CaptureFixture[str], run: WorkflowRun, pr: int, **kw: str
+    fake: LocalGitHub,
+    capsys: pytest.CaptureFixture[str],
+    run: WorkflowRun,
+    pr: int | None,
+    **kw: str,
 ) -> tuple[int, str]:
-    argv = ["verify-run", "--repo", REPO, "--run-id", str(run.id), "--pr", str(pr)]
-    argv += ["--head-sha", kw.get("head", HEAD), "--workflow-path", PATH, "--label", LABEL]
+    argv = ["verify-run", "--repo", REPO, "--run-id", str(run.id)]
+    argv += [] if pr is None else ["--pr", str(pr)]
+    argv += ["--head-sha", kw.get("head", HEAD), "--workflow-path", PATH]
+    argv += ["--attempt", kw["attempt"]] if "attempt" in kw else []
     env = {"GITHUB_TOKEN": BOT_TOKEN, "GITHUB_API_URL": fake.base_url}
     rc = main(argv, env)
     captured = capsys.readouterr()
@@ -86,21 +89,46 @@ def failed(output: str) -> list[str]:
 def test_a_genuine_same_repository_run_passes(
     fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pr, run = seed(fake_github, head_repo=REPO, labeller=None, trigger="alice")
+    pr, run = seed(fake_github, head_repo=REPO, approver=None, trigger="alice")
     rc, out = verify_run(fake_github, capsys, run, pr)
     assert rc == ExitCode.OK_NO_REGRESSION, out
     assert "ok   fork gate: head is a branch of this repository" in out
-    assert len([line for line in out.splitlines() if line.startswith("ok")]) == 8
+    assert len([line for line in out.splitlines() if line.startswith("ok")]) == 9
 
 
-def test_a_maintainer_labelled_fork_run_passes(
+def test_a_fork_run_whose_head_a_maintainer_approved_passes(
     fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pr, run = seed(fake_github)
     rc, out = verify_run(fake_github, capsys, run, pr)
     assert rc == ExitCode.OK_NO_REGRESSION, out
-    assert "ok   fork gate: labelled by 'maintainer' (maintain)" in out
+    assert f"ok   fork gate: head {HEAD[:12]} approved by 'maintainer' (maintain)" in out
     assert fake_github.requests("GET", r"/collaborators/maintainer/permission$")
+    assert fake_github.requests("GET", rf"/pulls/{pr}/reviews$")
+
+
+def test_the_run_alone_is_checked_before_its_pr_is_known(
+    fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The first stage (no --pr): the run and its head, nothing of a PR; the poster runs it
+    before it downloads the artifact."""
+    _, run = seed(fake_github, approver=None)  # a fork run nobody approved: the PR stage's job
+    rc, out = verify_run(fake_github, capsys, run, None, attempt="1")
+    assert rc == ExitCode.OK_NO_REGRESSION, out
+    assert "passed every check of the run itself" in out and "fork gate" not in out
+    assert not fake_github.requests("GET", r"/pulls/")
+    for change, expect in (
+        ({"path": ".github/workflows/evil.yml"}, ["workflow file"]),
+        ({"event": "workflow_dispatch"}, ["event"]),
+        ({"conclusion": "failure"}, ["conclusion"]),
+        ({"run_attempt": 2}, ["attempt"]),
+        ({"head_sha": "c" * 40}, ["head commit"]),
+        ({"head_repo": None}, ["head repository"]),
+    ):
+        forged = replace(run, **change)  # type: ignore[arg-type]
+        fake_github.state.actions.runs[run.id] = forged
+        rc, out = verify_run(fake_github, capsys, forged, None, attempt="1")
+        assert rc == ExitCode.UNTRUSTED and failed(out) == expect, (change, out)
 
 
 def test_a_fork_workflow_with_our_name_but_another_path_is_rejected(
@@ -117,7 +145,8 @@ def test_a_fork_workflow_with_our_name_but_another_path_is_rejected(
 @pytest.mark.parametrize(
     ("change", "expect"),
     [
-        ({"run_head": "c" * 40}, ["head commit"]),  # the run benchmarked another commit
+        # The run benchmarked another commit, which nobody approved either.
+        ({"run_head": "c" * 40}, ["head commit", "fork gate"]),
         ({"run_head_repo": "other/Fuser"}, ["head repository"]),
     ],
     ids=["head sha", "head repository"],
@@ -143,68 +172,67 @@ def test_the_artifact_cannot_claim_another_head(
 
 
 @pytest.mark.parametrize("role", ["triage", "read"])
-def test_a_label_by_a_user_without_write_is_rejected(
+def test_an_approval_by_a_user_without_write_is_rejected(
     fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str], role: str
 ) -> None:
-    pr, run = seed(fake_github, labeller="helper", role=role, trigger="helper")
+    pr, run = seed(fake_github, approver="helper", role=role)
     rc, out = verify_run(fake_github, capsys, run, pr)
     assert rc == ExitCode.UNTRUSTED
     assert failed(out) == ["fork gate"]
-    assert f"labelled by 'helper', whose role is '{role}'" in out
+    assert f"approved only by 'helper', whose role is '{role}'" in out
 
 
-def test_a_label_added_after_the_run_started_is_rejected(
+def test_a_fork_push_after_an_approval_is_rejected_whoever_triggers_its_run(
     fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # Triggered by the labeller, so only the label's time can reject it.
-    pr, run = seed(fake_github, label_minute=5, run_minute=1, trigger="maintainer")
+    """The attack of the label window: a maintainer vouched for head A, the fork pushed B, and
+    a maintainer's later action fired a pull_request event whose run (the fork's own workflow
+    at the same path) a maintainer triggered. Only an approval of B itself lets it through."""
+    pr, run = seed(fake_github, approved="a" * 40, trigger="maintainer")
+    fake_github.state.pulls.label(REPO, pr, "run-gpu-bench", by="maintainer")
+    rc, out = verify_run(fake_github, capsys, run, pr)
+    assert rc == ExitCode.UNTRUSTED and failed(out) == ["fork gate"]
+    assert "a push after an approval is not approved" in out
+    fake_github.state.pulls.review(REPO, pr, by="maintainer", submitted_at=at(2))
+    rc, out = verify_run(fake_github, capsys, run, pr)
+    assert rc == ExitCode.OK_NO_REGRESSION, out
+
+
+def test_a_dismissed_or_overruled_approval_does_not_count(
+    fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pr, run = seed(fake_github, approver=None)
+    state = fake_github.state
+    approval = state.pulls.review(REPO, pr, by="maintainer", submitted_at=at(0))
+    state.pulls.review(REPO, pr, by="maintainer", state="CHANGES_REQUESTED", submitted_at=at(2))
+    assert verify_run(fake_github, capsys, run, pr)[0] == ExitCode.UNTRUSTED
+    # A plain comment after the approval changes nothing; a dismissal does.
+    state.pulls.reviews.clear()
+    approval = state.pulls.review(REPO, pr, by="maintainer", submitted_at=at(0))
+    state.pulls.review(REPO, pr, by="maintainer", state="COMMENTED", submitted_at=at(2))
+    assert verify_run(fake_github, capsys, run, pr)[0] == ExitCode.OK_NO_REGRESSION
+    state.pulls.dismiss(approval)
+    rc, out = verify_run(fake_github, capsys, run, pr)
+    assert rc == ExitCode.UNTRUSTED and "no standing approval" in out
+
+
+def test_no_approval_and_a_label_alone_are_rejected(
+    fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pr, run = seed(fake_github, approver=None, trigger="maintainer")
+    fake_github.state.pulls.label(REPO, pr, "run-gpu-bench", by="maintainer")
     rc, out = verify_run(fake_github, capsys, run, pr)
     assert rc == ExitCode.UNTRUSTED and failed(out) == ["fork gate"]
 
 
-def test_a_fork_push_after_an_old_label_is_rejected(
-    fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """The label vouched for an earlier head; the fork's own push triggered this run."""
-    pr, run = seed(fake_github, trigger="mallory")
-    rc, out = verify_run(fake_github, capsys, run, pr)
-    assert rc == ExitCode.UNTRUSTED and "run triggered by 'mallory'" in out
-
-
-def test_a_fork_push_then_a_maintainers_other_action_is_rejected(
-    fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """The maintainer labelled an earlier head; the fork pushed code whose own workflow has no
-    gate, and a later maintainer action (another label) fired a pull_request event for it: the
-    run's trigger is a maintainer, but it is not the run the label started."""
-    pr, run = seed(fake_github, label_minute=0, run_minute=60, trigger="maintainer")
-    fake_github.state.actions.add_event(
-        REPO, pr, "labeled", actor="maintainer", label="bug", created_at=at(59.9)
-    )
-    rc, out = verify_run(fake_github, capsys, run, pr)
-    assert rc == ExitCode.UNTRUSTED and failed(out) == ["fork gate"]
-    assert "not the run the label started" in out
-
-
-def test_a_re_run_of_a_labelled_run_is_rejected(
+def test_a_re_run_of_an_approved_head_passes_unless_the_event_named_another_attempt(
     fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pr, run = seed(fake_github)
+    run.run_attempt = 2  # the same approved commit measured again
     assert verify_run(fake_github, capsys, run, pr)[0] == ExitCode.OK_NO_REGRESSION
-    run.run_attempt = 2
-    rc, out = verify_run(fake_github, capsys, run, pr)
-    assert rc == ExitCode.UNTRUSTED and "attempt 2" in out
-
-
-def test_a_label_removed_before_the_run_is_rejected(
-    fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
-) -> None:
-    pr, run = seed(fake_github, run_minute=3)
-    fake_github.state.actions.add_event(
-        REPO, pr, "unlabeled", actor="maintainer", label=LABEL, created_at=at(2)
-    )
-    rc, out = verify_run(fake_github, capsys, run, pr)
-    assert rc == ExitCode.UNTRUSTED and "removed before the run" in out
+    rc, out = verify_run(fake_github, capsys, run, pr, attempt="1")
+    assert rc == ExitCode.UNTRUSTED and failed(out) == ["attempt"]
 
 
 def test_a_failed_or_non_pr_run_is_rejected(
@@ -241,37 +269,49 @@ def test_api_failures_and_bad_arguments_have_their_own_codes(
 
 # ----- the pure checks, on plain records -----
 
-CLAIM = Claim(REPO, 7, PATH, 3, HEAD, LABEL)
+CLAIM = Claim(REPO, 7, PATH, 3, HEAD)
 RUN = RunFacts(7, REPO, PATH, "pull_request", "completed", "success", HEAD, FORK, at(1), "m")
 
 
-def labeled(actor: str, minute: float, event: str = "labeled") -> LabelEvent:
-    return LabelEvent(event, LABEL, actor, at(minute))
+def review(who: str, minute: float, state: str = "APPROVED", sha: str = HEAD) -> Review:
+    return Review(who, state, sha, at(minute))
 
 
-def test_gate_takes_the_latest_label_change_before_the_run() -> None:
+def test_gate_takes_each_reviewers_standing_review_of_the_exact_head() -> None:
     roles = {"m": "write", "t": "triage"}
-    assert check_gate(CLAIM, RUN, [labeled("m", 0)], roles).ok
-    assert not check_gate(CLAIM, RUN, [labeled("m", 0), labeled("t", 0.5)], roles).ok
-    assert check_gate(CLAIM, RUN, [labeled("t", -1), labeled("m", 0)], roles).ok
-    assert check_gate(CLAIM, RUN, [labeled("m", 0), labeled("t", 2, "unlabeled")], roles).ok
-    other = LabelEvent("labeled", "bug", "m", at(0))
-    assert not check_gate(CLAIM, RUN, [other], roles).ok
-    assert not check_gate(CLAIM, replace(RUN, head_repo=None), [], roles).ok  # deleted fork
+    assert check_gate(CLAIM, RUN, [review("m", 0)], roles).ok
+    assert not check_gate(CLAIM, RUN, [review("t", 0)], roles).ok
+    assert check_gate(CLAIM, RUN, [review("t", 0), review("m", 0.5)], roles).ok
+    assert not check_gate(CLAIM, RUN, [review("m", 0, sha="a" * 40)], roles).ok
+    overruled = [review("m", 0), review("m", 0.5, "CHANGES_REQUESTED")]
+    assert not check_gate(CLAIM, RUN, overruled, roles).ok
+    commented = [review("m", 0), review("m", 0.5, "COMMENTED"), review("m", 0.6, "PENDING")]
+    assert check_gate(CLAIM, RUN, commented, roles).ok
+    assert not check_gate(CLAIM, RUN, [review("m", 0, "DISMISSED")], roles).ok
+    # Listed out of order: the latest by time stands.
+    assert check_gate(CLAIM, RUN, [review("m", 1), review("m", 0, "CHANGES_REQUESTED")], roles).ok
+    assert not check_gate(CLAIM, replace(RUN, head_repo=None), [review("m", 0)], roles).ok
+    # An approval vouches for a commit, not for whoever triggers or re-runs its run.
+    assert check_gate(
+        CLAIM, replace(RUN, triggering_actor="x", run_attempt=3), [review("m", 0)], roles
+    ).ok
 
 
-def test_gate_wants_the_run_the_label_started() -> None:
-    roles = {"m": "write", "n": "admin"}
-    assert check_gate(CLAIM, RUN, [labeled("m", 0)], roles).ok
-    assert not check_gate(CLAIM, replace(RUN, triggering_actor="n"), [labeled("m", 0)], roles).ok
-    assert not check_gate(CLAIM, replace(RUN, run_attempt=2), [labeled("m", 0)], roles).ok
-    late = replace(RUN, created_at=at(2.5))  # more than GATE_WINDOW after the label
-    assert not check_gate(CLAIM, late, [labeled("m", 0)], roles).ok
-    assert check_gate(CLAIM, replace(RUN, created_at=at(1.9)), [labeled("m", 0)], roles).ok
-    between = LabelEvent("assigned", "", "m", at(0.5))
-    assert not check_gate(CLAIM, RUN, [labeled("m", 0), between], roles).ok
-    after = LabelEvent("assigned", "", "m", at(1.5))
-    assert check_gate(CLAIM, RUN, [labeled("m", 0), after], roles).ok
+def test_the_first_stage_checks_the_run_alone() -> None:
+    first = Claim(REPO, 7, PATH, None, HEAD, attempt=1)
+    names = [c.name for c in verify(first, RUN, None, [], {})]
+    assert names == [
+        "run id",
+        "run repository",
+        "workflow file",
+        "event",
+        "conclusion",
+        "attempt",
+        "head commit",
+        "head repository",
+    ]
+    assert all(c.ok for c in verify(first, RUN, None, [], {}))
+    assert not all(c.ok for c in verify(first, replace(RUN, head_sha="c" * 40), None, [], {}))
 
 
 def test_role_of_tells_maintain_from_write_and_triage_from_read() -> None:

@@ -119,8 +119,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             todo.append(Case(f"real {args.results}", args.results, args.base, args.head))
         print(f"{'case':<34}{'chars':>7}{TIMING_HEADER}")
         for case in todo:
-            cmd = ["report", "--results", str(case.results), "--base", case.base,
-                   "--head", case.head]
+            cmd = [
+                "report",
+                "--results",
+                str(case.results),
+                "--base",
+                case.base,
+                "--head",
+                case.head,
+            ]
             runs: list[Timing] = [run_bot_measured(cmd) for _ in range(args.runs)]
             chars = min(runs, key=lambda t: t.wall_s).chars
             print(f"{case.name:<34}{chars:>7}{timing_cells(runs)}")

@@ -332,6 +332,7 @@ def _choose(
         "EVENT_PR": event_pr,
         "TRIGGER_RUN_ID": "77",
         "TRIGGER_HEAD_SHA": "c" * 40,
+        "TRIGGER_ATTEMPT": "1",
         "TRIGGER_PATH": trigger_path,
         "WORKFLOW_PATH": BENCH_PATH,
     }
@@ -343,7 +344,7 @@ def _choose(
 def _verify_call(run_id: int) -> str:
     return (
         f"-m bot verify-run --repo {OUR_REPO} --run-id {run_id} --workflow-path {BENCH_PATH} "
-        f"--pr 42 --head-sha {HEAD} --label run-gpu-bench"
+        f"--pr 42 --head-sha {HEAD}"
     )
 
 
@@ -399,15 +400,35 @@ def test_the_event_path_refuses_a_head_github_does_not_give(tmp_path: Path) -> N
     assert out == {} and verified == []
 
 
-def test_a_bench_run_is_the_run_to_post_as_before(tmp_path: Path) -> None:
-    """No PR event: the triggering run and its head, nothing asked (verify-run checks later);
-    a run of another file that bears the name is refused before anything of it is read."""
+def test_a_bench_run_is_verified_alone_before_anything_of_it_is_downloaded(
+    tmp_path: Path,
+) -> None:
+    """No PR event: the triggering run and its head, once verify-run (without --pr: the run
+    itself, its attempt and head) passed; a run of another file that bears the name is refused
+    before anything of it is read; a run verify-run refuses is not chosen, nothing of it read."""
     proc, out, verified, gh = _choose(
-        tmp_path, _runs_listing(), {}, event_pr="", trigger_path=BENCH_PATH
+        tmp_path, _runs_listing(), {77: 0}, event_pr="", trigger_path=BENCH_PATH
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert out == {"run_id": "77", "head": "c" * 40}
-    assert verified == [] and gh == ""
+    want = (
+        f"-m bot verify-run --repo {OUR_REPO} --run-id 77 --workflow-path {BENCH_PATH} "
+        f"--head-sha {'c' * 40} --attempt 1"
+    )
+    assert [v.split() for v in verified] == [want.split()] and gh == ""
+    for rc in (6, 4):
+        case = tmp_path / f"refused-{rc}"
+        case.mkdir()
+        proc, out, _, _ = _choose(
+            case, _runs_listing(), {77: rc}, event_pr="", trigger_path=BENCH_PATH
+        )
+        assert proc.returncode == rc and out == {}, proc.stdout
+    assert (
+        "nothing of it is downloaded"
+        in _choose(
+            tmp_path / "refused-6", _runs_listing(), {77: 6}, event_pr="", trigger_path=BENCH_PATH
+        )[0].stdout
+    )
     for other in (".github/workflows/mine.yml", EVENT_PATH, ""):
         case = tmp_path / f"other-{len(other)}"
         case.mkdir()
@@ -444,14 +465,14 @@ def test_the_event_path_verifies_the_run_it_uses_before_reading_it() -> None:
     assert meta["env"]["EXPECTED_HEAD_SHA"] == "${{ steps.target.outputs.head }}"
     assert meta["env"]["EXPECTED_PR"] == "${{ steps.target.outputs.pr }}"
     assert step_by_id(WF, "verify")["env"]["RUN_ID"] == run_id
-    assert "steps.verify.outcome == 'success'" in step_by_id(WF, "bot")["if"]
+    assert jobs(WF)["post"]["if"] == "${{ needs.check.outputs.trusted == 'true' }}"
     # Nothing but the PR number leaves the event steps.
     assert "GITHUB_OUTPUT" not in step_by_id(WF, "event")["run"]
     assert step_by_id(WF, "event-meta")["run"].count("out.write(") == 1
 
 
 def test_the_poster_runs_for_pr_events_and_one_at_a_time() -> None:
-    (job,) = jobs(WF).values()
+    job = jobs(WF)["check"]
 
     def runs(event: str, conclusion: str = "success") -> bool:
         run = {"event": event, "conclusion": conclusion}
@@ -461,7 +482,7 @@ def test_the_poster_runs_for_pr_events_and_one_at_a_time() -> None:
     assert not runs("pull_request", "failure") and not runs("issue_comment", "skipped")
     assert not runs("push") and not runs("workflow_dispatch")
     # One poster a repository, queued, never cancelled: the last to run read GitHub last.
-    assert job["concurrency"] == {
+    assert jobs(WF)["post"]["concurrency"] == {
         "group": "post-results-${{ github.repository }}",
         "cancel-in-progress": False,
         "queue": "max",
@@ -500,5 +521,5 @@ def test_the_bench_runs_metadata_must_name_the_events_pr(
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert outputs(out) == {"pr": "42", "base": BASE, "head": HEAD}
     else:
-        assert proc.returncode == 1 and "pr is not the PR of the PR event" in proc.stdout
+        assert proc.returncode == 6 and "pr is not the PR of the PR event" in proc.stdout
         assert not out.exists()

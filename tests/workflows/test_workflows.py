@@ -250,33 +250,58 @@ def test_poster_permissions_and_secret_placement() -> None:
     assert call["inputs"]["bench-workflow-path"]["default"] == ".github/workflows/bench-pr.yml"
     assert call["inputs"]["event-workflow-path"]["default"] == f".github/workflows/{EVENT}"
     assert set(call["secrets"]) == {"PERFBOT_ISSUES_TOKEN"}
-    (job,) = jobs(wf).values()
-    assert job["runs-on"].startswith("ubuntu-")
-    assert job["permissions"] == {
+    check, post = jobs(wf)["check"], jobs(wf)["post"]
+    assert check["runs-on"].startswith("ubuntu-") and post["runs-on"].startswith("ubuntu-")
+    # The job that downloads and unpacks the PR run's artifact can write nothing, holds no
+    # secret and no environment; the job that writes downloads only what the first handed on.
+    assert check["permissions"] == {
         "actions": "read",
+        "contents": "read",
+        "pull-requests": "read",
+    }
+    assert "environment" not in check and "secrets" not in json.dumps(check)
+    assert post["permissions"] == {
         "contents": "read",
         "issues": "write",
         "pull-requests": "write",
         "statuses": "write",
     }
-    assert job["concurrency"]["cancel-in-progress"] is False
+    assert post["needs"] == "check" and post["environment"] == "perfbot"
+    assert post["concurrency"]["cancel-in-progress"] is False
+    assert post["concurrency"]["group"] == "post-results-${{ github.repository }}"
     users = [s for _, s in iter_steps(wf) if "PERFBOT_ISSUES_TOKEN" in json.dumps(s)]
     assert [s.get("id") for s in users] == ["bot"]
 
 
 def test_poster_checks_before_it_trusts_and_installs_by_hash() -> None:
-    """(a PR event: the event run, its number, the PR's newest verified bench run ->)
-    fetch-artifact (limits) -> metadata -> fresh -> verify-run -> bot; no download action."""
+    """check: (a PR event: the event run, its number, the PR's newest verified bench run; a
+    bench run: the run alone, verified) -> fetch-artifact (limits) -> metadata -> fresh ->
+    verify-run with the PR -> hand-over; post: the hand-over alone -> bot."""
     wf = load_workflow(WORKFLOWS / POSTER)
-    ids = [s.get("id") for _, s in iter_steps(wf) if s.get("id")]
-    assert ids == [
-        *("install", "event", "event-meta", "target"),
-        *("fetch", "meta", "fresh", "verify", "bot", "status"),
-    ]
-    assert "download-artifact" not in wf.text
+    ids = {job: [s.get("id") for s in j["steps"] if s.get("id")] for job, j in jobs(wf).items()}
+    assert ids == {
+        "check": [
+            *("install", "event", "event-meta", "target"),
+            *("fetch", "meta", "fresh", "verify"),
+        ],
+        "post": ["install-poster", "bot", "status"],
+    }
+    uses = {
+        job: [s.get("uses", "").split("@")[0] for s in j["steps"]] for job, j in jobs(wf).items()
+    }
+    # The PR run's artifact is fetched by the bot's own fetch-artifact, never by the download
+    # action (which unpacks anything), and only in the job that can write nothing.
+    assert "actions/download-artifact" not in uses["check"]
     assert "python -m bot fetch-artifact" in step_by_id(wf, "fetch")["run"]
+    assert "actions/upload-artifact" in uses["check"]
+    (handover,) = [s for s in jobs(wf)["check"]["steps"] if "upload-artifact" in s.get("uses", "")]
+    assert handover["if"] == "${{ steps.verify.outputs.trusted == 'true' }}"
+    assert handover["with"]["name"] == "perfbot-checked"
+    (take,) = [s for s in jobs(wf)["post"]["steps"] if "download-artifact" in s.get("uses", "")]
+    assert take["with"]["name"] == "perfbot-checked"  # this run's own, made by `check`
+    assert "run-id" not in take["with"] and "github-token" not in take["with"]
     assert "python -m bot verify-run" in step_by_id(wf, "verify")["run"]
-    assert "steps.verify.outcome == 'success'" in step_by_id(wf, "bot")["if"]
+    assert 'echo "trusted=true" >> "$GITHUB_OUTPUT"' in step_by_id(wf, "verify")["run"]
     for _, step in iter_steps(wf):
         for line in str(step.get("run", "")).splitlines():
             if "pip install" in line:
@@ -662,7 +687,7 @@ def test_poster_rejects_machine_artifacts_that_disagree(
     second = _as_machine(write_artifact(tmp_path / "b"), "gpu-a100", **meta)
     second.rename(first.parent / second.name)
     proc, out = validate(tmp_path, first)
-    assert proc.returncode == 1 and "::error::bench artifact rejected" in proc.stdout
+    assert proc.returncode == 6 and "::error::bench artifact rejected" in proc.stdout
     assert not out.exists()
 
 
@@ -676,8 +701,10 @@ def test_a_bench_of_builds_not_the_prs_commits_is_read_not_posted(tmp_path: Path
     wf = load_workflow(WORKFLOWS / POSTER)
     fresh = "${{ steps.meta.outcome == 'success' && steps.meta.outputs.skip != 'true' }}"
     assert step_by_id(wf, "fresh")["if"] == fresh
-    for later in ("verify", "bot"):
-        assert "steps.fresh.outputs.post == 'true'" in step_by_id(wf, later)["if"]
+    assert "steps.fresh.outputs.post == 'true'" in step_by_id(wf, "verify")["if"]
+    # The post job runs only on the check job's word that every check passed.
+    assert jobs(wf)["check"]["outputs"]["trusted"] == "${{ steps.verify.outputs.trusted }}"
+    assert jobs(wf)["post"]["if"] == "${{ needs.check.outputs.trusted == 'true' }}"
 
 
 def test_package_bench_writes_pr_zero_unless_it_measured_the_prs_head(tmp_path: Path) -> None:
@@ -723,7 +750,7 @@ def test_poster_rejects_bad_metadata(tmp_path: Path, mutate: Callable[[Any], Any
     meta_path = artifact / "bench-meta.json"
     meta_path.write_text(json.dumps(mutate(json.loads(meta_path.read_text()))), encoding="utf-8")
     proc, out = validate(tmp_path, artifact)
-    assert proc.returncode == 1
+    assert proc.returncode == 6  # untrusted, as fetch-artifact's refusals
     assert "::error::bench artifact rejected" in proc.stdout
     assert "pwned" not in proc.stdout + proc.stderr  # nothing from the artifact is echoed
     assert not out.exists()
@@ -750,7 +777,7 @@ def test_poster_rejects_a_broken_artifact_tree(tmp_path: Path) -> None:
             (artifact / "results" / "h200-nvidia-h200").rmdir()
             (artifact / "results").rmdir()
         proc, out = validate(case, artifact)
-        assert proc.returncode == 1, breakage
+        assert proc.returncode == 6, breakage
         assert "::error::bench artifact rejected" in proc.stdout, breakage
         assert not out.exists(), breakage
 

@@ -1,6 +1,7 @@
-"""The fake's pull-request side: merging and closing, labels put on a PR, who an author is to
-a repository (GitHub's author association), and the commit statuses a PR's head carries
-(their endpoints: fake/pulls_routes.py). Kept beside `State`, as fake/actions.py is.
+"""The fake's pull-request side: merging and closing, labels put on a PR, reviews (the fork
+gate's approval of an exact commit), who an author is to a repository (GitHub's author
+association), and the commit statuses a PR's head carries (their endpoints:
+fake/pulls_routes.py). Kept beside `State`, as fake/actions.py is.
 
 A comment's and an issue's ``author_association`` come from here: an explicit one when a test
 set it, else OWNER for the repository's owner, COLLABORATOR for a role of write or more
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from bot.github.fake.state import State
 
 STATES = ("error", "failure", "pending", "success")
+REVIEW_STATES = ("APPROVED", "CHANGES_REQUESTED", "COMMENTED", "DISMISSED", "PENDING")
 ASSOCIATIONS = ("OWNER", "MEMBER", "COLLABORATOR", "CONTRIBUTOR", "FIRST_TIME_CONTRIBUTOR", "NONE")
 
 
@@ -34,12 +36,24 @@ class CommitStatus:
 
 
 @dataclass
+class Review:
+    id: int
+    repo: str
+    number: int
+    reviewer: str
+    state: str
+    commit_id: str
+    submitted_at: datetime
+
+
+@dataclass
 class Pulls:
     """Statuses and associations; every method takes the state's lock."""
 
     state: State
     statuses: list[CommitStatus] = field(default_factory=list)
     associations: dict[tuple[str, str], str] = field(default_factory=dict)  # lower case keys
+    reviews: list[Review] = field(default_factory=list)
 
     def set_association(self, repo: str, login: str, association: str) -> None:
         if association not in ASSOCIATIONS:
@@ -78,6 +92,49 @@ class Pulls:
             self.state.actions.add_event(
                 repo, number, "unlabeled" if remove else "labeled", actor=by, label=label
             )
+
+    def review(
+        self,
+        repo: str,
+        number: int,
+        *,
+        by: str,
+        state: str = "APPROVED",
+        commit_id: str | None = None,
+        submitted_at: datetime | None = None,
+    ) -> Review:
+        """A review of PR `number` by `by` on `commit_id` (default: the PR's head now)."""
+        if state not in REVIEW_STATES:
+            raise ValueError(f"unknown review state {state!r}")
+        with self.state.lock:
+            issue = self.state.repo(repo).issues[number]
+            if issue.pull is None:
+                raise ValueError(f"{repo}#{number} is not a pull request")
+            self.state.add_user(by)
+            item = Review(
+                self.state.new_id(),
+                issue.repo,
+                number,
+                by,
+                state,
+                commit_id or issue.pull.head_sha,
+                submitted_at or self.state.now(),
+            )
+            self.reviews.append(item)
+            return item
+
+    def dismiss(self, review: Review) -> None:
+        """A maintainer dismissed `review`: GitHub then lists it as DISMISSED."""
+        with self.state.lock:
+            review.state = "DISMISSED"
+
+    def reviews_of(self, repo: str, number: int) -> list[Review]:
+        """In the order GitHub lists them: oldest first."""
+        with self.state.lock:
+            found = [
+                r for r in self.reviews if r.repo.lower() == repo.lower() and r.number == number
+            ]
+            return sorted(found, key=lambda r: (r.submitted_at, r.id))
 
     def of(self, repo: str, sha: str) -> list[CommitStatus]:
         with self.state.lock:

@@ -3,6 +3,7 @@
 GET  /repos/{r}/commits/{sha}             a commit (any 40-hex sha: the fake keeps no git)
 POST /repos/{r}/statuses/{sha}            set a commit status
 GET  /repos/{r}/commits/{sha}/statuses    the statuses of a commit, newest first
+GET  /repos/{r}/pulls/{n}/reviews         a PR's reviews, oldest first
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import re
 
 from bot.github.fake.api import REPO_PATH, ApiError, Call, Handler, Reply, paginate, text_field
-from bot.github.fake.pulls import STATES, CommitStatus
+from bot.github.fake.pulls import STATES, CommitStatus, Review
 from bot.github.fake.state import State
 from bot.github.fake.views import Json, Urls, iso, user_by_login
 
@@ -75,9 +76,35 @@ def list_statuses(call: Call) -> Reply:
     return Reply(200, [status_json(call.state, call.urls, s) for s in page], headers)
 
 
+def review_json(call: Call, review: Review) -> Json:
+    pull = f"{call.urls.api}/repos/{review.repo}/pulls/{review.number}"
+    return {
+        "id": review.id,
+        "node_id": f"PRR_{review.id}",
+        "user": user_by_login(call.state, call.urls, review.reviewer),
+        "body": "",
+        "state": review.state,
+        "html_url": f"{call.urls.web}/{review.repo}/pull/{review.number}"
+        f"#pullrequestreview-{review.id}",
+        "pull_request_url": pull,
+        "submitted_at": iso(review.submitted_at),
+        "commit_id": review.commit_id,
+        "author_association": call.state.pulls.association_of(review.repo, review.reviewer),
+    }
+
+
+def list_reviews(call: Call) -> Reply:
+    issue = call.issue()
+    if issue.pull is None:
+        raise ApiError(404, "Not Found")
+    page, headers = paginate(call, call.state.pulls.reviews_of(issue.repo, issue.number))
+    return Reply(200, [review_json(call, r) for r in page], headers)
+
+
 PULL_ROUTES: list[tuple[str, str, Handler]] = [
     ("GET", REPO_PATH + r"/commits/([^/]+)", get_commit),
     ("POST", REPO_PATH + r"/statuses/([^/]+)", create_status),
     ("GET", REPO_PATH + r"/commits/([^/]+)/statuses", list_statuses),
     ("GET", REPO_PATH + r"/statuses/([^/]+)", list_statuses),
+    ("GET", REPO_PATH + r"/pulls/(\d+)/reviews", list_reviews),
 ]
