@@ -262,3 +262,43 @@ def test_web_pages_escape_content(fake_github: LocalGitHub) -> None:
         requests.get(f"{fake_github.web_url}/{PRIMARY}/issues/{pr.number}", timeout=5).status_code
         == 404
     )
+
+
+def test_a_workflows_runs_reviews_and_compare_as_the_poster_asks(
+    fake_github: LocalGitHub,
+) -> None:
+    """The three answers the poster's scripts read with `gh api` (post-results.yml's target
+    and fresh steps) and verify-run's fork gate: filtered, ordered and shaped as GitHub's."""
+    state = fake_github.state
+    head, other = "b" * 40, "c" * 40
+    pr = state.add_pull_request(
+        PRIMARY, "Speed up", author=HUMAN_LOGIN, head_ref="f", head_sha=head
+    )
+    old = state.actions.add_run(PRIMARY, head_sha=head)
+    new = state.actions.add_run(PRIMARY, head_sha=head)
+    state.actions.add_run(PRIMARY, head_sha=other)  # another head
+    state.actions.add_run(PRIMARY, head_sha=head, conclusion="failure")
+    state.actions.add_run(PRIMARY, head_sha=head, path=".github/workflows/mine.yml")
+    state.actions.add_run(PRIMARY, head_sha=head, event="workflow_dispatch")
+    query = f"head_sha={head}&status=success&event=pull_request"
+    runs = call(fake_github, "GET", f"/repos/{PRIMARY}/actions/workflows/bench-pr.yml/runs?{query}")
+    assert runs.status_code == 200
+    assert [r["id"] for r in runs.json()["workflow_runs"]] == [new.id, old.id]  # newest first
+    assert runs.json()["total_count"] == 2
+
+    state.pulls.review(PRIMARY, pr.number, by="alice", state="COMMENTED")
+    state.pulls.review(PRIMARY, pr.number, by="bob", commit_id=other)
+    reviews = call(fake_github, "GET", f"/repos/{PRIMARY}/pulls/{pr.number}/reviews").json()
+    assert [(r["user"]["login"], r["state"], r["commit_id"]) for r in reviews] == [
+        ("alice", "COMMENTED", head),
+        ("bob", "APPROVED", other),
+    ]
+    assert call(fake_github, "GET", f"/repos/{PRIMARY}/pulls/999/reviews").status_code == 404
+
+    def merge_base(base: str) -> str:
+        answer = call(fake_github, "GET", f"/repos/{PRIMARY}/compare/{base}...{head}")
+        return str(answer.json()["merge_base_commit"]["sha"])
+
+    assert merge_base("a" * 40) == "0" * 40  # unrelated until the test says otherwise
+    state.pulls.descend(PRIMARY, "a" * 40, head)
+    assert merge_base("a" * 40) == "a" * 40

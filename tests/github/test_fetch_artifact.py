@@ -11,6 +11,7 @@ import random
 from pathlib import Path
 
 import pytest
+from zip_helpers import tampered
 
 from bot.commands.cli import main
 from bot.exitcodes import ExitCode
@@ -218,31 +219,6 @@ def test_entries_that_clash_or_are_special_are_refused() -> None:
             check_entries(bad, LIMITS)
 
 
-def _tampered(kind: str) -> bytes:
-    """A real zip of 20 good files then one broken one: its encrypted flag set (in both the
-    local header and the central directory), or its deflated bytes corrupted."""
-    import io
-    import zipfile
-
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:
-        for i in range(20):
-            z.writestr(f"results/rep-1/h200/{i}.json", b"{}" * 50)
-        z.writestr("results/rep-1/h200/last.json", b'{"x": 1}' * 500)
-    data = bytearray(buffer.getvalue())
-    local = data.rfind(b"PK\x03\x04")  # the last entry's local header
-    if kind == "encrypted":
-        data[local + 6] |= 0x01
-        central = data.rfind(b"PK\x01\x02")
-        data[central + 8] |= 0x01
-    else:  # flip the deflated bytes right after the last local header's name
-        name_len = int.from_bytes(data[local + 26 : local + 28], "little")
-        start = local + 30 + name_len
-        for i in range(start, start + 16):
-            data[i] ^= 0xFF
-    return bytes(data)
-
-
 @pytest.mark.parametrize("kind", ["encrypted", "corrupt deflate"])
 def test_an_entry_that_cannot_be_unpacked_is_exit_6_and_leaves_nothing(
     fake_github: LocalGitHub,
@@ -254,7 +230,7 @@ def test_an_entry_that_cannot_be_unpacked_is_exit_6_and_leaves_nothing(
     """Issue 20's staged zips: an encrypted flag, or a corrupt deflate stream, after 20 good
     files. Before: exit 1 with a traceback and 19-20 files left behind. Now: "untrusted" (6),
     the rule named, and not one file left in DEST."""
-    fake_github.state.actions.add_artifact(run, PREFIX, _tampered(kind))
+    fake_github.state.actions.add_artifact(run, PREFIX, tampered(kind))
     out = _rejects(fake_github, capsys, run, tmp_path / "a", "zip rule")
     assert "Traceback" not in out
 

@@ -189,7 +189,7 @@ def test_the_poster_refuses_a_pr_number_that_is_not_a_positive_integer(
     tmp_path: Path, content: Any
 ) -> None:
     proc, out = _read_event(tmp_path, _event_dir(tmp_path, content))
-    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.returncode == 6, proc.stdout + proc.stderr  # untrusted
     assert "::error::PR-event artifact rejected" in proc.stdout
     assert "pwned" not in proc.stdout + proc.stderr  # nothing from the artifact is echoed
     assert not out.exists()
@@ -216,7 +216,7 @@ def test_the_poster_refuses_an_event_artifact_of_another_shape(tmp_path: Path) -
             path.unlink()
             path.parent.rmdir()
         proc, out = _read_event(root, event_dir)
-        assert proc.returncode == 1 and "::error::PR-event artifact rejected" in proc.stdout, case
+        assert proc.returncode == 6 and "::error::PR-event artifact rejected" in proc.stdout, case
         assert not out.exists(), case
 
 

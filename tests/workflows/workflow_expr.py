@@ -157,8 +157,11 @@ def _parse_unary(tokens: Tokens, ctx: dict[str, Any]) -> tuple[Any, Tokens]:
 
 
 def _call(name: str, tokens: Tokens, ctx: dict[str, Any]) -> tuple[Any, Tokens]:
-    """A wrong argument count is an ExpressionError too, so a typo in a gate is reported."""
-    if name not in FUNCTIONS:
+    """A wrong argument count is an ExpressionError too, so a typo in a gate is reported. A
+    context may bring its own job-status functions (`__functions__`: a step's success() is
+    false once an earlier step failed)."""
+    table = {**FUNCTIONS, **ctx.get("__functions__", {})}
+    if name not in table:
         raise ExpressionError(f"function {name}() is not supported")
     args: list[Any] = []
     while tokens and tokens[0] != ("op", ")"):
@@ -171,7 +174,7 @@ def _call(name: str, tokens: Tokens, ctx: dict[str, Any]) -> tuple[Any, Tokens]:
     if not tokens:
         raise ExpressionError(f"{name}(: unbalanced (")
     try:
-        return FUNCTIONS[name](*args), tokens[1:]
+        return table[name](*args), tokens[1:]
     except TypeError as err:
         raise ExpressionError(f"{name}(): {err}") from err
 

@@ -116,6 +116,26 @@ def get_run(call: Call) -> Reply:
     return Reply(200, run_json(call.state, call.urls, _run(call)))
 
 
+def list_workflow_runs(call: Call) -> Reply:
+    """GET actions/workflows/{file}/runs, with GitHub's head_sha, event and status filters
+    (status=success matches the conclusion, as on GitHub); newest first."""
+    repo, file = call.repo(), call.params[2]
+    head, event, status = call.arg("head_sha"), call.arg("event"), call.arg("status")
+    found = [
+        r
+        for r in call.state.actions.runs.values()
+        if r.repo.lower() == repo.full_name.lower()
+        and r.path.rsplit("/", 1)[-1] == file
+        and (head is None or r.head_sha == head)
+        and (event is None or r.event == event)
+        and (status is None or status in (r.status, r.conclusion))
+    ]
+    found.sort(key=lambda r: (r.created_at, r.id), reverse=True)
+    page, headers = paginate(call, found)
+    items = [run_json(call.state, call.urls, r) for r in page]
+    return Reply(200, {"total_count": len(found), "workflow_runs": items}, headers)
+
+
 def list_run_artifacts(call: Call) -> Reply:
     run = _run(call)
     found = sorted(
@@ -174,6 +194,7 @@ def get_permission(call: Call) -> Reply:
 
 ACTIONS_ROUTES: list[tuple[str, str, Handler]] = [
     ("GET", REPO_PATH + r"/actions/runs/(\d+)", get_run),
+    ("GET", REPO_PATH + r"/actions/workflows/([A-Za-z0-9._-]+)/runs", list_workflow_runs),
     ("GET", REPO_PATH + r"/actions/runs/(\d+)/artifacts", list_run_artifacts),
     ("GET", REPO_PATH + r"/actions/artifacts/(\d+)/zip", download_artifact),
     ("GET", REPO_PATH + r"/issues/(\d+)/events", list_issue_events),

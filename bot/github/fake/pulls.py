@@ -54,6 +54,9 @@ class Pulls:
     statuses: list[CommitStatus] = field(default_factory=list)
     associations: dict[tuple[str, str], str] = field(default_factory=dict)  # lower case keys
     reviews: list[Review] = field(default_factory=list)
+    #: (repo, ancestor, descendant), lower-case repo: what compare's merge base says (the
+    #: fake keeps no git, so a test states which base a head descends from).
+    ancestry: set[tuple[str, str, str]] = field(default_factory=set)
 
     def set_association(self, repo: str, login: str, association: str) -> None:
         if association not in ASSOCIATIONS:
@@ -122,6 +125,18 @@ class Pulls:
             )
             self.reviews.append(item)
             return item
+
+    def descend(self, repo: str, base: str, head: str) -> None:
+        """`head` descends from `base`: compare base...head names `base` as the merge base."""
+        with self.state.lock:
+            self.ancestry.add((repo.lower(), base, head))
+
+    def merge_base(self, repo: str, base: str, head: str) -> str:
+        """`base` when the test said `head` descends from it (or they are equal), else a
+        commit of neither (unrelated histories)."""
+        with self.state.lock:
+            known = base == head or (repo.lower(), base, head) in self.ancestry
+            return base if known else "0" * 40
 
     def dismiss(self, review: Review) -> None:
         """A maintainer dismissed `review`: GitHub then lists it as DISMISSED."""

@@ -4,6 +4,7 @@ GET  /repos/{r}/commits/{sha}             a commit (any 40-hex sha: the fake kee
 POST /repos/{r}/statuses/{sha}            set a commit status
 GET  /repos/{r}/commits/{sha}/statuses    the statuses of a commit, newest first
 GET  /repos/{r}/pulls/{n}/reviews         a PR's reviews, oldest first
+GET  /repos/{r}/compare/{base}...{head}   the merge base (what fake.pulls.descend said)
 """
 
 from __future__ import annotations
@@ -101,10 +102,29 @@ def list_reviews(call: Call) -> Reply:
     return Reply(200, [review_json(call, r) for r in page], headers)
 
 
+def compare(call: Call) -> Reply:
+    repo, base, head = call.repo(), call.params[2], call.params[3]
+    for sha in (base, head):
+        if not _SHA.fullmatch(sha):
+            raise ApiError(404, "Not Found")
+    merge_base = call.state.pulls.merge_base(repo.full_name, base, head)
+    api = f"{call.urls.api}/repos/{repo.full_name}/compare/{base}...{head}"
+    return Reply(
+        200,
+        {
+            "url": api,
+            "status": "ahead" if merge_base == base else "diverged",
+            "merge_base_commit": {"sha": merge_base},
+            "base_commit": {"sha": base},
+        },
+    )
+
+
 PULL_ROUTES: list[tuple[str, str, Handler]] = [
     ("GET", REPO_PATH + r"/commits/([^/]+)", get_commit),
     ("POST", REPO_PATH + r"/statuses/([^/]+)", create_status),
     ("GET", REPO_PATH + r"/commits/([^/]+)/statuses", list_statuses),
     ("GET", REPO_PATH + r"/statuses/([^/]+)", list_statuses),
     ("GET", REPO_PATH + r"/pulls/(\d+)/reviews", list_reviews),
+    ("GET", REPO_PATH + r"/compare/([^/.]+)\.\.\.([^/.]+)", compare),
 ]
