@@ -44,6 +44,7 @@ from workflow_rules import (
     check_comment_trigger_inert,
     check_jsonschema,
     check_no_expressions_in_run,
+    check_no_github_env,
     check_no_pull_request_target,
     check_no_secrets_no_write,
     check_privileged_checkout_is_default_branch,
@@ -395,6 +396,10 @@ NEGATIVES: dict[str, tuple[Rule, list[Edit]]] = {
         [add_step("run: |\n  ls\n  echo ${{\n    github.head_ref }}")],
     ),
     "no timeout": (check_timeouts, [("    timeout-minutes: 5\n", "")]),
+    "env for later steps": (
+        check_no_github_env,
+        [add_step('run: echo "X=1" >> "$GITHUB_ENV"')],
+    ),
     "secret in job env": (
         check_secrets_only_in_step_env,
         [("    steps:", "    env:\n      T: ${{ secrets.PERFBOT_ISSUES_TOKEN }}\n    steps:")],
@@ -564,6 +569,27 @@ def test_zizmor_finds_nothing() -> None:
 def test_zizmor_pedantic_finds_nothing() -> None:
     """The pedantic persona too, on every workflow: no finding at all is accepted."""
     assert zizmor(REPO, "--persona=pedantic", ".github/workflows") == (0, [])
+
+
+#: What zizmor's auditor persona finds and why each stands (docs/WORKFLOWS.md, "zizmor's
+#: auditor persona"): the GPU jobs must run on the GPU machine. Any other finding fails.
+AUDITOR_FINDINGS = {
+    ("self-hosted-runner", "bench-package.yml", "bench"),
+    ("self-hosted-runner", "bench-pr.yml", "bench"),
+    ("self-hosted-runner", "calibrate-runner.yml", "measure"),
+    ("self-hosted-runner", "nightly.yml", "shard"),
+}
+
+
+def test_zizmor_auditor_finds_only_the_gpu_jobs() -> None:
+    _, found = zizmor(REPO, "--persona=auditor", ".github/workflows")
+    seen = set()
+    for finding in found:
+        where = finding["locations"][0]["symbolic"]
+        path = Path(where["key"]["Local"]["verbatim_path"]).name
+        job = where["route"]["route"][1]["Key"]
+        seen.add((finding["ident"], path, job))
+    assert seen == AUDITOR_FINDINGS
 
 
 def test_zizmor_flags_bad_workflow(bad_repo: Path) -> None:

@@ -348,9 +348,21 @@ def check_self_hosted_gated(wf: Workflow) -> list[str]:
 #: pull_request events, and the runner calibration needs none (it measures main, fits a model).
 UNPRIVILEGED = [BENCH, "bench-package.yml", EVENT, CALIBRATE]
 
+
 # The rules that hold for every workflow here; check_no_secrets_no_write holds only for the
 # UNPRIVILEGED ones and check_checks_out_nothing for the PR-event recorder, so each is applied
 # to those alone.
+def check_no_github_env(wf: Workflow) -> list[str]:
+    """A value written to GITHUB_ENV becomes every later step's environment (LD_PRELOAD,
+    PATH...), where one written to GITHUB_OUTPUT is only read by name: no step here needs the
+    former, and zizmor cannot check `shell: python` steps for it, so this does."""
+    return [
+        f"{job_id}: a step writes GITHUB_ENV"
+        for job_id, step in iter_steps(wf)
+        if "GITHUB_ENV" in str(step.get("run", "")) or "GITHUB_PATH" in str(step.get("run", ""))
+    ]
+
+
 RULES: list[Callable[[Workflow], list[str]]] = [
     check_top_level_permissions,
     check_no_pull_request_target,
@@ -362,6 +374,7 @@ RULES: list[Callable[[Workflow], list[str]]] = [
     check_privileged_checkout_is_default_branch,
     check_self_hosted_gated,
     check_comment_trigger_inert,
+    check_no_github_env,
 ]
 
 
