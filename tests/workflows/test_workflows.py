@@ -1032,3 +1032,17 @@ def test_the_documented_caller_workflows_lint_clean(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     code, findings = zizmor(tmp_path, ".github/workflows")
     assert code == 0 and findings == [], findings
+
+
+def test_the_documented_caller_grants_what_each_poster_job_asks() -> None:
+    """A called workflow's job gets at most what the caller's job granted: the snippet in
+    docs/WORKFLOWS.md must cover both jobs' asks (write covers read), and ask nothing more."""
+    doc = (REPO / "docs" / "WORKFLOWS.md").read_text(encoding="utf-8")
+    granted_text = re.search(r"^    permissions: \{(.*)\}$", doc, re.M)
+    assert granted_text is not None
+    granted = dict(p.strip().split(": ") for p in granted_text[1].split(","))
+    asked: dict[str, str] = {}
+    for job in jobs(load_workflow(WORKFLOWS / POSTER)).values():
+        for scope, level in job["permissions"].items():
+            asked[scope] = "write" if "write" in (level, asked.get(scope)) else level
+    assert granted == asked
