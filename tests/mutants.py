@@ -247,6 +247,21 @@ MUTATIONS = (
         "*code_lines(usage.all_codes(), usage.ok),",
         "*code_lines(tuple(ExitCode), usage.ok),",
     ),
+    Mutation(
+        "approval-of-any-commit",
+        "the fork gate counts a maintainer's approval of an earlier commit (a push after it)",
+        "bot/github/trust.py",
+        'approvals = [r for r in standing if r.state == "APPROVED" and r.commit_id == run.head_sha]',
+        'approvals = [r for r in standing if r.state == "APPROVED"]',
+    ),
+    Mutation(
+        "artifact-bound-loose",
+        "fetch-artifact's bound on artifacts is not the machines bound",
+        "bot/commands/fetch_artifact.py",
+        "limits = replace(limits, max_artifacts=cfg.max_machines)",
+        "limits = replace(limits, max_artifacts=cfg.max_machines * 4)",
+        area="tests/github",
+    ),
 )
 
 
