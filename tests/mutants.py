@@ -251,7 +251,8 @@ MUTATIONS = (
         "approval-of-any-commit",
         "the fork gate counts a maintainer's approval of an earlier commit (a push after it)",
         "bot/github/trust.py",
-        'approvals = [r for r in standing if r.state == "APPROVED" and r.commit_id == run.head_sha]',
+        'approvals = [r for r in standing if r.state == "APPROVED" and r.commit_id == run.head_sha'
+        "]",
         'approvals = [r for r in standing if r.state == "APPROVED"]',
     ),
     Mutation(
