@@ -3,7 +3,10 @@
 As in the PR mode (bot/decide/families.py), a gating Thunder point is read from its ratio and
 nvFuser's from its kernel time; a point fails at a commit when every run of that commit that
 measured it failed (compile or executor error, a wrong result, a crash), and a point not
-measured by choice (asv's "skipped", or absent) is no evidence either way.
+measured by choice (asv's "skipped", or absent) is no evidence either way. Every run counts
+here, whatever its sampling or set of variants (History.every): the timing guards compare like
+with like, but a point that fails fails in any run, and a variant a run did not measure is
+simply not measured there.
 
 A break is a commit where a point fails after a commit where it ran. It is confirmed when the
 point failed at ``min_after`` measured commits in a row from there (the persistence the timing
@@ -69,11 +72,11 @@ def _runs_again(measured: Sequence[tuple[int, Status]], start: int, min_after: i
 
 
 def _one_point(
-    h: History, key: PointKey, min_after: int
+    commits: Sequence[Commit], key: PointKey, min_after: int
 ) -> tuple[list[tuple[int, int, bool, str | None, int | None, bool]], list[tuple[int, int]]]:
     """(last ok, first failed, confirmed, error, back at, failing at the newest) per break,
     and (first failed, failed commits) per transient."""
-    seen = [(i, *status(c, key)) for i, c in enumerate(h.commits)]
+    seen = [(i, *status(c, key)) for i, c in enumerate(commits)]
     measured = [(i, s) for i, s, _ in seen if s != "absent"]
     errors = {i: e for i, s, e in seen if s == "failed"}
     out, notes = [], []
@@ -98,6 +101,15 @@ def _one_point(
     return out, notes
 
 
+def _split_of(h: History, last_good: str) -> int:
+    """The break's split in the timing guards' commits (what its alert lines up with): the
+    last good commit's index there, or that of the newest comparable commit before it."""
+    order = [c.sha for c in (h.every or h.commits)]
+    index = {c.sha: i for i, c in enumerate(h.commits)}
+    upto = order[: order.index(last_good) + 1]
+    return max((index[sha] for sha in upto if sha in index), default=0)
+
+
 def find_breaks(
     h: History, s: VerdictSettings, min_after: int, keys: Sequence[PointKey]
 ) -> tuple[tuple[Break, ...], tuple[str, ...]]:
@@ -105,8 +117,9 @@ def find_breaks(
     the gating contenders and nvFuser's points."""
     groups: dict[tuple[int, int, bool], list[tuple[PointKey, str | None, int | None, bool]]] = {}
     transients: dict[tuple[int, int], int] = {}
+    commits = h.every or h.commits
     for key in keys:
-        found, said = _one_point(h, key, min_after)
+        found, said = _one_point(commits, key, min_after)
         for t in said:
             transients[t] = transients.get(t, 0) + 1
         for prev, here, confirmed, error, back, failing in found:
@@ -119,24 +132,25 @@ def find_breaks(
                 True,
                 s.threshold_for(key.label),
                 "broken",
-                no_data=f"failed at {h.commits[here].sha[:12]}",
+                no_data=f"failed at {commits[here].sha[:12]}",
                 kind="kernel" if key.variant == REFERENCE else "ratio",
                 error=error,
             )
             for key, error, _, _ in members
         )
-        back_at = tuple(h.commits[b].sha if b is not None else None for _, _, b, _ in members)
+        back_at = tuple(commits[b].sha if b is not None else None for _, _, b, _ in members)
         if all(b is not None for b in back_at):
             follow: Follow = "recovered"
         elif any(failing for *_, failing in members):
             follow = "regressed"
         else:
             follow = "hold"  # running again, not yet for min_after commits in a row
+        split = _split_of(h, commits[prev].sha)
         breaks.append(
-            Break(prev, h.commits[prev].sha, h.commits[here].sha, confirmed, rows, back_at, follow)
+            Break(split, commits[prev].sha, commits[here].sha, confirmed, rows, back_at, follow)
         )
     notes = tuple(
-        f"{count} point(s) failed at {h.commits[here].sha[:8]} and ran again after {run} "
+        f"{count} point(s) failed at {commits[here].sha[:8]} and ran again after {run} "
         "commit(s): a transient, not a break"
         for (here, run), count in sorted(transients.items())
     )

@@ -20,6 +20,7 @@ from bot.history.changepoint import Change
 from bot.history.follow import FollowUp
 from bot.history.series import Commit
 from bot.history.watch import Watch
+from bot.tell.words import nvfuser_slower
 
 SCHEMA = "perfbot-history/1"
 #: Commits listed in the text (the first and last half of it); --json lists every one.
@@ -37,12 +38,30 @@ def day(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).date().isoformat()
 
 
-def commit_label(c: Commit) -> str:
-    """What ran: Thunder's version, a deliberately slower variant, a package under test."""
+#: The packages whose versions a commit's line may name, in this order: Thunder always, the
+#: others where they differ between the history's commits (two nvFuser builds under one
+#: Thunder must not read like the rest).
+PACKAGES = ("thunder", "nvfuser", "torch", "python")
+
+
+def varying_packages(commits: Sequence[Commit]) -> tuple[str, ...]:
+    """Thunder, and every other package whose version is not the same at every commit."""
+
+    def version(c: Commit, package: str) -> str | None:
+        prov = c.runs[0].provenance if c.runs else None
+        return prov.text("versions", package) if prov is not None else None
+
+    seen = {p: {version(c, p) for c in commits} for p in PACKAGES}
+    return tuple(p for p in PACKAGES if p == "thunder" or len(seen[p]) > 1)
+
+
+def commit_label(c: Commit, packages: Sequence[str] = ("thunder",)) -> str:
+    """What ran: the versions of `packages` (varying_packages), a deliberately slower variant,
+    a package under test."""
     prov = c.runs[0].provenance if c.runs else None
     if prov is None:
         return "no provenance record"
-    parts = [f"thunder {prov.text('versions', 'thunder') or '?'}"]
+    parts = [f"{p} {prov.text('versions', p) or '?'}" for p in packages]
     variant = prov.text("thunder_variant")
     if variant and variant != "stock":
         parts.append(variant)
@@ -78,13 +97,30 @@ def evidence(g: Guard, direction: str) -> tuple[str, Interval, float] | None:
     return what, c.change, t(c)
 
 
+#: How a change's direction reads: a ratio that fell because nvFuser's own fusion got slower
+#: is nvFuser's regression, never Thunder's gain (the PR mode's rule, bot/tell/words.py).
+NOT_A_GAIN = "not a gain"
+
+
+def shown_direction(c: Change) -> str:
+    """regressed, improved, or NOT_A_GAIN for a ratio that fell while nvFuser got slower."""
+    if c.guard == "ratio" and c.direction == "improved" and nvfuser_slower(c.verdict):
+        return NOT_A_GAIN
+    return c.direction
+
+
+def _direction_words(c: Change) -> str:
+    shown = shown_direction(c)
+    return "lower: nvFuser's fusion got slower, not a gain" if shown == NOT_A_GAIN else shown
+
+
 def _change_lines(c: Change, follow: FollowUp | None) -> list[str]:
     g = c.verdict.guard(c.guard)
     assert g is not None
     ev = evidence(g, c.direction)
     size = f"{ev[0]} {interval_words(ev[1])}" if ev else "no single figure"
     lines = [
-        f"  [{c.direction}] {GUARD_TITLES[c.guard]}: last good {c.last_good[:8]}, first bad "
+        f"  [{_direction_words(c)}] {GUARD_TITLES[c.guard]}: last good {c.last_good[:8]}, first bad "
         f"{c.first_bad[:8]} ({c.span.before} commit(s) before, "
         f"{c.span.after} after)",
         f"      size: {size}",
@@ -108,6 +144,7 @@ def report_text(w: Watch) -> str:
         "",
         "Commits, oldest first:",
     ]
+    packages = varying_packages(commits)
     shown = list(enumerate(commits))
     if len(shown) > LISTED:
         shown = [*shown[: LISTED // 2], (-1, commits[0]), *shown[-LISTED // 2 :]]
@@ -115,7 +152,8 @@ def report_text(w: Watch) -> str:
         if i < 0:
             lines.append(f"  ... {len(commits) - LISTED} more (--json lists every commit)")
             continue
-        lines.append(f"  {i + 1:>4}  {commit.sha[:8]}  {day(commit.date)}  {commit_label(commit)}")
+        label = commit_label(commit, packages)
+        lines.append(f"  {i + 1:>4}  {commit.sha[:8]}  {day(commit.date)}  {label}")
     follow = {id(f.change): f for f in w.follow}
     lines += ["", f"Confirmed changes: {len(sc.changes)}"]
     for c in sc.changes:
@@ -159,7 +197,8 @@ def _change_json(c: Change, follow: FollowUp | None, min_after: int) -> dict[str
     ev = evidence(g, c.direction)
     return {
         "guard": c.guard,
-        "direction": c.direction,
+        # "not a gain": the ratio fell because nvFuser's fusion got slower (never "improved").
+        "direction": shown_direction(c),
         "status": "confirmed" if c.confirmed else "pending",
         "needs_more_commits": 0 if c.confirmed else min_after - c.span.after,
         "last_good": c.last_good,
@@ -187,11 +226,17 @@ def to_json(watches: Sequence[Watch]) -> dict[str, Any]:
     machines = []
     for w in watches:
         follow = {id(f.change): f for f in w.follow}
+        packages = varying_packages(w.history.commits)
         machines.append(
             {
                 "machine": w.history.machine,
                 "commits": [
-                    {"sha": c.sha, "date": c.date, "runs": len(c.runs), "what": commit_label(c)}
+                    {
+                        "sha": c.sha,
+                        "date": c.date,
+                        "runs": len(c.runs),
+                        "what": commit_label(c, packages),
+                    }
                     for c in w.history.commits
                 ],
                 "method": {

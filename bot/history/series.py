@@ -41,6 +41,10 @@ class History:
     machine: str
     commits: tuple[Commit, ...]
     notes: tuple[str, ...] = ()
+    #: Every run, whatever its sampling or variants, by commit in the same order: the broken
+    #: guard reads these (a run of three variants where Thunder fails is a break, not "another
+    #: set of variants"); empty: the same as `commits`.
+    every: tuple[Commit, ...] = ()
 
     @property
     def runs(self) -> tuple[CommitResults, ...]:
@@ -153,6 +157,8 @@ def history(
         runs = [r for c in picked for r in c.runs]
     kept, more = comparable(runs)
     commits = by_commit(kept, dated=order is None)
+    every = by_commit(runs, dated=order is None)
     if order is not None:
         commits.sort(key=lambda c: rank[c.sha])
-    return History(machine, tuple(commits), (*notes, *more))
+        every.sort(key=lambda c: rank[c.sha])
+    return History(machine, tuple(commits), (*notes, *more), tuple(every))

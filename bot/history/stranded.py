@@ -35,6 +35,7 @@ from bot.decide.types import GUARD_TITLES, GuardKind
 from bot.history.alerts import ORDER, alert_key
 from bot.history.changepoint import Change
 from bot.history.follow import range_state
+from bot.history.render import shown_direction
 from bot.history.sections import WHAT
 from bot.history.watch import Watch
 
@@ -96,7 +97,7 @@ def _near(w: Watch, guard: GuardKind, split: int) -> str:
         return "; ".join(near) or "no break"
 
     def words(c: Change) -> str:
-        where = f"{c.direction} between {c.last_good[:12]} and {c.first_bad[:12]}"
+        where = f"{shown_direction(c)} between {c.last_good[:12]} and {c.first_bad[:12]}"
         if not c.confirmed:
             return f"{where} (pending)"
         if c.direction == "improved":

@@ -32,6 +32,7 @@ from bot.decide.rules import (
     side_moved,
 )
 from bot.decide.types import Guard, GuardKind, PointVerdict, State, VariantSummary, Verdict
+from bot.decide.verdict import mean_bandwidth
 from bot.decide.wording import guard_summary
 from bot.history.rows import Span, columns, family_rows
 from bot.history.table import Table
@@ -94,6 +95,20 @@ def decide_span(
     )
     commits = table.history.commits
     lo, mid, hi = columns(table, span)
+    runs = table.history.runs
+    before, after = runs[lo:mid], runs[mid:hi]
+
+    def with_bw(rows: Sequence[PointVerdict]) -> tuple[PointVerdict, ...]:
+        """The share of peak bandwidth of each side's window (the PR mode's column)."""
+        return tuple(
+            replace(p, bandwidth_pct=(mean_bandwidth(before, p.key), mean_bandwidth(after, p.key)))
+            for p in rows
+        )
+
+    guards = tuple(
+        replace(g, points=with_bw(g.points)) if g.kind != "broken" else g for g in guards
+    )
+    ratio = list(guards[3].points)
     with_data = [p for p in ratio if p.cmp is not None]
     worst = max(with_data, key=lambda p: p.cmp.change.estimate if p.cmp else 0.0, default=None)
     overall = overall_state(guards)
@@ -109,7 +124,7 @@ def decide_span(
         worst=worst,
         settings=s,
         guards=guards,
-        kernels=(*nv_rows, *th_rows),
+        kernels=(*guards[1].points, *guards[2].points),
         runs=(mid - lo, hi - mid),
         model=model_note,
     )

@@ -8,6 +8,7 @@ key of either form (with ``|<guard>``: filed before alerts) is read back."""
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import replace
 
 import pytest
@@ -46,6 +47,18 @@ def test_the_step_is_one_alert_keyed_by_its_range() -> None:
     assert a.repos == (THUNDER, FUSER) and a.owner_why == "what moved points at Thunder"
     assert [name for name, _ in ai.spec.sizes] == ["nvidia-h200/ratio", "nvidia-h200/thunder"]
     assert all(1.02 < size < 1.03 for _, size in ai.spec.sizes)
+
+
+def test_the_issue_tables_give_each_sides_share_of_peak_bandwidth() -> None:
+    """Each row's "% of peak bandwidth" is the before and after windows' (issue 21: it read
+    n/a → n/a on every row); the figures are the recorded runs' own."""
+    (ai,) = watch_issues([watch(*STOCK[:6], *THUNDER_2)], FUSER, REPOS, "perf-regression-bot")
+    rows = [line for line in ai.spec.body.splitlines() if line.startswith("| ") and "%" in line]
+    cells = [re.findall(r"\| (\d+%) → (\d+%) \|", line) for line in rows]
+    assert rows and "n/a" not in "".join(rows)
+    assert sum(bool(c) for c in cells) >= 5
+    for (before, after), *_ in filter(None, cells):
+        assert 1 <= int(before[:-1]) <= 100 and 1 <= int(after[:-1]) <= 100
 
 
 def test_a_break_and_a_timing_change_at_the_same_range_are_one_alert() -> None:

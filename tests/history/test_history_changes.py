@@ -5,24 +5,30 @@ real A/A orders. Every run is a recorded process; only the order is chosen."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import itertools
 
 import pytest
 from history_data import (
     BROKEN,
+    MACHINE,
     NVFUSER_2,
     NVFUSER_5,
     STOCK,
     THUNDER_2,
     THUNDER_5,
     UNFUSED,
+    pool,
     real,
     shipped,
 )
+from paths import REPO_ROOT
 
 from bot.exitcodes import ExitCode
 from bot.history.method import Method
-from bot.history.render import evidence
+from bot.history.render import evidence, report_text, to_json
+from bot.history.series import history, signature
 from bot.history.watch import Watch, analyse
 
 M = Method()
@@ -127,6 +133,12 @@ def test_a_real_nvfuser_step_is_an_nvfuser_regression_never_thunders_gain(
     ratio = next(c for c in w.scan.changes if c.guard == "ratio")
     assert "not a gain" in ratio.verdict.guard("ratio").summary  # type: ignore[union-attr]
     assert [(f.change.guard, f.state) for f in w.follow] == [("nvfuser", "regressed")]
+    # Every output says so: never "improved" (issue 21).
+    text = report_text(w)
+    assert "[improved]" not in text
+    assert "[lower: nvFuser's fusion got slower, not a gain] Thunder/nvFuser" in text
+    directions = {c["guard"]: c["direction"] for c in to_json([w])["machines"][0]["changes"]}
+    assert directions == {"nvfuser": "regressed", "ratio": "not a gain"}
 
 
 def test_a_larger_real_thunder_step_is_found_too() -> None:
@@ -212,6 +224,30 @@ def test_broken_points_are_confirmed_after_two_commits_and_recover() -> None:
     assert not one_off.breaks and any("a transient, not a break" in n for n in one_off.notes)
 
 
+def test_a_break_in_runs_of_another_set_of_variants_is_still_a_break() -> None:
+    """Issue 21: stock runs of five variants, then Thunder 0.2.5 measured in a run of three
+    variants only (the under-test pair's repeat 2, its five-variant run left out). The timing
+    guards keep to the five-variant runs; the broken guard reads every run, so the break at the
+    newest commits is a break (it was dropped as "another set of variants", exit 0)."""
+    three = [
+        r
+        for r in pool()
+        if not (r.commit.startswith(BROKEN[1]) and signature(r)[1].count(",") == 4)
+    ]
+    assert any(r.commit.startswith(BROKEN[1]) for r in three)
+    s, model = shipped()
+    w = analyse(history(MACHINE, three, [*STOCK[:6], *BROKEN]), s, model, M)
+    (b,) = w.breaks
+    assert (b.last_good[:8], b.first_bad[:8], b.confirmed) == (STOCK[5], BROKEN[0], True)
+    assert len(b.points) == 18 and w.code == ExitCode.BROKEN
+    assert [c.sha[:8] for c in w.history.commits] == [
+        *STOCK[:6],
+        BROKEN[0],
+    ]  # timing: like with like
+    only = analyse(history(MACHINE, three, [*STOCK[:6], BROKEN[1]]), s, model, M)
+    assert [(x.first_bad[:8], x.confirmed) for x in only.breaks] == [(BROKEN[1], False)]
+
+
 def test_every_ordering_of_the_nightlies_is_quiet() -> None:
     """Six real Thunder nightlies (0.2.7.dev20251102 .. dev20260201) agree within 0.2%: in
     none of their orders is anything confirmed."""
@@ -227,3 +263,29 @@ def test_every_ordering_of_the_nightlies_is_quiet() -> None:
     for order in itertools.islice(itertools.permutations(shas), 0, None, 7):
         w = analyse(history(MACHINE, runs, list(order)), s, model, M)
         assert not w.scan.changes, order
+
+
+def test_the_commit_list_names_every_package_version_that_differs() -> None:
+    """Two nvFuser builds under one Thunder (data/h200-nvfuser-builds): each commit's line names
+    its nvFuser build, where Thunder's version alone made the two read alike (issue 21)."""
+    from bot.commands.cli import main
+
+    data = REPO_ROOT / "data" / "h200-nvfuser-builds" / "results"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(
+            [
+                "history",
+                "--results",
+                str(data / "rep-1"),
+                "--results",
+                str(data / "rep-2"),
+                "--dry-run",
+            ],
+            {},
+        )
+    listed = [line for line in out.getvalue().splitlines() if "thunder 0.2.6" in line]
+    assert [line.split("  ")[-1] for line in listed] == [
+        "thunder 0.2.6, nvfuser 0.2.35+git09559b6",
+        "thunder 0.2.6, nvfuser 0.2.36+git7e04d26",
+    ]
