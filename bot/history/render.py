@@ -120,8 +120,8 @@ def _change_lines(c: Change, follow: FollowUp | None) -> list[str]:
     ev = evidence(g, c.direction)
     size = f"{ev[0]} {interval_words(ev[1])}" if ev else "no single figure"
     lines = [
-        f"  [{_direction_words(c)}] {GUARD_TITLES[c.guard]}: last good {c.last_good[:8]}, first bad "
-        f"{c.first_bad[:8]} ({c.span.before} commit(s) before, "
+        f"  [{_direction_words(c)}] {GUARD_TITLES[c.guard]}: last good {c.last_good[:8]}, "
+        f"first bad {c.first_bad[:8]} ({c.span.before} commit(s) before, "
         f"{c.span.after} after)",
         f"      size: {size}",
         f"      {g.summary}",

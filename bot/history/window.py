@@ -87,6 +87,17 @@ def decide_span(
         g = Guard(kind, state, "", tuple(rows), aggs)
         return replace(g, summary=guard_summary(g, s, nv_slower))
 
+    lo, mid, hi = columns(table, span)
+    before, after = table.history.runs[lo:mid], table.history.runs[mid:hi]
+
+    def with_bw(rows: Sequence[PointVerdict]) -> list[PointVerdict]:
+        """Each side's window's share of peak bandwidth (the PR mode's column)."""
+        return [
+            replace(p, bandwidth_pct=(mean_bandwidth(before, p.key), mean_bandwidth(after, p.key)))
+            for p in rows
+        ]
+
+    ratio, nv_rows, th_rows = with_bw(ratio), with_bw(nv_rows), with_bw(th_rows)
     guards = (
         Guard("broken", "no change", BROKEN_ALONG, ()),
         guard("nvfuser", nv_state, nv_rows, fams["nvfuser"].aggregates),
@@ -94,21 +105,6 @@ def decide_span(
         guard("ratio", ratio_state, ratio, fams["ratio"].aggregates),
     )
     commits = table.history.commits
-    lo, mid, hi = columns(table, span)
-    runs = table.history.runs
-    before, after = runs[lo:mid], runs[mid:hi]
-
-    def with_bw(rows: Sequence[PointVerdict]) -> tuple[PointVerdict, ...]:
-        """The share of peak bandwidth of each side's window (the PR mode's column)."""
-        return tuple(
-            replace(p, bandwidth_pct=(mean_bandwidth(before, p.key), mean_bandwidth(after, p.key)))
-            for p in rows
-        )
-
-    guards = tuple(
-        replace(g, points=with_bw(g.points)) if g.kind != "broken" else g for g in guards
-    )
-    ratio = list(guards[3].points)
     with_data = [p for p in ratio if p.cmp is not None]
     worst = max(with_data, key=lambda p: p.cmp.change.estimate if p.cmp else 0.0, default=None)
     overall = overall_state(guards)
@@ -124,7 +120,7 @@ def decide_span(
         worst=worst,
         settings=s,
         guards=guards,
-        kernels=(*guards[1].points, *guards[2].points),
+        kernels=(*nv_rows, *th_rows),
         runs=(mid - lo, hi - mid),
         model=model_note,
     )
