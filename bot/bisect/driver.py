@@ -66,8 +66,16 @@ class Row:
 
     @property
     def label(self) -> str | None:
-        """The class as the answer shows it: the reference is named so, not "good"."""
-        return "reference" if self.is_reference else self.cls
+        """The class as the answer shows it: the reference is named so, not "good"; a bad
+        build whose points fail (as the known-bad build's do) says it is broken, and a build
+        broken where the known-bad one is not says that."""
+        if self.is_reference:
+            return "reference"
+        if self.cls == "bad" and self.judged is not None and self.judged.broken_points:
+            return f"bad: broken ({self.judged.broken_points} points fail)"
+        if self.cls == "broken":
+            return "broken (the known-bad build is not)"
+        return self.cls
 
 
 @dataclass(frozen=True)

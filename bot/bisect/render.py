@@ -76,7 +76,8 @@ def _row(row: Row, plan: Plan) -> dict[str, object]:
         "index": row.index,
         "build": row.name,
         "date": day.isoformat() if day else None,
-        "class": row.label,
+        "class": "reference" if row.is_reference else row.cls,  # the words: "label"
+        "label": row.label,
         "overall": j.overall if j else None,
         "alarming": list(j.alarming) if j else [],
         "why": j.why if j else None,
@@ -106,8 +107,10 @@ def to_json(outcome: Outcome, plan: Plan, exit_code: int) -> dict[str, object]:
         "package": plan.timeline.package,
         "good": plan.timeline.good.name,
         "bad": plan.timeline.bad.name,
-        "first_bad": b.first_bad,
-        "last_good": b.last_good,
+        # Set only when the bisect named them; "bracket" is where the measurements stand.
+        "first_bad": b.first_bad if outcome.status == "found" else None,
+        "last_good": b.last_good if outcome.status == "found" else None,
+        "bracket": {"last_good": b.last_good, "first_bad": b.first_bad},
         "reason": reason(outcome),
         "next": {"build": step.build, "why": step.why} if isinstance(step, Measure) else None,
         "changes": {"url": change.url, "text": change.text} if change else None,

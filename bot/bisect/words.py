@@ -11,7 +11,7 @@ from __future__ import annotations
 from bot.bisect.classify import Figure
 from bot.bisect.driver import Outcome, Plan, Row
 from bot.bisect.points import DEFAULT_VARIANTS
-from bot.bisect.render import bracket, gpu_seconds, reason, what_changed
+from bot.bisect.render import Bracket, bracket, gpu_seconds, reason, what_changed
 from bot.bisect.search import most_measurements
 from bot.tell.markdown import escape_md, pct
 from bot.tell.under_test import NAMES as PACKAGE_NAMES
@@ -63,11 +63,11 @@ def _counts(outcome: Outcome, *, this_call: bool) -> str:
 
 def to_text(outcome: Outcome, plan: Plan) -> str:
     b, why, change = bracket(outcome), reason(outcome), what_changed(outcome, plan)
-    lines = [
-        f"bisect {plan.timeline.package}: {HEADLINES[outcome.status]}",
-        f"first bad build: {b.first_bad or 'not known yet'}",
-        f"last good build: {b.last_good or 'not known yet'}",
-    ]
+    lines = [f"bisect {plan.timeline.package}: {HEADLINES[outcome.status]}"]
+    if outcome.status == "found":
+        lines += [f"first bad build: {b.first_bad}", f"last good build: {b.last_good}"]
+    else:  # a bracket is not an answer: the first bad build lies inside it
+        lines.append(f"no first bad build named; {_bracket_words(b, escape=False)}")
     if why:
         lines.append(f"why: {why}")
     if change:
@@ -99,9 +99,14 @@ def section(outcome: Outcome, plan: Plan) -> str:
         marker(t.package),
         f"### Bisect of {name} builds: {HEADLINES[outcome.status]}",
         "",
-        f"- **First bad build:** {_build(b.first_bad)}",
-        f"- **Last good build:** {_build(b.last_good)}",
     ]
+    if outcome.status == "found":
+        lines += [
+            f"- **First bad build:** {_build(b.first_bad)}",
+            f"- **Last good build:** {_build(b.last_good)}",
+        ]
+    else:
+        lines.append(f"- **No first bad build named.** {_bracket_words(b, escape=True)}")
     if change:
         shown = escape_md(change.text, 300)
         lines.append(f"- **What changed:** {change.markdown(shown)}")
@@ -133,6 +138,20 @@ def _noise(outcome: Outcome) -> str | None:
     so the answer must say so."""
     judged = [row.judged for row in reversed(outcome.rows) if row.judged and row.judged.noise]
     return judged[0].noise if judged else None
+
+
+def _bracket_words(b: Bracket, *, escape: bool) -> str:
+    """Where the measurements leave the answer, said as a bracket, never as the answer."""
+
+    def shown(name: str | None) -> str:
+        if name is None:
+            return "none yet"
+        return escape_md(name) if escape else name
+
+    return (
+        f"last build measured good: {shown(b.last_good)}; first measured bad: "
+        f"{shown(b.first_bad)} (the first bad build is that one or one before it)"
+    )
 
 
 def _build(name: str | None) -> str:

@@ -32,6 +32,14 @@ ISSUE_WORDS = {
     "recovered": "back: its alert closes once every section of it is back",
     "hold": "neither clearly regressed nor back at the newest commits: an open alert gets a note",
 }
+#: The same for a confirmed break: its points fail, they are not "regressed".
+BREAK_WORDS = {
+    "regressed": "its points still fail at the newest commit: its alert opens or stays open",
+    "recovered": "every point runs again: its alert closes once every section of it is back",
+    "hold": "some points run again, not yet for long enough: an open alert gets a note",
+}
+#: A pending break is never filed (as a pending change): what would make it speak.
+PENDING_BREAK = "pending: nothing is filed until it fails at {n} measured commits in a row"
 
 
 def day(ms: int) -> str:
@@ -169,9 +177,10 @@ def report_text(w: Watch) -> str:
         for b in w.breaks:
             back = sum(x is not None for x in b.back_at)
             status = "confirmed" if b.confirmed else "pending"
+            issue = BREAK_WORDS[b.follow] if b.confirmed else PENDING_BREAK.format(n=m.min_after)
             lines.append(
                 f"  [{status}] {len(b.points)} point(s): last ran {b.last_good[:8]}, failing "
-                f"from {b.first_bad[:8]}; {back} run again; issue: {ISSUE_WORDS[b.follow]}"
+                f"from {b.first_bad[:8]}; {back} run again; issue: {issue}"
             )
             first = b.points[0]
             lines.append(f"      {first.key.label}: {first.error or 'no error text recorded'}")

@@ -87,8 +87,14 @@ def test_the_h200_bisect_measures_nothing_again_and_says_the_same(tmp_path: Path
     assert (recorded["measured_now"], again["measured_now"]) == (2, 0)
     recorded.pop("measured_now")
     again.pop("measured_now")
+    # What the recorded answer has, unchanged; since issue 21 an answer also says where the
+    # measurements stand (a bracket, not a first bad build) and each build's label in words.
+    bracket = again.pop("bracket")
+    for row in again["timeline"]:
+        row.pop("label")
     assert _rounded(again) == _rounded(recorded)
     assert again["status"] == "stuck" and again["first_bad"] is None
+    assert bracket == {"last_good": None, "first_bad": None}
     assert again["reason"].startswith("the known-bad build is good against the known-good one")
     assert "there is no step to find" in DATA_README
 

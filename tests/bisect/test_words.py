@@ -73,6 +73,11 @@ def test_a_stuck_bisect_says_why_and_names_no_bracket_it_does_not_have() -> None
                    t.names)  # fmt: skip
     body, text = section(out, plan), to_text(out, plan)
     assert "### Bisect of Thunder builds: stopped without an answer" in body
-    assert "**First bad build:** not known yet" in body and "**Why it stopped:** the known" in body
-    assert text.splitlines()[:2] == ["bisect thunder: stopped without an answer",
-                                     "first bad build: not known yet"]  # fmt: skip
+    assert "**No first bad build named.** last build measured good: none yet" in body
+    assert "**Why it stopped:** the known" in body and "First bad build" not in body
+    assert text.splitlines()[:2] == [
+        "bisect thunder: stopped without an answer",
+        "no first bad build named; last build measured good: none yet; first measured bad: "
+        "none yet (the first bad build is that one or one before it)",
+    ]
+    assert "first bad build:" not in text

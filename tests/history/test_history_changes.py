@@ -216,6 +216,12 @@ def test_broken_points_are_confirmed_after_two_commits_and_recover() -> None:
     assert [x.confirmed for x in pending.breaks] == [
         False
     ] and pending.code == ExitCode.OK_NO_REGRESSION
+    # Words that match what was done (issue 21): a break's points fail, they are not
+    # "regressed"; a pending break files nothing.
+    (line,) = [x for x in report_text(w).splitlines() if x.startswith("  [confirmed] 18")]
+    assert "its points still fail at the newest commit" in line and "regressed" not in line
+    (line,) = [x for x in report_text(pending).splitlines() if x.startswith("  [pending] 18")]
+    assert line.endswith("nothing is filed until it fails at 2 measured commits in a row")
     back = watch([*STOCK[:6], *BROKEN, *STOCK[6:8]])
     assert [(x.follow, {(a or "")[:8] for a in x.back_at}) for x in back.breaks] == [
         ("recovered", {STOCK[6]})
