@@ -96,14 +96,15 @@ def _sync(
 ) -> tuple[list[str], list[str]]:
     """What each alert's sync did, and what failed (every alert gets its turn first); then the
     bot's open history issues that no current alert matches (bot/commands/history_stranded.py)."""
+    from bot.commands.history_moved import rekey_moved
     from bot.commands.history_stranded import sync_stranded
     from bot.github.client import github_for
     from bot.github.issues import sync_issues
 
     assert cfg.issues_token is not None
     gh = github_for(cfg, cfg.issues_token.reveal())
-    lines: list[str] = []
-    failures: list[str] = []
+    # First: an alert whose change point moved by a commit takes over its old issue.
+    lines, failures = rekey_moved(gh, cfg, watches, issues)
     for ai in issues:
         tag = _tag(ai, several)
         try:

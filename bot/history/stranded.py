@@ -76,7 +76,8 @@ def guards_of(sizes: Mapping[str, float] | None, machine: str) -> tuple[GuardKin
     return found or ORDER
 
 
-def _index(w: Watch, prefix: str) -> int | None:
+def index_of(w: Watch, prefix: str) -> int | None:
+    """The commit of `w` that `prefix` names, or None (none, or more than one)."""
     found = [i for i, c in enumerate(w.history.commits) if c.sha.startswith(prefix)]
     return found[0] if len(found) == 1 else None
 
@@ -156,7 +157,7 @@ def stranded(
     if key in current or parsed is None or parsed[0] != w.history.machine:
         return None
     machine, good, bad, guard = parsed
-    i, j = _index(w, good), _index(w, bad)
+    i, j = index_of(w, good), index_of(w, bad)
     if i is None or j is None or j <= i:
         return None
     guards = (guard,) if guard else guards_of(sizes, machine)

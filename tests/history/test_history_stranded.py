@@ -60,12 +60,40 @@ def human(fake: LocalGitHub) -> Issue:
     return issue
 
 
-@pytest.mark.parametrize("legacy", [False, True], ids=["alert", "filed-before-alerts"])
+def test_a_change_whose_split_moved_by_a_commit_keeps_its_issue(
+    fake_github: LocalGitHub, tmp_path: Path
+) -> None:
+    """Issue 21: an alert filed at split 4 whose change the longer history finds at split 5
+    (one commit away, a guard in common) moves its issues there: re-keyed, one comment saying
+    so, updated in place; no second pair is filed, and the move is not said again. When the
+    series is back, they close as the alert's issues do (completed)."""
+    case = "moved"
+    filed = file_earlier(fake_github, key_at(case, 4), BOTH)
+    assert night(fake_github, tmp_path, case, "SSSSSSTT") == ExitCode.REGRESSION
+    bots = [
+        i for r in (FUSER, THUNDER) for i in fake_github.state.issues(r) if i.author == BOT_LOGIN
+    ]
+    assert sorted(i.number for i in bots) == sorted(i.number for i in filed)  # none new
+    for issue in filed:
+        assert issue.state == "open" and key_marker(key_at(case, 5)) in (issue.body or "")
+        assert key_marker(key_at(case, 4)) not in (issue.body or "")
+        moved = [n for n in notes(fake_github, issue) if "follows it there" in n]
+        assert len(moved) == 1 and f"`{key_at(case, 4)}`" in moved[0]
+        assert not any(NOTE_MARK in n for n in notes(fake_github, issue))  # not "stranded"
+    assert human(fake_github).state == "open" and not notes(fake_github, human(fake_github))
+    before, count = snapshot(fake_github), writes(fake_github)
+    assert night(fake_github, tmp_path, case, "SSSSSSTT") == ExitCode.REGRESSION
+    assert writes(fake_github) == count and snapshot(fake_github) == before  # said once
+    assert night(fake_github, tmp_path, case, "SSSSSSTTSS") == ExitCode.OK_NO_REGRESSION
+    assert {(i.state, i.state_reason) for i in filed} == {("closed", "completed")}
+
+
+@pytest.mark.parametrize("legacy", [True], ids=["filed-before-alerts"])
 def test_a_moved_change_is_noted_once_and_closed_when_the_series_is_back(
     fake_github: LocalGitHub, tmp_path: Path, legacy: bool
 ) -> None:
-    """An alert whose range moved (judged by the sections its sizes marker names), and an
-    issue filed before alerts (``|thunder``: judged on its one guard), alike."""
+    """An issue filed before alerts (``|thunder``: judged on its one guard, never moved: the
+    alert at the neighbouring range has issues of its own) whose change moved."""
     case = "moved-legacy" if legacy else "moved"  # the step is at split 5 (S to T)
     earlier = legacy_key_at(case, 4) if legacy else key_at(case, 4)  # filed at split 4
     filed = file_earlier(fake_github, earlier, "" if legacy else BOTH)
