@@ -19,6 +19,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from bot.history.series import History, history, parse_order
+from bot.results import run_cache
 from bot.results.folders import machine_dirs, results_files
 from bot.results.limits import MAX_PROVENANCE_BYTES, read_capped
 from bot.results.locate import DEFAULT_MIN_SAMPLES, expand_repeats, load_run
@@ -26,7 +27,8 @@ from bot.results.types import BadInput, CommitResults
 
 #: Fewer files than this are read in this process (a worker costs more than it saves).
 PARALLEL_FROM = 16
-Task = tuple[Path, str, str | None, int]  # results file, machine, full hash if known, samples
+#: results file, machine, full hash if known, samples, the slimmed-record cache (or None)
+Task = tuple[Path, str, str | None, int, Path | None]
 
 
 def _known_hash(path: Path, files: Sequence[Path]) -> str | None:
@@ -42,8 +44,18 @@ def _known_hash(path: Path, files: Sequence[Path]) -> str | None:
 
 def read_one(task: Task) -> CommitResults:
     """One results file (its provenance record without the per-round lists)."""
-    path, machine, full, min_samples = task
-    return load_run(path, machine, full, min_samples, per_round=False)
+    path, machine, full, min_samples, cache = task
+    return load_run(path, machine, full, min_samples, per_round=False, cache=cache)
+
+
+def _cached(task: Task) -> bool:
+    """Whether the cache has an entry for the task's files as they are now."""
+    path, machine, full, min_samples, cache = task
+    if cache is None or full is None:
+        return False
+    files = (path, path.parent / f"{full}.provenance.jsonl")
+    entry = run_cache.entry_path(cache, files, full, machine, min_samples)
+    return entry is not None and entry.is_file()
 
 
 def _workers(files: int) -> int:
@@ -52,9 +64,13 @@ def _workers(files: int) -> int:
 
 
 def read_runs(
-    dirs: Sequence[Path], machine: str | None = None, min_samples: int = DEFAULT_MIN_SAMPLES
+    dirs: Sequence[Path],
+    machine: str | None = None,
+    min_samples: int = DEFAULT_MIN_SAMPLES,
+    cache: Path | None = None,
 ) -> dict[str, list[CommitResults]]:
-    """Every run in the folders, per machine (only ``machine`` when given)."""
+    """Every run in the folders, per machine (only ``machine`` when given); ``cache``: the
+    slimmed provenance records' folder (bot/results/slim_cache.py)."""
     expanded = expand_repeats(dirs)
     folders = list({d.resolve(): d for d in expanded}.values())  # a folder given twice: once
     if not folders:
@@ -64,17 +80,22 @@ def read_runs(
         for mdir in machine_dirs(folder):
             if machine is None or mdir.name == machine:
                 files = results_files(mdir)
-                tasks += [(p, mdir.name, _known_hash(p, files), min_samples) for p in files]
-    jobs = _workers(len(tasks))
+                tasks += [(p, mdir.name, _known_hash(p, files), min_samples, cache) for p in files]
+    # A run the cache holds is read here (its entry decodes in ~15 ms, less than sending the
+    # run back from a worker would cost); the others, where a CPU is free.
+    cached = [_cached(t) for t in tasks]
+    misses = [t for t, hit in zip(tasks, cached, strict=True) if not hit]
+    jobs = _workers(len(misses))
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as pool:
-            runs = list(pool.map(read_one, tasks, chunksize=4))
+            fresh = iter(list(pool.map(read_one, misses, chunksize=4)))
     else:
-        runs = [read_one(t) for t in tasks]
+        fresh = iter([read_one(t) for t in misses])
+    runs = [read_one(t) if hit else next(fresh) for t, hit in zip(tasks, cached, strict=True)]
     out: dict[str, list[CommitResults]] = {}
     seen: set[tuple[str, str, str | None]] = set()
     where: dict[tuple[Path, str], Path] = {}
-    for (path, _, _, _), run in zip(tasks, runs, strict=True):
+    for (path, *_), run in zip(tasks, runs, strict=True):
         twin = where.setdefault((path.parent, run.commit), path)
         if twin != path:
             raise BadInput(
@@ -107,8 +128,9 @@ def load_histories(
     machine: str | None = None,
     order: Path | None = None,
     min_samples: int = DEFAULT_MIN_SAMPLES,
+    cache: Path | None = None,
 ) -> tuple[History, ...]:
     """One history a machine, in commit order (``order``: that file's)."""
     listed = read_order(order) if order is not None else None
-    runs = read_runs(dirs, machine, min_samples)
+    runs = read_runs(dirs, machine, min_samples, cache)
     return tuple(history(m, runs[m], listed) for m in sorted(runs))

@@ -17,8 +17,9 @@ guard's business).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -73,6 +74,18 @@ class FamilyTable:
     thresholds: tuple[float, ...]  # per series, as a fraction
     between: tuple[Between, ...]  # per series: the noise model's (none: no model)
     aggregates: tuple[Aggregate, ...]
+    #: Per series and run: the point's share of the GPU's peak bandwidth (NaN: not recorded).
+    bandwidth: Floats = field(default_factory=lambda: np.zeros((0, 0)))
+
+    def bandwidth_means(self, lo: int, hi: int) -> dict[PointKey, float | None]:
+        """Each series' mean share of peak over runs ``lo..hi-1`` (None: none recorded)."""
+        part = self.bandwidth[:, lo:hi] if self.bandwidth.size else np.zeros((len(self.keys), 0))
+        have = ~np.isnan(part)
+        counts = have.sum(axis=1)
+        sums = np.where(have, part, 0.0).sum(axis=1)
+        return {
+            k: (float(sums[i] / counts[i]) if counts[i] else None) for i, k in enumerate(self.keys)
+        }
 
     def stats(self, row: int, lo: int, hi: int) -> list[RunStat]:
         """The series' runs with data among runs ``lo..hi-1``."""
@@ -191,6 +204,9 @@ def build(history: History, s: VerdictSettings, model: NoiseModel | None) -> Tab
             else np.zeros(shape, dtype=np.int64)
         )
         pick = s.threshold_for if kind == "ratio" else s.kernel_threshold_for
+        bandwidth = np.array(
+            [[_bandwidth_of(r, k) for r in runs] for k in keys], dtype=np.float64
+        ).reshape(shape)
         families[family] = FamilyTable(
             family,
             kind,
@@ -201,8 +217,15 @@ def build(history: History, s: VerdictSettings, model: NoiseModel | None) -> Tab
             tuple(pick(k.label) for k in keys),
             tuple(model.between(kind, k) if model else Between() for k in keys),
             _aggregates(kind, keys, y, w, n, model),
+            bandwidth,
         )
     return Table(history, tuple(starts), families, s, model)
+
+
+def _bandwidth_of(run: CommitResults, key: PointKey) -> float:
+    point = run.points.get(key)
+    value = point.bandwidth_pct if point is not None else None
+    return math.nan if value is None else value
 
 
 def select(table: Table, commits: Sequence[int]) -> Table:
@@ -219,6 +242,7 @@ def select(table: Table, commits: Sequence[int]) -> Table:
     for f, ft in table.families.items():
         y, w, n = ft.y[:, cols], ft.w[:, cols], ft.n[:, cols]
         aggs = _aggregates(ft.kind, ft.keys, y, w, n, table.model)
-        families[f] = replace(ft, y=y, w=w, n=n, aggregates=aggs)
+        bandwidth = ft.bandwidth[:, cols] if ft.bandwidth.size else ft.bandwidth
+        families[f] = replace(ft, y=y, w=w, n=n, aggregates=aggs, bandwidth=bandwidth)
     sub = History(h.machine, tuple(chosen), h.notes)
     return Table(sub, tuple(starts), families, table.settings, table.model)

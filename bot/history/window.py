@@ -32,10 +32,9 @@ from bot.decide.rules import (
     side_moved,
 )
 from bot.decide.types import Guard, GuardKind, PointVerdict, State, VariantSummary, Verdict
-from bot.decide.verdict import mean_bandwidth
 from bot.decide.wording import guard_summary
 from bot.history.rows import Span, columns, family_rows
-from bot.history.table import Table
+from bot.history.table import Family, Table
 from bot.results.types import REFERENCE, PointKey
 
 __all__ = ["BROKEN_ALONG", "Span", "columns", "decide_span", "strength"]
@@ -88,16 +87,16 @@ def decide_span(
         return replace(g, summary=guard_summary(g, s, nv_slower))
 
     lo, mid, hi = columns(table, span)
-    before, after = table.history.runs[lo:mid], table.history.runs[mid:hi]
 
-    def with_bw(rows: Sequence[PointVerdict]) -> list[PointVerdict]:
+    def with_bw(rows: Sequence[PointVerdict], family: Family) -> list[PointVerdict]:
         """Each side's window's share of peak bandwidth (the PR mode's column)."""
-        return [
-            replace(p, bandwidth_pct=(mean_bandwidth(before, p.key), mean_bandwidth(after, p.key)))
-            for p in rows
-        ]
+        ft = table.families[family]
+        before, after = ft.bandwidth_means(lo, mid), ft.bandwidth_means(mid, hi)
+        return [replace(p, bandwidth_pct=(before.get(p.key), after.get(p.key))) for p in rows]
 
-    ratio, nv_rows, th_rows = with_bw(ratio), with_bw(nv_rows), with_bw(th_rows)
+    if full:  # a verdict that is reported; the search's own (full=False) shows nobody a row
+        ratio = with_bw(ratio, "ratio")
+        nv_rows, th_rows = with_bw(nv_rows, "nvfuser"), with_bw(th_rows, "thunder")
     guards = (
         Guard("broken", "no change", BROKEN_ALONG, ()),
         guard("nvfuser", nv_state, nv_rows, fams["nvfuser"].aggregates),

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
+from bot.results import run_cache
 from bot.results.asv_file import parse_points, read_json
 from bot.results.folders import commit_files, machine_dirs, results_files
 from bot.results.hygiene import hygiene_path, load_checks
@@ -90,11 +92,34 @@ def load_commit(
 
 
 def _load(
-    path: Path, machine: str, full: str | None, min_samples: int, *, per_round: bool = True
+    path: Path,
+    machine: str,
+    full: str | None,
+    min_samples: int,
+    *,
+    per_round: bool = True,
+    cache: Path | None = None,
 ) -> CommitResults:
     """``full``: the commit the file must hold (None: whichever it holds, read from it);
     ``per_round=False``: the provenance record without its per-round lists, which no verdict
-    reads (bot/results/provenance.py)."""
+    reads (bot/results/provenance.py); ``cache``: a folder of runs so read
+    (bot/results/run_cache.py), for ``per_round=False`` only."""
+    entry = None
+    if cache is not None and not per_round and full is not None:
+        record = path.parent / f"{full}.provenance.jsonl"
+        entry = run_cache.entry_path(cache, (path, record), full, machine, min_samples)
+        hit = run_cache.read_entry(entry, path, record) if entry is not None else None
+        if hit is not None and hit.commit == full and hit.machine == machine:
+            return replace(hit, checks=load_checks(hygiene_path(path, full), full))
+    run = _read(path, machine, full, min_samples, per_round)
+    if entry is not None:
+        run_cache.write_entry(entry, run)
+    return run
+
+
+def _read(
+    path: Path, machine: str, full: str | None, min_samples: int, per_round: bool
+) -> CommitResults:
     data = read_json(path)
     held = full_sha(data.get("commit_hash"), str(path))
     if full is None:

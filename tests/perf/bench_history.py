@@ -8,7 +8,9 @@ Two histories, each commit a recorded run tiled over the nightly points under a 
 date of its own (in turn): the twelve stock runs (A/A), and the same with the two recorded
 slow-thunder-2 runs from the middle on (a real step, confirmed, its issues built, dry); and
 the A/A history with records thinned as the history store thins old ones (no per-round lists).
-Each case runs the real command in its own process, ``--runs`` times, and prints the machine,
+Each case runs the real command in its own process: once with an empty slimmed-record cache
+(PERFBOT_CACHE_DIR, bot/results/slim_cache.py: the first night, or without a cache), then
+``--runs`` times with the cache that run left (every later night), and prints the machine,
 then per case the commits, the exit code, the wall seconds (fastest, median), the CPU seconds
 and the peak resident memory of the process (its rusage). Printed, never asserted.
 """
@@ -84,9 +86,10 @@ def build(out: Path, case: str, commits: int, step_at: int | None, slim: bool = 
     return out
 
 
-def run_once(results: Path) -> Timing:
-    """One ``python -m bot history`` process (dry: no token)."""
+def run_once(results: Path, cache: Path) -> Timing:
+    """One ``python -m bot history`` process (dry: no token), with the cache folder."""
     env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "PERFBOT_ISSUES_TOKEN")}
+    env["PERFBOT_CACHE_DIR"] = str(cache)
     return run_bot_measured(["history", "--results", str(results), "--dry-run"], env)
 
 
@@ -110,7 +113,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for n, (name, step_at, slim) in enumerate(cases):
             folder = Path(tmp) / f"case-{n}" / "results"
             results = build(folder, name, args.commits, step_at, slim)
-            runs = [run_once(results) for _ in range(args.runs)]
+            cache = Path(tmp) / f"case-{n}" / "cache"
+            cold = [run_once(results, cache)]  # an empty cache: it fills it
+            print(f"{name + ', empty cache':<36}{args.commits:>8}{timing_cells(cold)}")
+            runs = [run_once(results, cache) for _ in range(args.runs)]
             print(f"{name:<36}{args.commits:>8}{timing_cells(runs)}")
     return 0
 
