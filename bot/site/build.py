@@ -82,10 +82,13 @@ class SiteReport:
             f"landing colours: ratio ±{self.colours[0]:.1%}, kernel time ±{self.colours[1]:.1%} "
             f"({self.colours_from})",
         ]
-        out += [
-            f"threshold {name}: {'off' if value is None else f'{value:.0%}'}"
-            for name, value in self.thresholds.items()
-        ]
+        if self.thresholds and all(v is None for v in self.thresholds.values()):
+            out.append("asv's step detection: off for every benchmark (the watch's changes count)")
+        else:
+            out += [
+                f"threshold {name}: {'off' if value is None else f'{value:.0%}'}"
+                for name, value in self.thresholds.items()
+            ]
         out += [f"dropped (not on a configured branch): {h}" for h in self.dropped]
         out += [f"warning: {w}" for w in self.warnings]
         return out

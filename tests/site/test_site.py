@@ -388,16 +388,11 @@ def test_git_history_when_every_commit_is_on_main_and_the_ratio_step_is_a_regres
     report = step_site
     assert report.history == "git" and report.dropped == ()
     assert report.commits == tuple(synthetic.commits[s] for s in STEP)
+    # asv's own step detection is off (asv.conf.json): the watch's changes are the ones that
+    # count, never a second list beside them; the step itself is in the graphs.
     entries = json.loads((report.out_dir / "regressions.json").read_text())["regressions"]
-    ratio = {e[0] for e in entries if e[0].startswith(BENCH_RATIO)}
-    assert f"{BENCH_RATIO}('thunder-prims', 'bfloat16', '2048x8192')" in ratio
-    assert report.ratio_regressions == len([e for e in entries if e[0].startswith(BENCH_RATIO)])
-    jump = next(e for e in entries if e[0].startswith(f"{BENCH_RATIO}('thunder-prims'"))
-    (_, after_rev, before, after) = jump[6][0]
-    index = json.loads((report.out_dir / "index.json").read_text())
-    assert index["revision_to_hash"][str(after_rev)] == synthetic.commits["thunder_slower"]
-    assert after / before > 1.05
-    assert any(BENCH_RATIO in title for title in _feed_titles(report.out_dir))
+    assert entries == [] and report.ratio_regressions == 0
+    assert not _feed_titles(report.out_dir)
 
 
 def test_recorded_history_keeps_every_result_in_commit_date_order(
@@ -411,8 +406,7 @@ def test_recorded_history_keeps_every_result_in_commit_date_order(
     index = json.loads((report.out_dir / "index.json").read_text())
     order = [index["revision_to_hash"][str(i)] for i in range(len(STEP))]
     assert order == [synthetic.commits[s] for s in STEP]
-    assert report.ratio_regressions > 0
-    assert any(BENCH_RATIO in title for title in _feed_titles(report.out_dir))
+    assert report.ratio_regressions == 0  # asv's detection is off: the watch's changes count
 
 
 def test_forcing_git_history_drops_and_reports_foreign_commits(

@@ -438,26 +438,20 @@ def test_asv_views_work_offline(
     _assert_clean(traffic)
 
 
-def test_the_regressions_page_lists_a_ratio_step(
+def test_the_regressions_page_lists_nothing_asvs_detection_is_off(
     synthetic: SyntheticResults, step_site: SiteReport, page: tuple[Any, Traffic]
 ) -> None:
-    """SYNTHETIC TEST INPUT (tests/data_helpers.py): a 10% step of Thunder's kernel time; its
-    site (the STEP scenarios with the helper's git history) built once a session."""
+    """SYNTHETIC TEST INPUT (tests/data_helpers.py): a 10% step of Thunder's kernel time. asv's
+    own step detection is off (asv.conf.json, issue 21): its page shows no second list beside
+    the watch's, though the step is there in the ratio graph."""
     report = step_site
     tab, traffic = page
     with start_server(report.out_dir) as server:
         tab.goto(f"{server.url}/#regressions")
-        tab.wait_for_selector("#regressions-body table.table tbody tr", state="attached")
+        tab.wait_for_selector("#regressions-body", state="attached")
         tab.wait_for_load_state("networkidle")
-        names = tab.locator("#regressions-body table.table tbody tr td a").all_inner_texts()
+        assert tab.locator("#regressions-body table.table tbody tr").count() == 0
         _shot(tab, "site-regressions-synthetic.png")
-        ratio = [n for n in names if n.startswith(BENCH_RATIO)]
-        assert any("thunder-prims" in n for n in ratio), names
-        # Its link opens the ratio graph at that point.
-        tab.locator("#regressions-body a", has_text="thunder-prims").first.click()
-        tab.wait_for_function("() => { const p = $('#main-graph').data('plot');"
-                              " return p && p.getData().length > 0; }")  # fmt: skip
-        assert BENCH_RATIO in tab.locator("#title").inner_text()
     _assert_clean(traffic)
 
 
