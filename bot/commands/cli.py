@@ -183,6 +183,7 @@ def cmd_site(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> 
             asv_conf=args.asv_conf,
             history=args.history,
             config=args.config,
+            history_json=args.history_json,
         )
     return run_site_serve(
         results=args.results,
@@ -190,6 +191,7 @@ def cmd_site(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> 
         host=args.host,
         port=args.port,
         config=args.config,
+        history_json=args.history_json,
     )
 
 

@@ -247,6 +247,13 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
             help="asv results directory; repeat to publish several as one history (the same "
             "commit on a machine twice with different results is refused)",
         )
+        sp.add_argument(
+            "--history-json",
+            type=Path,
+            default=None,
+            help="the main-branch watch's `history --json` output: its changes lead the landing "
+            "view, with links to their commits and issues",
+        )
         config_option(sp)
         sp.add_argument(
             "--asv-conf",

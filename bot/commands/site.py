@@ -27,22 +27,41 @@ def run_site_build(
     asv_conf: Path,
     history: Mode,
     config: Path | None = None,
+    history_json: Path | None = None,
 ) -> int:
     from bot.site import build_site
 
     with step("site build", ExitCode.BAD_INPUT):
         report = build_site(
-            results, site_out, conf_path=asv_conf, history=history, config_path=config
+            results,
+            site_out,
+            conf_path=asv_conf,
+            history=history,
+            config_path=config,
+            history_json=history_json,
         )
         out.write("\n".join(report.lines()) + "\n")
     return ExitCode.OK_NO_REGRESSION
 
 
 def run_site_serve(
-    *, results: Sequence[Path], asv_conf: Path, host: str, port: int, config: Path | None = None
+    *,
+    results: Sequence[Path],
+    asv_conf: Path,
+    host: str,
+    port: int,
+    config: Path | None = None,
+    history_json: Path | None = None,
 ) -> int:
     from bot.site import serve_results
 
     with step("site serve", ExitCode.BAD_INPUT):
-        serve_results(results, conf_path=asv_conf, host=host, port=port, config_path=config)
+        serve_results(
+            results,
+            conf_path=asv_conf,
+            host=host,
+            port=port,
+            config_path=config,
+            history_json=history_json,
+        )
     return ExitCode.OK_NO_REGRESSION

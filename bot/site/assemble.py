@@ -49,9 +49,14 @@ def commit_notes(hist: History, inputs: Inputs, show_commit_url: str) -> list[Co
 
 
 def finish(
-    html: Path, notes: Sequence[CommitNote], settings: Settings, colours: tuple[float, float]
+    html: Path,
+    notes: Sequence[CommitNote],
+    settings: Settings,
+    colours: tuple[float, float],
+    changes: str = "",
 ) -> list[MachineSummary]:
-    """Fill the staged site in ``html``; returns the landing view's summaries."""
+    """Fill the staged site in ``html``; returns the landing view's summaries. ``changes``:
+    the watch's changes' section of the landing view (bot/site/watch.py)."""
     lock = load_lock()
     for entry in lock.entries:
         dest = html / entry.local_path
@@ -65,7 +70,7 @@ def finish(
     key = legend(*colours)
     blocks = [machine_block(s, by_hash, key) for s in found]
     template = (ASSETS / "landing.html").read_text(encoding="utf-8")
-    landing = render(template, str(index.get("project", "")), blocks)
+    landing = render(template, str(index.get("project", "")), blocks, changes)
     page = commits_page([n for n in notes if n.commit in drawn])
     path = html / "index.html"
     text = patch_index(path.read_text(encoding="utf-8"), lock, landing, page, REFERENCE_LINES)

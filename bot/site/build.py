@@ -38,6 +38,7 @@ from bot.site.history import History, Mode, choose
 from bot.site.inputs import gather
 from bot.site.lockfile import ASSETS, REPO_ROOT, VendorError
 from bot.site.thresholds import threshold_notes, thresholds
+from bot.site.watch import changes_block, read_rows
 
 __all__ = ["MARKER", "SiteBuildError", "SiteReport", "build_site", "check_out_dir"]
 ASV_TIMEOUT_S = 600
@@ -213,10 +214,12 @@ def build_site(
     conf_path: Path = Path("asv.conf.json"),
     history: Mode = "auto",
     config_path: Path | None = None,
+    history_json: Path | None = None,
 ) -> SiteReport:
     """Build the site from one or several results folders into ``out_dir`` (replaced only when
     all is done). The landing view's thresholds come from ``config_path`` (default:
-    ./perfbot.toml where there is one, as for every command).
+    ./perfbot.toml where there is one, as for every command); ``history_json``: the watch's
+    ``history --json`` output, whose changes the landing view lists first (bot/site/watch.py).
 
     Raises BadInput (results), ConfigError (asv.conf.json, perfbot.toml, ``out_dir``) or
     SiteBuildError (asv publish, site_assets/ differing from its lockfile, or the audit).
@@ -227,6 +230,7 @@ def build_site(
     if not (ASSETS / "vendor.lock.json").is_file():
         raise SiteBuildError(f"{ASSETS}: the site's assets are missing (run from a checkout)")
     conf = _load_conf(conf_path)
+    watch_rows = read_rows(history_json) if history_json is not None else None
     config_path = config_path if config_path is not None else _default_config()
     settings = Config.from_env({}, config_path).verdict
     colours = (settings.effect, settings.kernel_effect)
@@ -250,7 +254,8 @@ def build_site(
         warnings = [*inputs.warnings, *run_publish(conf_file, work)]
         notes = commit_notes(hist, inputs, str(conf.get("show_commit_url") or ""))
         try:
-            finish(html, notes, settings, colours)
+            changes = changes_block(watch_rows) if watch_rows is not None else ""
+            finish(html, notes, settings, colours, changes)
         except VendorError as exc:
             raise SiteBuildError(f"vendoring: {exc}") from exc
         except AuditError as exc:

@@ -192,6 +192,7 @@ def machine_block(
     return "\n".join(parts)
 
 
-def render(template: str, project: str, blocks: Sequence[str]) -> str:
+def render(template: str, project: str, blocks: Sequence[str], changes: str = "") -> str:
+    """The landing view; ``changes``: the watch's changes (bot/site/watch.py), first."""
     body = "\n".join(blocks) or '<p class="nodata">No ratio results have been published yet.</p>'
-    return Template(template).substitute(project=e(project), machines=body)
+    return Template(template).substitute(project=e(project), machines=body, changes=changes)

@@ -130,6 +130,7 @@ def serve_results(
     host: str = "127.0.0.1",
     port: int = 0,
     config_path: Path | None = None,
+    history_json: Path | None = None,
 ) -> SiteReport:
     """Build the site into a temporary folder and serve it until interrupted.
 
@@ -140,7 +141,13 @@ def serve_results(
         site_dir = Path(tmp) / "site"
         server = _bind(site_dir, host, port, verbose=True)
         try:
-            report = build_site(results, site_dir, conf_path=conf_path, config_path=config_path)
+            report = build_site(
+                results,
+                site_dir,
+                conf_path=conf_path,
+                config_path=config_path,
+                history_json=history_json,
+            )
         except BaseException:
             server.server_close()
             raise
