@@ -54,6 +54,7 @@ def finish(
     settings: Settings,
     colours: tuple[float, float],
     changes: str = "",
+    marks: Mapping[str, Sequence[Mapping[str, str]]] | None = None,
 ) -> list[MachineSummary]:
     """Fill the staged site in ``html``; returns the landing view's summaries. ``changes``:
     the watch's changes' section of the landing view (bot/site/watch.py)."""
@@ -73,7 +74,9 @@ def finish(
     landing = render(template, str(index.get("project", "")), blocks, changes)
     page = commits_page([n for n in notes if n.commit in drawn])
     path = html / "index.html"
-    text = patch_index(path.read_text(encoding="utf-8"), lock, landing, page, REFERENCE_LINES)
+    text = patch_index(
+        path.read_text(encoding="utf-8"), lock, landing, page, REFERENCE_LINES, marks
+    )
     path.write_text(text, encoding="utf-8")
     (html / MARKER).write_text("built by python -m bot site build\n", encoding="utf-8")
     problems = audit(html, lock)

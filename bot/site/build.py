@@ -38,7 +38,7 @@ from bot.site.history import History, Mode, choose
 from bot.site.inputs import gather
 from bot.site.lockfile import ASSETS, REPO_ROOT, VendorError
 from bot.site.thresholds import threshold_notes, thresholds
-from bot.site.watch import changes_block, read_rows
+from bot.site.watch import changes_block, markers, read_rows
 
 __all__ = ["MARKER", "SiteBuildError", "SiteReport", "build_site", "check_out_dir"]
 ASV_TIMEOUT_S = 600
@@ -255,7 +255,8 @@ def build_site(
         notes = commit_notes(hist, inputs, str(conf.get("show_commit_url") or ""))
         try:
             changes = changes_block(watch_rows) if watch_rows is not None else ""
-            finish(html, notes, settings, colours, changes)
+            marks = markers(watch_rows) if watch_rows is not None else None
+            finish(html, notes, settings, colours, changes, marks)
         except VendorError as exc:
             raise SiteBuildError(f"vendoring: {exc}") from exc
         except AuditError as exc:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import html as html_lib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from bot.site.commits_page import ROUTE as COMMITS
 from bot.site.lockfile import Lock, VendorError
@@ -66,11 +66,19 @@ def _insert(text: str, anchor: str, addition: str, *, before: bool = False) -> s
     return text.replace(anchor, addition + anchor if before else anchor + addition)
 
 
-def config_element(reference_lines: Mapping[str, tuple[float, str]]) -> str:
-    """What perfbot-reference.js reads: benchmark -> its reference line's y value and label."""
+def config_element(
+    reference_lines: Mapping[str, tuple[float, str]],
+    changes: Mapping[str, Sequence[Mapping[str, str]]] | None = None,
+) -> str:
+    """What perfbot-reference.js reads: benchmark -> its reference line's y value and label;
+    and benchmark -> the watch's changes to mark on its graphs (bot/site/watch.py)."""
     lines = {name: {"value": v, "label": text} for name, (v, text) in reference_lines.items()}
     data = html_lib.escape(json.dumps(lines, sort_keys=True))
-    return f'<div id="perfbot-config" hidden data-reference-lines="{data}"></div>'
+    marks = html_lib.escape(json.dumps(dict(changes or {}), sort_keys=True))
+    return (
+        f'<div id="perfbot-config" hidden data-reference-lines="{data}" '
+        f'data-changes="{marks}"></div>'
+    )
 
 
 def patch_index(
@@ -79,11 +87,13 @@ def patch_index(
     landing: str,
     commits: str = "",
     reference_lines: Mapping[str, tuple[float, str]] | None = None,
+    changes: Mapping[str, Sequence[Mapping[str, str]]] | None = None,
 ) -> str:
     """asv's page with local scripts, the CSP, the landing view and the commits page (HTML)."""
     out = rewrite_page(html, lock)
     out = _insert(out, _HEAD, _HEAD_ADDITION)
     out = _insert(out, _HEAD_END, _HEAD_END_ADDITION, before=True)
     out = _insert(out, _NAV, _NAV_ADDITION, before=True)
-    pages = [config_element(reference_lines or {}), landing.rstrip("\n"), commits.rstrip("\n")]
+    config = config_element(reference_lines or {}, changes)
+    pages = [config, landing.rstrip("\n"), commits.rstrip("\n")]
     return _insert(out, _BODY, "\n".join(p for p in pages if p) + "\n")

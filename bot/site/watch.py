@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import quote
 
 from bot.results.limits import MAX_PROVENANCE_BYTES, read_capped
-from bot.results.types import BadInput
+from bot.results.types import BENCH_KERNEL, BENCH_RATIO, BadInput
 from bot.site.commits_page import COMMIT_ROUTE
 
 SCHEMA = "perfbot-history/1"
@@ -124,6 +124,29 @@ def read_rows(path: Path) -> list[Row]:
             size = f"{len(points)} point(s) that ran stop running"
             rows.append(Row(machine, GUARDS["broken"], "broken", status, good, bad, size, issue))
     return sorted(rows, key=lambda r: (r.machine, r.status != "confirmed"))
+
+
+#: Which graphs a guard's change is marked on: the ratio's for the ratio and for a break (its
+#: points stop drawing there), the kernel times' for either side's own kernel time.
+MARKED_ON = {
+    "Thunder/nvFuser kernel-time ratio": BENCH_RATIO,
+    "every point still runs": BENCH_RATIO,
+    "Thunder's own kernel time": BENCH_KERNEL,
+    "nvFuser's hand-written fusion": BENCH_KERNEL,
+}
+
+
+def markers(rows: Sequence[Row]) -> dict[str, list[dict[str, str]]]:
+    """benchmark -> the changes perfbot-reference.js marks on its graphs: a vertical line
+    between the last good and the first bad commit, labelled."""
+    out: dict[str, list[dict[str, str]]] = {}
+    for r in rows:
+        bench = MARKED_ON.get(r.guard)
+        if bench is not None:
+            label = f"{r.status}: {r.guard}, {r.what}"
+            mark = {"last_good": r.last_good, "first_bad": r.first_bad, "label": label}
+            out.setdefault(bench, []).append({**mark, "status": r.status})
+    return out
 
 
 def _commit(sha: str) -> str:

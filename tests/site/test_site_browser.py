@@ -502,3 +502,64 @@ def test_the_nightly_sweep_on_the_site(
     (series,) = drawn["series"]
     assert [p["y"] for p in series["points"] if p["y"] is not None] == [value] and value > 2.5
     _assert_clean(traffic)
+
+
+# Where the watch's change marks are: the pixels of their colour down each mark's column.
+MARK_PIXELS = """() => {
+  const plot = $('#main-graph').data('plot');
+  const canvas = $('#main-graph canvas.flot-base')[0];
+  const w = canvas.width, h = canvas.height;
+  const px = canvas.getContext('2d').getImageData(0, 0, w, h).data;
+  const scale = w / canvas.clientWidth;
+  const off = plot.getPlotOffset();
+  const rgb = plot.getOptions().perfbotChanges.color.match(/[0-9a-f]{2}/gi)
+    .map(x => parseInt(x, 16));
+  const hit = (k) => px[k + 3] > 200 && Math.abs(px[k] - rgb[0]) + Math.abs(px[k + 1] - rgb[1])
+    + Math.abs(px[k + 2] - rgb[2]) < 60;
+  const y0 = Math.ceil(off.top * scale) + 20;
+  const y1 = Math.floor((off.top + plot.height()) * scale) - 2;
+  return (plot.perfbotMarks || []).map(m => {
+    const cx = Math.round(m.x * scale);
+    let rows = 0;
+    for (let j = y0; j < y1; j++) {
+      let on = false;
+      for (let i = Math.max(0, cx - 2); i <= Math.min(w - 1, cx + 2); i++) {
+        if (hit(4 * (j * w + i))) { on = true; }
+      }
+      if (on) { rows++; }
+    }
+    return {label: m.label, confirmed: m.confirmed, fraction: rows / (y1 - y0)};
+  });
+}"""
+
+
+def test_the_watchs_change_is_marked_on_the_ratio_graph(
+    page: tuple[Any, Traffic], tmp_path: Path
+) -> None:
+    """Issue 21: the site built with the watch's history --json (a real +2% Thunder step on the
+    recorded runs) marks the confirmed ratio change on the ratio graphs, between its last good
+    and first bad commit, as the landing view lists it."""
+    from test_site_watch import history_json
+
+    from bot.site import build_site
+    from tests.history.history_data import STOCK, THUNDER_2
+
+    path = history_json(tmp_path, [*STOCK[:6], *THUNDER_2])
+    data = REPO / "data"
+    build_site(
+        [data / "h200" / "results", data / "h200-states" / "results"],
+        tmp_path / "site",
+        history_json=path,
+    )
+    point = PointKey("thunder-prims", "bfloat16", "2048x8192")
+    tab, traffic = page
+    with start_server(tmp_path / "site") as server:
+        tab.goto(graph_url(server.url, point, "nvidia-h200"))
+        _plot(tab)
+        marks = tab.evaluate(MARK_PIXELS)
+        _shot(tab, "site-ratio-graph-watch-change.png")
+    assert [(m["label"], m["confirmed"]) for m in marks] == [
+        ("confirmed: Thunder/nvFuser kernel-time ratio, slower", True)
+    ]
+    assert marks[0]["fraction"] > 0.8, f"no solid line down the mark's column: {marks}"
+    _assert_clean(traffic)
