@@ -37,6 +37,7 @@ from workflow_rules import (
     outputs,
     run_step,
     shim,
+    shim_calls,
     step_by_id,
     triggers,
 )
@@ -637,3 +638,25 @@ def test_a_build_the_store_retired_is_not_measured_again(made_store: Path, tmp_p
     proc = run_step(step_by_id(WF, "stored"), checkout, env, tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert outputs(out) == {"skip": "true"}
+
+
+@pytest.mark.parametrize(("watch_rc", "listed"), [(0, True), (1, True), (5, True), (3, False)])
+def test_the_site_lists_the_watchs_changes(tmp_path: Path, watch_rc: int, listed: bool) -> None:
+    """publish-site runs the watch read-only (no token) and builds the site with its JSON, so
+    the deployed site marks the watch's changes (docs/SITE.md); a watch that cannot read the
+    results leaves the site without the list, with a warning, never without a site."""
+    step = step_by_id(load_workflow(WORKFLOWS / SITE), "build")
+    body = f'case "$*" in *" history "*) exit {watch_rc};; esac; exit 0'
+    path = shim(tmp_path, "python", body)
+    env = {"PATH": path, "RESULTS": "a/results b/results", "RUNNER_TEMP": str(tmp_path)}
+    proc = run_step(step, tmp_path, env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    watch, build = shim_calls(tmp_path, "python").splitlines()
+    assert watch.split() == [
+        *("-m", "bot", "history", "--results", "a/results", "--results", "b/results"),
+        *("--dry-run", "--json", f"{tmp_path}/history.json"),
+    ]
+    assert ("--history-json" in build.split()) is listed
+    assert build.split()[:3] == ["-m", "bot", "site"] and "--out" in build
+    assert ("::warning::the watch could not read" in proc.stdout) is not listed
+    assert "secrets" not in json.dumps(step) and "TOKEN" not in json.dumps(step)
