@@ -48,6 +48,17 @@ def commit_notes(hist: History, inputs: Inputs, show_commit_url: str) -> list[Co
     ]
 
 
+def commit_kinds(notes: Sequence[CommitNote], inputs: Inputs) -> dict[str, object]:
+    """What makes two commits like each other for the landing view's comparison: the kind
+    of commit (a lab run, a package's nightly or release, ...) and the size set it measured."""
+    out: dict[str, object] = {}
+    for n in notes:
+        record = inputs.records.get(n.commit)
+        size_set = record.get("size_set") if isinstance(record, Mapping) else None
+        out[n.commit] = (n.kind, n.nightly, size_set)
+    return out
+
+
 def finish(
     html: Path,
     notes: Sequence[CommitNote],
@@ -55,6 +66,7 @@ def finish(
     colours: tuple[float, float],
     changes: str = "",
     marks: Mapping[str, Sequence[Mapping[str, str]]] | None = None,
+    kinds: Mapping[str, object] | None = None,
 ) -> list[MachineSummary]:
     """Fill the staged site in ``html``; returns the landing view's summaries. ``changes``:
     the watch's changes' section of the landing view (bot/site/watch.py)."""
@@ -65,7 +77,7 @@ def finish(
         shutil.copyfile(ASSETS / entry.local_path, dest)
     for name in ("perfbot.css", *SCRIPTS):
         shutil.copyfile(ASSETS / name, html / name)
-    index, found = summaries(html, settings)
+    index, found = summaries(html, settings, kinds)
     drawn = set(index.get("revision_to_hash", {}).values())
     by_hash: Mapping[str, CommitNote] = {n.commit: n for n in notes}
     key = legend(*colours)

@@ -31,7 +31,7 @@ from typing import Any
 from bot.config import Config, ConfigError
 from bot.results.types import BENCH_RATIO, BadInput
 from bot.site import asv_history
-from bot.site.assemble import MARKER, AuditError, commit_notes, finish
+from bot.site.assemble import MARKER, AuditError, commit_kinds, commit_notes, finish
 from bot.site.commits import CommitNote
 from bot.site.commits_page import COMMIT_ROUTE
 from bot.site.history import History, Mode, choose
@@ -256,7 +256,7 @@ def build_site(
         try:
             changes = changes_block(watch_rows) if watch_rows is not None else ""
             marks = markers(watch_rows) if watch_rows is not None else None
-            finish(html, notes, settings, colours, changes, marks)
+            finish(html, notes, settings, colours, changes, marks, commit_kinds(notes, inputs))
         except VendorError as exc:
             raise SiteBuildError(f"vendoring: {exc}") from exc
         except AuditError as exc:

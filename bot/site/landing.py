@@ -146,7 +146,8 @@ def beyond(rows: Sequence[Row]) -> str:
 
 def legend(effect: float, kernel_effect: float) -> str:
     return (
-        '<p class="legend">Change since the previous commit, of the value each graph draws: '
+        '<p class="legend">Change since the commit it is compared with (the newest earlier one '
+        "of the same kind and size set), of the value each graph draws: "
         f'<span class="chg worse">worse</span>: up by at least the threshold, '
         f'<span class="chg better">better</span>: down by at least the threshold, '
         f'<span class="chg same">within noise</span>: less than the threshold either way '
@@ -168,7 +169,12 @@ def machine_block(
         commit_line("Latest commit", s.commit, notes.get(s.commit)),
     ]
     if s.previous is not None:
-        parts.append(commit_line("Previous commit", s.previous, notes.get(s.previous)))
+        parts.append(commit_line("Compared with", s.previous, notes.get(s.previous)))
+    else:
+        parts.append(
+            '<p class="commit-line">No earlier commit of the same kind with data at the same '
+            "points: nothing to compare with (the graphs have the whole history).</p>"
+        )
     parts.append(
         f'<p>{s.n_commits} commit(s) in this machine\'s history; <a href="#commits">all '
         "commits</a>. Each value links to its graph.</p>"

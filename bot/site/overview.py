@@ -45,7 +45,9 @@ class Row:
 class MachineSummary:
     machine: str
     commit: str
-    previous: str | None  # the commit before it in this machine's history
+    #: The newest earlier commit of the same kind (a lab run, a package's nightly, ...) and
+    #: size set: what the changes are against; None: there is none.
+    previous: str | None
     n_commits: int
     rows: tuple[Row, ...]
     #: Contenders with no value at this commit at any point: not measured in this run (the
@@ -104,14 +106,23 @@ def summarize(
     ratio_series: Sequence[Sequence[Any]],
     kernel_series: Sequence[Sequence[Any]],
     settings: Settings,
+    kinds: Mapping[str, object] | None = None,
 ) -> MachineSummary | None:
-    """The latest revision that has a ratio, against the revision before it; None if the
-    machine has no ratio data."""
+    """The latest revision that has a ratio, against the newest earlier one like it (like with
+    like, ``kinds`` by hash: the same kind of commit and size set, so that a nightly of 180
+    points is not compared with a lab run of the pr set); None if the machine has no ratio
+    data."""
     revisions = sorted({rev for rev, _ in ratio_series})
     if not revisions:
         return None
     latest = revisions[-1]
-    previous = revisions[-2] if len(revisions) > 1 else None
+    hashes = index["revision_to_hash"]
+
+    def like(rev: int) -> object:
+        return (kinds or {}).get(str(hashes.get(str(rev))))
+
+    want = like(latest)
+    previous = next((r for r in reversed(revisions[:-1]) if like(r) == want), None)
     benches = index["benchmarks"]
     ratios = _table(benches[BENCH_RATIO], _at(ratio_series, latest))
     ratios_before = _table(benches[BENCH_RATIO], _at(ratio_series, previous))
@@ -152,7 +163,6 @@ def summarize(
         (r for r in rows if r.variant in present),
         key=lambda r: (r.dtype, _shape_key(r.shape), not r.gating, order[r.variant]),
     )
-    hashes = index["revision_to_hash"]
     return MachineSummary(
         machine,
         str(hashes[str(latest)]),
@@ -174,15 +184,18 @@ def load_series(html_dir: Path, graph_params: Mapping[str, Any], benchmark: str)
     return data if isinstance(data, list) else []
 
 
-def summaries(html_dir: Path, settings: Settings) -> tuple[Mapping[str, Any], list[MachineSummary]]:
-    """asv's index.json and every machine's summary, from asv's output in ``html_dir``."""
+def summaries(
+    html_dir: Path, settings: Settings, kinds: Mapping[str, object] | None = None
+) -> tuple[Mapping[str, Any], list[MachineSummary]]:
+    """asv's index.json and every machine's summary, from asv's output in ``html_dir``;
+    ``kinds``: what kind of commit each hash is (the commits page's kind and nightly flag)."""
     index = json.loads((html_dir / "index.json").read_text(encoding="utf-8"))
     out = []
     for params in index.get("graph_param_list", []):
         machine = str(params.get("machine", ""))
         ratio = load_series(html_dir, params, BENCH_RATIO)
         kernel = load_series(html_dir, params, BENCH_KERNEL)
-        summary = summarize(index, machine, ratio, kernel, settings)
+        summary = summarize(index, machine, ratio, kernel, settings, kinds)
         if summary is not None:
             out.append(summary)
     return index, out

@@ -490,12 +490,9 @@ def test_the_nightly_sweep_on_the_site(
     ratio_cells = [c for c in found if c["column"] == "ratio"]
     points = {c["point"] for c in ratio_cells}
     assert len(points) == 2 * 180  # both Thunder variants at every point of the set
-    compared = {c["point"] for c in ratio_cells if c["kind"] != "new"}
-    assert {p.split("/", 1)[1] for p in compared} == {
-        f"{d}/{s}"
-        for d in ("bfloat16", "float16", "float32")
-        for s in ("512x4096", "2048x8192", "16384x8192")
-    }
+    # Like with like (issue 21): the sweep's run has no earlier run of its size set, so
+    # nothing is compared (it was its 9 pr-set points against a pr-set nightly).
+    assert {c["point"] for c in ratio_cells if c["kind"] != "new"} == set()
     for cell in found:
         change = float(cell["change"]) if cell["change"] is not None else None
         assert cell["kind"] == expected_kind(change, cell["threshold"]), cell

@@ -258,11 +258,12 @@ def test_a_run_of_another_size_set_joins_the_history(tmp_path: Path) -> None:
     shapes = index["benchmarks"][RATIO]["params"][2]
     pr = json.loads((HISTORY[1] / "benchmarks.json").read_text())
     assert set(pr[RATIO]["params"][2]) < set(shapes)
-    found = cells((report.out_dir / "index.html").read_text())
-    # Only the pr set's points were measured at the commit before: the others are new.
-    compared = {c["point"].split("/", 1)[1] for c in found if c["kind"] != "new"}
-    assert compared == {f"{d}/{m}" for d in plain(pr, 1) for m in plain(pr, 2)}
-    assert any(c["kind"] == "new" for c in found)
+    page = (report.out_dir / "index.html").read_text()
+    found = cells(page)
+    # Like with like (issue 21): the tiled run of another size set and kind is compared with
+    # no pr-set nightly before it; the landing says so rather than compare 9 points of 180.
+    assert found and all(c["kind"] == "new" for c in found)
+    assert "No earlier commit of the same kind" in page
 
 
 def plain(benchmarks: dict[str, Any], axis: int) -> list[str]:

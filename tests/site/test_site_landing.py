@@ -188,6 +188,24 @@ def _index(machine: str) -> dict[str, Any]:
     }
 
 
+def test_summary_compares_like_with_like() -> None:
+    """Issue 21: the newest commit is compared with the newest earlier one of the same kind and
+    size set, passing over a nearer one of another (a nightly sweep of 180 points is not
+    compared with a lab run of the pr set); with none like it, with none."""
+    index = {**_index("m"), "revision_to_hash": {"0": "a" * 40, "2": "c" * 40, "3": "b" * 40}}
+    ratio = [[0, [2.0, 3.0]], [2, [2.5, 3.5]], [3, [2.0, 4.0]]]
+    kernel = [[r, [1e-5, 2e-5, 3e-5]] for r in (0, 2, 3)]
+    nightly, lab = ("package-nightly", True, "pr"), ("lab", False, "nightly")
+    kinds = {"a" * 40: nightly, "c" * 40: lab, "b" * 40: nightly}
+    summary = summarize(index, "m", ratio, kernel, SETTINGS, kinds)
+    assert summary is not None and summary.previous == "a" * 40
+    alone = summarize(
+        index, "m", ratio, kernel, SETTINGS, {**kinds, "b" * 40: ("tiled", False, None)}
+    )
+    assert alone is not None and alone.previous is None
+    assert all(r.ratio.kind == "new" for r in alone.rows)
+
+
 def test_summary_compares_the_newest_commit_with_the_one_before() -> None:
     ratio = [[0, [2.0, 3.0]], [3, [None, 4.0]]]  # thunder-prims failed at the newest commit
     kernel = [[0, [1e-5, 2e-5, 3e-5]], [3, [1e-5, None, 4e-5]]]
