@@ -26,11 +26,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from bot.config import VerdictSettings
-from bot.decide.noise_model import Kind, NoiseModel, samples_of
+from bot.decide.noise_model import Kind, NoiseModel
 from bot.decide.others import PriorSums
 from bot.decide.stats import MAD_SCALE, MEDIAN_EFFICIENCY, Between, RunStat
 from bot.history.series import History
-from bot.results.types import REFERENCE, CommitResults, PointKey
+from bot.results.types import REFERENCE, CommitResults, Point, PointKey
 
 Family = Literal["ratio", "nvfuser", "thunder"]
 FAMILIES: tuple[Family, ...] = ("ratio", "nvfuser", "thunder")
@@ -89,11 +89,10 @@ class FamilyTable:
 
     def stats(self, row: int, lo: int, hi: int) -> list[RunStat]:
         """The series' runs with data among runs ``lo..hi-1``."""
-        return [
-            RunStat(float(self.y[row, r]), float(self.w[row, r]), int(self.n[row, r]))
-            for r in range(lo, hi)
-            if self.n[row, r] > 0
-        ]
+        # Whole slices to Python numbers at once: an element of a numpy array read one by one
+        # costs more than the RunStat built from it.
+        ys, ws, ns = (a[row, lo:hi].tolist() for a in (self.y, self.w, self.n))
+        return [RunStat(y, w, n) for y, w, n in zip(ys, ws, ns, strict=True) if n > 0]
 
 
 @dataclass(frozen=True)
@@ -194,7 +193,13 @@ def build(history: History, s: VerdictSettings, model: NoiseModel | None) -> Tab
     for family in FAMILIES:
         kind = KIND[family]
         keys = family_keys(family, everything, s)
-        columns = [run_stats([samples_of(kind, r, k) for k in keys]) for r in runs]
+        # Each run's points of the family looked up once, for the samples and the bandwidth.
+        found = [[r.points.get(k) for k in keys] for r in runs]
+        ratio_kind = kind == "ratio"
+        columns = [
+            run_stats([None if p is None else (p.ratio if ratio_kind else p.kernel_s) for p in ps])
+            for ps in found
+        ]
         shape = (len(keys), len(runs))
         y = np.column_stack([c[0] for c in columns]) if columns and keys else np.full(shape, np.nan)
         w = np.column_stack([c[1] for c in columns]) if columns and keys else np.full(shape, np.nan)
@@ -205,7 +210,7 @@ def build(history: History, s: VerdictSettings, model: NoiseModel | None) -> Tab
         )
         pick = s.threshold_for if kind == "ratio" else s.kernel_threshold_for
         bandwidth = np.array(
-            [[_bandwidth_of(r, k) for r in runs] for k in keys], dtype=np.float64
+            [[_bandwidth_of(ps[i]) for ps in found] for i in range(len(keys))], dtype=np.float64
         ).reshape(shape)
         families[family] = FamilyTable(
             family,
@@ -222,8 +227,7 @@ def build(history: History, s: VerdictSettings, model: NoiseModel | None) -> Tab
     return Table(history, tuple(starts), families, s, model)
 
 
-def _bandwidth_of(run: CommitResults, key: PointKey) -> float:
-    point = run.points.get(key)
+def _bandwidth_of(point: Point | None) -> float:
     value = point.bandwidth_pct if point is not None else None
     return math.nan if value is None else value
 
