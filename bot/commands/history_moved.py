@@ -12,12 +12,12 @@ from collections.abc import Sequence
 
 import github
 
+from bot.commands.history_stranded import open_keyed_issues
 from bot.commands.steps import StepFailed, step
 from bot.config import Config
 from bot.exitcodes import ExitCode
-from bot.github.client import authenticated_login, github_step
+from bot.github.client import github_step
 from bot.github.issue_body import key_marker, read_sizes
-from bot.github.issue_find import own_open_keyed
 from bot.history.issues import AlertIssue
 from bot.history.moved import moved_from, moved_note
 from bot.history.stranded import guards_of, parse_key
@@ -32,18 +32,8 @@ def rekey_moved(
     by_machine = {w.history.machine: w for w in watches}
     lines: list[str] = []
     failures: list[str] = []
-    try:
-        with step("identify the bot account", ExitCode.GITHUB_FAILURE):
-            login = cfg.issues_login or authenticated_login(gh)
-    except StepFailed as failure:
-        return lines, [str(failure)]
-    for repo in cfg.issue_repos:
-        try:
-            with step(f"find open history issues in {repo}", ExitCode.GITHUB_FAILURE):
-                found = dict(own_open_keyed(gh, repo, cfg.issue_label, login))
-        except StepFailed as failure:
-            failures.append(str(failure))
-            continue
+    for repo, _, listed in open_keyed_issues(gh, cfg, failures):
+        found = dict(listed)
         guards = {}
         for key, issue in found.items():
             parsed = parse_key(key)

@@ -7,7 +7,7 @@ without ``--dry-run``; a rerun on the same results changes nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import github
 from github.Issue import Issue
@@ -47,6 +47,28 @@ def settle(repo: str, login: str, issue: Issue, s: Stranded) -> str:
     return "closed"
 
 
+def open_keyed_issues(
+    gh: github.Github, cfg: Config, failures: list[str]
+) -> Iterator[tuple[str, str, list[tuple[str, Issue]]]]:
+    """(repository, the bot's login, its open keyed issues there) for each configured
+    repository; a repository that cannot be listed is a failure appended to ``failures``, and
+    the others still get their turn (none when the bot's account cannot be told)."""
+    try:
+        with step("identify the bot account", ExitCode.GITHUB_FAILURE):
+            login = cfg.issues_login or authenticated_login(gh)
+    except StepFailed as failure:
+        failures.append(str(failure))
+        return
+    for repo in cfg.issue_repos:
+        try:
+            with step(f"find the bot's open issues in {repo}", ExitCode.GITHUB_FAILURE):
+                found = own_open_keyed(gh, repo, cfg.issue_label, login)
+        except StepFailed as failure:
+            failures.append(str(failure))
+            continue
+        yield repo, login, found
+
+
 def sync_stranded(
     gh: github.Github, cfg: Config, watches: Sequence[Watch], issues: Sequence[AlertIssue]
 ) -> tuple[list[str], list[str]]:
@@ -54,18 +76,7 @@ def sync_stranded(
     current = {ai.spec.key: frozenset(p.guard for p in ai.alert.parts) for ai in issues}
     lines: list[str] = []
     failures: list[str] = []
-    try:
-        with step("identify the bot account", ExitCode.GITHUB_FAILURE):
-            login = cfg.issues_login or authenticated_login(gh)
-    except StepFailed as failure:
-        return lines, [str(failure)]
-    for repo in cfg.issue_repos:
-        try:
-            with step(f"find stranded issues in {repo}", ExitCode.GITHUB_FAILURE):
-                found = own_open_keyed(gh, repo, cfg.issue_label, login)
-        except StepFailed as failure:
-            failures.append(str(failure))
-            continue
+    for repo, login, found in open_keyed_issues(gh, cfg, failures):
         for key, issue in found:
             sizes = read_sizes(issue.body or "")
             s = next(

@@ -157,18 +157,30 @@ PLOT_PIXELS = """() => {
 
 
 # Where the reference line is: the pixels of its colour along the row of y = value.
-REFERENCE_PIXELS = """(value) => {
+def _pixels_of(option: str) -> str:
+    """The start of a page function that reads the main graph's pixels: the plot, its canvas
+    read back once, and ``hit(k)``: whether pixel ``k`` is the colour of flot option
+    ``option`` (perfbot-reference.js draws in it)."""
+    return (
+        """
   const plot = $('#main-graph').data('plot');
   const canvas = $('#main-graph canvas.flot-base')[0];
   const w = canvas.width, h = canvas.height;
   const px = canvas.getContext('2d').getImageData(0, 0, w, h).data;
   const scale = w / canvas.clientWidth;
   const off = plot.getPlotOffset();
-  const rgb = plot.getOptions().perfbotReference.color.match(/[0-9a-f]{2}/gi)
+  const rgb = plot.getOptions().OPTION.color.match(/[0-9a-f]{2}/gi)
     .map(x => parseInt(x, 16));
   const hit = (k) => px[k + 3] > 200 && Math.abs(px[k] - rgb[0]) + Math.abs(px[k + 1] - rgb[1])
     + Math.abs(px[k + 2] - rgb[2]) < 60;
-  const axis = plot.getAxes().yaxis;
+"""
+    ).replace("OPTION", option)
+
+
+REFERENCE_PIXELS = (
+    "(value) => {"
+    + _pixels_of("perfbotReference")
+    + """  const axis = plot.getAxes().yaxis;
   const cy = Math.round((off.top + axis.p2c(value)) * scale);
   const x0 = Math.ceil(off.left * scale) + 2;
   const x1 = Math.floor((off.left + plot.width()) * scale) - 2;
@@ -185,6 +197,7 @@ REFERENCE_PIXELS = """(value) => {
   }
   return {min: axis.min, max: axis.max, fraction: columns / (x1 - x0), anywhere: anywhere};
 }"""
+)
 
 
 def _assert_reference_line(tab: Any) -> None:
@@ -502,18 +515,10 @@ def test_the_nightly_sweep_on_the_site(
 
 
 # Where the watch's change marks are: the pixels of their colour down each mark's column.
-MARK_PIXELS = """() => {
-  const plot = $('#main-graph').data('plot');
-  const canvas = $('#main-graph canvas.flot-base')[0];
-  const w = canvas.width, h = canvas.height;
-  const px = canvas.getContext('2d').getImageData(0, 0, w, h).data;
-  const scale = w / canvas.clientWidth;
-  const off = plot.getPlotOffset();
-  const rgb = plot.getOptions().perfbotChanges.color.match(/[0-9a-f]{2}/gi)
-    .map(x => parseInt(x, 16));
-  const hit = (k) => px[k + 3] > 200 && Math.abs(px[k] - rgb[0]) + Math.abs(px[k + 1] - rgb[1])
-    + Math.abs(px[k + 2] - rgb[2]) < 60;
-  const y0 = Math.ceil(off.top * scale) + 20;
+MARK_PIXELS = (
+    "() => {"
+    + _pixels_of("perfbotChanges")
+    + """  const y0 = Math.ceil(off.top * scale) + 20;
   const y1 = Math.floor((off.top + plot.height()) * scale) - 2;
   return (plot.perfbotMarks || []).map(m => {
     const cx = Math.round(m.x * scale);
@@ -528,6 +533,7 @@ MARK_PIXELS = """() => {
     return {label: m.label, confirmed: m.confirmed, fraction: rows / (y1 - y0)};
   });
 }"""
+)
 
 
 def test_the_watchs_change_is_marked_on_the_ratio_graph(
