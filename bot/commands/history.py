@@ -177,8 +177,8 @@ def run_history(
     s = cfg.verdict
     model = configured_noise_model(s)
     with step("read results", ExitCode.BAD_INPUT):
-        # PERFBOT_CACHE_DIR: where slimmed provenance records are kept between nights
-        # (bot/results/slim_cache.py); unset, every record is decoded each time.
+        # PERFBOT_CACHE_DIR: where the runs read are kept between nights
+        # (bot/results/run_cache.py); unset, every file is decoded each time.
         cache = Path(env["PERFBOT_CACHE_DIR"]) if env.get("PERFBOT_CACHE_DIR") else None
         histories = load_histories(dirs, machine or cfg.machine, order, s.min_samples, cache)
     check_against_results(s, [r for h in histories for r in h.runs])

@@ -62,8 +62,7 @@ def _explain(
     return out
 
 
-def mean_bandwidth(runs: Runs, key: PointKey) -> float | None:
-    """The point's share of the GPU's peak bandwidth, averaged over the runs that have it."""
+def _bandwidth(runs: Runs, key: PointKey) -> float | None:
     values = [
         p.bandwidth_pct for r in runs if (p := r.points.get(key)) and p.bandwidth_pct is not None
     ]
@@ -103,7 +102,7 @@ def decide(
 
     def with_bw(rows: Sequence[PointVerdict]) -> list[PointVerdict]:
         return [
-            replace(p, bandwidth_pct=(mean_bandwidth(b_runs, p.key), mean_bandwidth(h_runs, p.key)))
+            replace(p, bandwidth_pct=(_bandwidth(b_runs, p.key), _bandwidth(h_runs, p.key)))
             for p in rows
         ]
 

@@ -19,15 +19,14 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from bot.history.series import History, history, parse_order
-from bot.results import run_cache
 from bot.results.folders import machine_dirs, results_files
 from bot.results.limits import MAX_PROVENANCE_BYTES, read_capped
-from bot.results.locate import DEFAULT_MIN_SAMPLES, expand_repeats, load_run
+from bot.results.locate import DEFAULT_MIN_SAMPLES, cache_entry, expand_repeats, load_run
 from bot.results.types import BadInput, CommitResults
 
 #: Fewer files than this are read in this process (a worker costs more than it saves).
 PARALLEL_FROM = 16
-#: results file, machine, full hash if known, samples, the slimmed-record cache (or None)
+#: results file, machine, full hash if known, samples, the run cache's folder (or None)
 Task = tuple[Path, str, str | None, int, Path | None]
 
 
@@ -51,10 +50,7 @@ def read_one(task: Task) -> CommitResults:
 def _cached(task: Task) -> bool:
     """Whether the cache has an entry for the task's files as they are now."""
     path, machine, full, min_samples, cache = task
-    if cache is None or full is None:
-        return False
-    files = (path, path.parent / f"{full}.provenance.jsonl")
-    entry = run_cache.entry_path(cache, files, full, machine, min_samples)
+    entry = cache_entry(cache, path, machine, full, min_samples)
     return entry is not None and entry.is_file()
 
 
@@ -70,7 +66,7 @@ def read_runs(
     cache: Path | None = None,
 ) -> dict[str, list[CommitResults]]:
     """Every run in the folders, per machine (only ``machine`` when given); ``cache``: the
-    slimmed provenance records' folder (bot/results/slim_cache.py)."""
+    run cache's folder (bot/results/run_cache.py)."""
     expanded = expand_repeats(dirs)
     folders = list({d.resolve(): d for d in expanded}.values())  # a folder given twice: once
     if not folders:

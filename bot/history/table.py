@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -75,11 +75,11 @@ class FamilyTable:
     between: tuple[Between, ...]  # per series: the noise model's (none: no model)
     aggregates: tuple[Aggregate, ...]
     #: Per series and run: the point's share of the GPU's peak bandwidth (NaN: not recorded).
-    bandwidth: Floats = field(default_factory=lambda: np.zeros((0, 0)))
+    bandwidth: Floats
 
     def bandwidth_means(self, lo: int, hi: int) -> dict[PointKey, float | None]:
         """Each series' mean share of peak over runs ``lo..hi-1`` (None: none recorded)."""
-        part = self.bandwidth[:, lo:hi] if self.bandwidth.size else np.zeros((len(self.keys), 0))
+        part = self.bandwidth[:, lo:hi]
         have = ~np.isnan(part)
         counts = have.sum(axis=1)
         sums = np.where(have, part, 0.0).sum(axis=1)
@@ -246,7 +246,6 @@ def select(table: Table, commits: Sequence[int]) -> Table:
     for f, ft in table.families.items():
         y, w, n = ft.y[:, cols], ft.w[:, cols], ft.n[:, cols]
         aggs = _aggregates(ft.kind, ft.keys, y, w, n, table.model)
-        bandwidth = ft.bandwidth[:, cols] if ft.bandwidth.size else ft.bandwidth
-        families[f] = replace(ft, y=y, w=w, n=n, aggregates=aggs, bandwidth=bandwidth)
+        families[f] = replace(ft, y=y, w=w, n=n, aggregates=aggs, bandwidth=ft.bandwidth[:, cols])
     sub = History(h.machine, tuple(chosen), h.notes)
     return Table(sub, tuple(starts), families, table.settings, table.model)

@@ -104,17 +104,26 @@ def _load(
     ``per_round=False``: the provenance record without its per-round lists, which no verdict
     reads (bot/results/provenance.py); ``cache``: a folder of runs so read
     (bot/results/run_cache.py), for ``per_round=False`` only."""
-    entry = None
-    if cache is not None and not per_round and full is not None:
-        record = path.parent / f"{full}.provenance.jsonl"
-        entry = run_cache.entry_path(cache, (path, record), full, machine, min_samples)
-        hit = run_cache.read_entry(entry, path, record) if entry is not None else None
+    entry = cache_entry(cache, path, machine, full, min_samples) if not per_round else None
+    if entry is not None and full is not None:
+        hit = run_cache.read_entry(entry, path, path.parent / f"{full}.provenance.jsonl")
         if hit is not None and hit.commit == full and hit.machine == machine:
             return replace(hit, checks=load_checks(hygiene_path(path, full), full))
     run = _read(path, machine, full, min_samples, per_round)
     if entry is not None:
         run_cache.write_entry(entry, run)
     return run
+
+
+def cache_entry(
+    cache: Path | None, path: Path, machine: str, full: str | None, min_samples: int
+) -> Path | None:
+    """Where the run cache keeps this run as its files are now: the results file and its
+    provenance record (bot/results/run_cache.py); None without a cache or a known commit."""
+    if cache is None or full is None:
+        return None
+    files = (path, path.parent / f"{full}.provenance.jsonl")
+    return run_cache.entry_path(cache, files, full, machine, min_samples)
 
 
 def _read(

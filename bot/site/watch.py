@@ -26,6 +26,7 @@ from urllib.parse import quote
 from bot.results.limits import MAX_PROVENANCE_BYTES, read_capped
 from bot.results.types import BENCH_KERNEL, BENCH_RATIO, BadInput
 from bot.site.commits_page import COMMIT_ROUTE
+from bot.tell.markdown import pct
 
 SCHEMA = "perfbot-history/1"
 GUARDS = {
@@ -45,7 +46,8 @@ e = html.escape
 @dataclass(frozen=True)
 class Row:
     machine: str
-    guard: str
+    kind: str  # the guard's kind as history --json names it (ratio, thunder, nvfuser, broken)
+    guard: str  # its title
     what: str
     status: str  # confirmed or pending
     last_good: str
@@ -68,8 +70,8 @@ def _size(change: Mapping[str, Any]) -> str:
     parts = [size.get(k) for k in ("estimate", "low", "high")]
     if not all(isinstance(x, (int, float)) for x in parts) or not isinstance(size.get("what"), str):
         return ""
-    est, low, high = (100 * (float(x) - 1) for x in parts)  # type: ignore[arg-type]
-    return f"{size['what']} {est:+.1f}% [{low:+.1f}%, {high:+.1f}%]"
+    est, low, high = (pct(float(x)) for x in parts)  # type: ignore[arg-type]
+    return f"{size['what']} {est} [{low}, {high}]"
 
 
 def _issue_search(
@@ -107,6 +109,7 @@ def read_rows(path: Path) -> list[Row]:
             rows.append(
                 Row(
                     machine,
+                    guard,
                     GUARDS.get(guard, guard),
                     DIRECTIONS.get(what, what),
                     status,
@@ -122,17 +125,18 @@ def read_rows(path: Path) -> list[Row]:
             points = b.get("points") if isinstance(b.get("points"), list) else []
             issue = _issue_search(alerts, good, bad) if status == "confirmed" else None
             size = f"{len(points)} point(s) that ran stop running"
-            rows.append(Row(machine, GUARDS["broken"], "broken", status, good, bad, size, issue))
+            row = Row(machine, "broken", GUARDS["broken"], "broken", status, good, bad, size, issue)
+            rows.append(row)
     return sorted(rows, key=lambda r: (r.machine, r.status != "confirmed"))
 
 
 #: Which graphs a guard's change is marked on: the ratio's for the ratio and for a break (its
 #: points stop drawing there), the kernel times' for either side's own kernel time.
 MARKED_ON = {
-    "Thunder/nvFuser kernel-time ratio": BENCH_RATIO,
-    "every point still runs": BENCH_RATIO,
-    "Thunder's own kernel time": BENCH_KERNEL,
-    "nvFuser's hand-written fusion": BENCH_KERNEL,
+    "ratio": BENCH_RATIO,
+    "broken": BENCH_RATIO,
+    "thunder": BENCH_KERNEL,
+    "nvfuser": BENCH_KERNEL,
 }
 
 
@@ -141,11 +145,15 @@ def markers(rows: Sequence[Row]) -> dict[str, list[dict[str, str]]]:
     between the last good and the first bad commit, labelled."""
     out: dict[str, list[dict[str, str]]] = {}
     for r in rows:
-        bench = MARKED_ON.get(r.guard)
+        bench = MARKED_ON.get(r.kind)
         if bench is not None:
-            label = f"{r.status}: {r.guard}, {r.what}"
-            mark = {"last_good": r.last_good, "first_bad": r.first_bad, "label": label}
-            out.setdefault(bench, []).append({**mark, "status": r.status})
+            mark = {
+                "last_good": r.last_good,
+                "first_bad": r.first_bad,
+                "label": f"{r.status}: {r.guard}, {r.what}",
+                "status": r.status,
+            }
+            out.setdefault(bench, []).append(mark)
     return out
 
 

@@ -8,8 +8,8 @@ Two histories, each commit a recorded run tiled over the nightly points under a 
 date of its own (in turn): the twelve stock runs (A/A), and the same with the two recorded
 slow-thunder-2 runs from the middle on (a real step, confirmed, its issues built, dry); and
 the A/A history with records thinned as the history store thins old ones (no per-round lists).
-Each case runs the real command in its own process: once with an empty slimmed-record cache
-(PERFBOT_CACHE_DIR, bot/results/slim_cache.py: the first night, or without a cache), then
+Each case runs the real command in its own process: once with an empty run cache
+(PERFBOT_CACHE_DIR, bot/results/run_cache.py: the first night, or without a cache), then
 ``--runs`` times with the cache that run left (every later night), and prints the machine,
 then per case the commits, the exit code, the wall seconds (fastest, median), the CPU seconds
 and the peak resident memory of the process (its rusage). Printed, never asserted.
