@@ -23,6 +23,7 @@ from bot.bisect.points import restrict, without_data
 from bot.bisect.search import Found, Measure, Step, Stuck, next_step
 from bot.bisect.state import Run, State, write_state
 from bot.bisect.timeline import Timeline
+from bot.bisect.upstream import UpstreamCommit
 from bot.config import VerdictSettings
 from bot.decide.noise_model import NoiseModel
 from bot.decide.verdict import decide
@@ -42,6 +43,12 @@ class Plan:
     max_runs: int = 3  # runs of an unsure build before the bisect gives up on it
     max_measurements: int | None = None  # in this call
     budget_s: float | None = None  # in this call: no measurement starts that may not fit
+    total_budget_s: float | None = None  # over every call: then the bisect stops, unanswered
+    upstream: tuple[UpstreamCommit, ...] = ()  # the commits the git builds are (bisect-plan)
+
+    def commit_of(self, build: str) -> UpstreamCommit | None:
+        spec = self.timeline.build(build).spec
+        return next((c for c in self.upstream if spec.commit and c.sha == spec.commit), None)
 
 
 @dataclass(frozen=True)
@@ -152,6 +159,20 @@ def _slug(text: str) -> str:
     return keep.strip("-")[:80] or "build"
 
 
+def _spent(plan: Plan, rows: tuple[Row, ...], total: float) -> Stuck:
+    """The plan's budget over every call is spent: where the measurements stand, unanswered."""
+    goods = [r for r in rows if r.cls in ("good", REFERENCE_CLASS)]
+    last = goods[-1] if goods else None
+    bads = [r for r in rows if r.cls == "bad" and (last is None or r.index > last.index)]
+    return Stuck(
+        f"its budget of {plan.total_budget_s:.0f} s of measuring is spent ({total:.0f} s "
+        "measured): give it more, or bisect the bracket by hand",
+        None,
+        last.name if last else None,
+        bads[0].name if bads else None,
+    )
+
+
 def run_bisect(
     plan: Plan,
     state: State,
@@ -178,7 +199,12 @@ def run_bisect(
             status: Status = "found" if isinstance(step, Found) else "stuck"
             return Outcome(status, step, rows, measured_now), state
         stopped = None
-        if plan.max_measurements is not None and measured_now >= plan.max_measurements:
+        total = sum(r.wall_s or 0.0 for r in state.runs)
+        if plan.total_budget_s is not None and total + longest > plan.total_budget_s:
+            return Outcome("stuck", _spent(plan, rows, total), rows, measured_now), state
+        if plan.max_measurements == 0:
+            stopped = "this call measures nothing (--post-only)"
+        elif plan.max_measurements is not None and measured_now >= plan.max_measurements:
             stopped = f"--max-measurements {plan.max_measurements} reached"
         elif plan.budget_s is not None and spent + longest > plan.budget_s:
             stopped = (

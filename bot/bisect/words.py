@@ -61,10 +61,41 @@ def _counts(outcome: Outcome, *, this_call: bool) -> str:
     )
 
 
+def culprit(outcome: Outcome, plan: Plan, *, markdown: bool) -> str | None:
+    """The first bad upstream commit, with its link, title, author and date; or, where the
+    known-bad build itself is first bad after the last commit measured good, that the commits
+    listed between do not hold the change."""
+    if outcome.status != "found" or not plan.upstream:
+        return None
+    b = bracket(outcome)
+    assert b.first_bad is not None and b.last_good is not None
+    commit = plan.commit_of(b.first_bad)
+    if commit is None:
+        if b.first_bad == plan.timeline.bad.name and plan.commit_of(b.last_good):
+            return (
+                "none of the upstream commits listed between the two builds: the newest of them "
+                "measured good, so what changed came with the known-bad build itself (a "
+                "commit after the range, or how the build was made)"
+            )
+        return None
+    who = commit.author_name + (f" ({commit.author_login})" if commit.author_login else "")
+    day = commit.date[:10]
+    if not markdown:
+        return f"{commit.sha[:12]} {commit.title} by {who}, {day}: {commit.url}"
+    # The link is made from the repository and the sha only; nobody is @-mentioned: the
+    # maintainers decide whom to ask.
+    title = escape_md(commit.title, 200)
+    return (
+        f"[`{commit.sha[:12]}`]({commit.url}) {title}, by {escape_md(who, 150)}, {escape_md(day)}"
+    )
+
+
 def to_text(outcome: Outcome, plan: Plan) -> str:
     b, why, change = bracket(outcome), reason(outcome), what_changed(outcome, plan)
     lines = [f"bisect {plan.timeline.package}: {HEADLINES[outcome.status]}"]
     if outcome.status == "found":
+        if commit := culprit(outcome, plan, markdown=False):
+            lines.append(f"first bad commit: {commit}")
         lines += [f"first bad build: {b.first_bad}", f"last good build: {b.last_good}"]
     else:  # a bracket is not an answer: the first bad build lies inside it
         lines.append(f"no first bad build named; {_bracket_words(b, escape=False)}")
@@ -101,6 +132,8 @@ def section(outcome: Outcome, plan: Plan) -> str:
         "",
     ]
     if outcome.status == "found":
+        if commit := culprit(outcome, plan, markdown=True):
+            lines.append(f"- **First bad commit:** {commit}")
         lines += [
             f"- **First bad build:** {_build(b.first_bad)}",
             f"- **Last good build:** {_build(b.last_good)}",
@@ -127,9 +160,17 @@ def section(outcome: Outcome, plan: Plan) -> str:
             continue
         figs = escape_md(_figures(row.judged.figures), 1000) if row.judged else ""
         lines.append(
-            f"| {row.index} | {escape_md(row.name)} | {_class(row)} | {len(row.runs)} | {figs} |"
+            f"| {row.index} | {_row_name(row, plan)} | {_class(row)} | {len(row.runs)} | {figs} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _row_name(row: Row, plan: Plan) -> str:
+    """An upstream commit by its link and title (its git spec says only the sha)."""
+    commit = plan.commit_of(row.name)
+    if commit is None:
+        return escape_md(row.name)
+    return f"[`{commit.sha[:12]}`]({commit.url}) {escape_md(commit.title, 120)}"
 
 
 def _noise(outcome: Outcome) -> str | None:

@@ -75,6 +75,31 @@ def _candidates(args: argparse.Namespace) -> list[str]:
     return [f"{good.distribution}=={v}" for v in versions]
 
 
+def _read_plan(args: argparse.Namespace) -> dict[str, object] | None:
+    """Fill the arguments a plan file holds; None when the plan follows no alert."""
+    import json
+
+    from bot.commands.bisect_plan import SCHEMA
+
+    given = [
+        n for n in ("package", "good", "bad", "builds", "points", "from_report") if getattr(args, n)
+    ]
+    if given or args.from_index or args.index_answer:
+        raise _usage(
+            f"--plan gives the builds and points: leave out --{given[0] if given else 'from-index'}"
+        )
+    plan = json.loads(args.plan.read_text(encoding="utf-8"))
+    if not isinstance(plan, dict) or plan.get("schema") != SCHEMA:
+        raise ValueError(f"not a {SCHEMA} file")
+    if plan.get("alert") is None:
+        return None
+    args.package, args.good, args.bad = plan["package"], plan["good"], plan["bad"]
+    args.points = ",".join(plan["points"])
+    if args.post:
+        args.repo, args.issue_key = plan["repo"], plan["alert"]
+    return plan
+
+
 def run_bisect_command(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
     from bot.bisect.driver import Plan, run_bisect
     from bot.bisect.points import parse_points, parse_variants, read_report_points
@@ -85,8 +110,24 @@ def run_bisect_command(args: argparse.Namespace, env: Mapping[str, str], out: IO
 
     with step("load configuration", ExitCode.USAGE):
         config = Config.from_env(env, args.config)
+    planned = None
+    if args.plan is not None:
+        with step(f"read the plan {args.plan}", ExitCode.BAD_INPUT):
+            planned = _read_plan(args)
+        if planned is None:
+            out.write(f"{args.plan} follows no alert: nothing to bisect\n")
+            return ExitCode.OK_NO_REGRESSION
+    elif args.post:
+        raise _usage("--post writes into the plan's alert issue: it needs --plan")
+    if args.package is None or args.good is None or args.bad is None:
+        raise _usage("give --plan, or --package, --good and --bad")
     with step("list the builds", ExitCode.USAGE):
-        timeline = make_timeline(args.package, args.good, args.bad, _candidates(args))
+        between = list(planned["builds"]) if planned else _candidates(args)  # type: ignore[call-overload]
+        timeline = make_timeline(args.package, args.good, args.bad, between)
+    with step("read the plan's commits", ExitCode.BAD_INPUT):
+        from bot.bisect.upstream import read_commits
+
+        upstream = read_commits(planned["commits"]) if planned else ()  # type: ignore[arg-type]
     if args.list_builds:
         out.write("".join(f"{b.spec.text}\n" for b in timeline.builds))
         return ExitCode.OK_NO_REGRESSION
@@ -124,8 +165,10 @@ def run_bisect_command(args: argparse.Namespace, env: Mapping[str, str], out: IO
         config.verdict,
         model,
         max_runs=1 + args.remeasure,
-        max_measurements=args.max_measurements,
+        max_measurements=0 if args.post_only else args.max_measurements,
         budget_s=args.budget_s,
+        total_budget_s=float(planned["budget_s"]) if planned and planned.get("budget_s") else None,  # type: ignore[arg-type]
+        upstream=upstream,
     )
     from bot.bisect.measure import MeasureError
 

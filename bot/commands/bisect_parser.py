@@ -65,9 +65,16 @@ def add_bisect_command(
         handlers["bisect"],
     )
     p.description = DESCRIPTION
-    p.add_argument("--package", required=True, choices=("thunder", "nvfuser"))
-    p.add_argument("--good", required=True, metavar="SPEC", help="the known-good build")
-    p.add_argument("--bad", required=True, metavar="SPEC", help="the known-bad build")
+    p.add_argument(
+        "--plan",
+        type=Path,
+        metavar="FILE",
+        help="a `bisect-plan` file: its package, builds, points, budget and alert (instead of "
+        "--package, --good, --bad, the builds and the points)",
+    )
+    p.add_argument("--package", choices=("thunder", "nvfuser"))
+    p.add_argument("--good", metavar="SPEC", help="the known-good build")
+    p.add_argument("--bad", metavar="SPEC", help="the known-bad build")
     which = p.add_argument_group("the builds between them (one of)")
     which.add_argument("--builds", type=Path, metavar="FILE", help="one spec a line, in order")
     which.add_argument(
@@ -150,4 +157,14 @@ def add_bisect_command(
     out.add_argument("--issue", type=pr_number, help="the linked issue's number")
     out.add_argument("--issue-key", metavar="KEY", help="or the key the bot filed it under")
     out.add_argument("--dry-run", action="store_true", help="print the issue section; post none")
+    out.add_argument(
+        "--post",
+        action="store_true",
+        help="with --plan: write the answer into the plan's alert issue (its repo and key)",
+    )
+    out.add_argument(
+        "--post-only",
+        action="store_true",
+        help="measure nothing: answer from the state file alone (the poster, with no GPU)",
+    )
     config_option(p)

@@ -238,6 +238,12 @@ def cmd_bisect(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -
     return run_bisect_command(args, env, out)
 
 
+def cmd_bisect_plan(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
+    from bot.commands.bisect_plan import run_bisect_plan
+
+    return run_bisect_plan(args, env, out)
+
+
 def _store(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
     from bot.commands.store import cmd_store
 
@@ -256,6 +262,7 @@ HANDLERS = {
     "history": cmd_history,
     "history-calibrate": cmd_history_calibrate,
     "bisect": cmd_bisect,
+    "bisect-plan": cmd_bisect_plan,
     "store": lambda args, env, out: _store(args, env, out),
 }
 

@@ -108,6 +108,10 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
 
     add_bisect_command(add, handlers)
 
+    from bot.commands.bisect_plan import add_bisect_plan_command
+
+    add_bisect_plan_command(add, handlers)
+
     from bot.commands.store import add_store_command  # the history store (docs/STORE.md)
 
     add_store_command(add, handlers)

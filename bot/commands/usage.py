@@ -94,6 +94,12 @@ USAGES: Mapping[str, CommandUsage] = {
         "      --from-report verdict.json --state bisect/state.json --budget-s 540 --json -",
         "the first bad build was named",
     ),
+    "bisect-plan": CommandUsage(
+        (E.OK_NO_REGRESSION, E.BAD_INPUT, E.GITHUB_FAILURE),
+        "python -m bot history --results store/results --dry-run --json history.json\n"
+        "  python -m bot bisect-plan --history-json history.json --out plan.json",
+        "a plan was written (or none: the file says no alert can be bisected)",
+    ),
     "store": replace(STORE_ADD, ok="done (or nothing to do: the same run again)"),
     "store init": CommandUsage(
         (E.OK_NO_REGRESSION,), "python -m bot store init --store store", "the store was made"

@@ -8,7 +8,7 @@ does; a pending change says how many more commits would let it speak.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -61,6 +61,26 @@ def varying_packages(commits: Sequence[Commit]) -> tuple[str, ...]:
 
     seen = {p: {version(c, p) for c in commits} for p in PACKAGES}
     return tuple(p for p in PACKAGES if p == "thunder" or len(seen[p]) > 1)
+
+
+def build_record(c: Commit) -> dict[str, Any] | None:
+    """The packages a commit's first run measured, as its provenance record says them:
+    versions, the package-under-test record, and any deliberately slower variant."""
+    prov = c.runs[0].provenance if c.runs else None
+    if prov is None:
+        return None
+    record = prov.record
+
+    def mapping(key: str) -> dict[str, Any] | None:
+        value = record.get(key)
+        return dict(value) if isinstance(value, Mapping) else None
+
+    return {
+        "versions": mapping("versions") or {},
+        "under_test": mapping("under_test"),
+        "thunder_variant": prov.text("thunder_variant"),
+        "slowdown": mapping("slowdown"),
+    }
 
 
 def commit_label(c: Commit, packages: Sequence[str] = ("thunder",)) -> str:
@@ -245,6 +265,8 @@ def to_json(watches: Sequence[Watch]) -> dict[str, Any]:
                         "date": c.date,
                         "runs": len(c.runs),
                         "what": commit_label(c, packages),
+                        # What a bisect needs to name the builds (bot/bisect/watch_plan.py).
+                        "build": build_record(c),
                     }
                     for c in w.history.commits
                 ],

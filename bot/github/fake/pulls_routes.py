@@ -1,10 +1,10 @@
 """The fake's pull-request endpoints (the state: fake/pulls.py).
 
-GET  /repos/{r}/commits/{sha}             a commit (any 40-hex sha: the fake keeps no git)
 POST /repos/{r}/statuses/{sha}            set a commit status
 GET  /repos/{r}/commits/{sha}/statuses    the statuses of a commit, newest first
 GET  /repos/{r}/pulls/{n}/reviews         a PR's reviews, oldest first
-GET  /repos/{r}/compare/{base}...{head}   the merge base (what fake.pulls.descend said)
+GET  /repos/{r}/compare/{base}...{head}   the merge base (what fake.pulls.descend said, or
+                                          the main line of fake/commits.py, with its commits)
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from bot.github.fake.api import REPO_PATH, ApiError, Call, Handler, Reply, paginate, text_field
+from bot.github.fake.commits_routes import commits_json
 from bot.github.fake.pulls import STATES, CommitStatus, Review
 from bot.github.fake.state import State
 from bot.github.fake.views import Json, Urls, iso, user_by_login
@@ -39,13 +40,6 @@ def _sha(call: Call) -> str:
     if not _SHA.fullmatch(sha):
         raise ApiError(422, "No commit found for SHA: " + sha[:50])
     return sha
-
-
-def get_commit(call: Call) -> Reply:
-    repo, sha = call.repo(), _sha(call)
-    api = f"{call.urls.api}/repos/{repo.full_name}/commits/{sha}"
-    html = f"{call.urls.web}/{repo.full_name}/commit/{sha}"
-    return Reply(200, {"sha": sha, "node_id": f"C_{sha[:12]}", "url": api, "html_url": html})
 
 
 def create_status(call: Call) -> Reply:
@@ -107,21 +101,30 @@ def compare(call: Call) -> Reply:
     for sha in (base, head):
         if not _SHA.fullmatch(sha):
             raise ApiError(404, "Not Found")
-    merge_base = call.state.pulls.merge_base(repo.full_name, base, head)
+    line = call.state.commits.between(repo.full_name, base, head)
+    pulls = call.state.pulls
+    merge_base = base if line is not None else pulls.merge_base(repo.full_name, base, head)
     api = f"{call.urls.api}/repos/{repo.full_name}/compare/{base}...{head}"
+    status = "diverged" if merge_base != base else "identical" if base == head else "ahead"
+    shown = commits_json(call.state, call.urls, repo.full_name, (line or [])[:250])
     return Reply(
         200,
         {
             "url": api,
-            "status": "ahead" if merge_base == base else "diverged",
+            "html_url": f"{call.urls.web}/{repo.full_name}/compare/{base}...{head}",
+            "status": status,
+            "ahead_by": len(line or []),
+            "behind_by": 0,
+            "total_commits": len(line or []),
             "merge_base_commit": {"sha": merge_base},
             "base_commit": {"sha": base},
+            "commits": shown,
+            "files": [],
         },
     )
 
 
 PULL_ROUTES: list[tuple[str, str, Handler]] = [
-    ("GET", REPO_PATH + r"/commits/([^/]+)", get_commit),
     ("POST", REPO_PATH + r"/statuses/([^/]+)", create_status),
     ("GET", REPO_PATH + r"/commits/([^/]+)/statuses", list_statuses),
     ("GET", REPO_PATH + r"/statuses/([^/]+)", list_statuses),

@@ -22,6 +22,7 @@ from bot.github.fake.api import (
     paginate,
     text_field,
 )
+from bot.github.fake.commits_routes import COMMIT_ROUTES
 from bot.github.fake.pulls_routes import PULL_ROUTES
 from bot.github.fake.state import Issue, Repo
 from bot.github.fake.views import (
@@ -267,6 +268,7 @@ ROUTES: list[tuple[str, re.Pattern[str], Handler]] = [
         ("GET", REPO_PATH + r"/labels/([^/]+)", get_label),
         ("GET", REPO_PATH + r"/pulls/(\d+)", get_pull),
         *ACTIONS_ROUTES,
+        *COMMIT_ROUTES,
         *PULL_ROUTES,
     ]
 ]

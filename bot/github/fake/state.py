@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from bot.github.fake.actions import Actions
+from bot.github.fake.commits import Commits
 from bot.github.fake.pulls import Pulls
 
 #: Issue/comment timestamps come from a logical clock so that test runs are reproducible.
@@ -138,6 +139,8 @@ class State:
         self.actions = Actions(self)
         #: Merges, PR labels, author associations and commit statuses (fake/pulls.py).
         self.pulls = Pulls(self)
+        #: Each repository's main line of commits, as a test said (fake/commits.py).
+        self.commits = Commits(self)
         self._next_id = 1000
         self._ticks = 0
 
