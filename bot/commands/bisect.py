@@ -96,6 +96,8 @@ def _read_plan(args: argparse.Namespace) -> dict[str, object] | None:
     args.package, args.good, args.bad = plan["package"], plan["good"], plan["bad"]
     args.points = ",".join(plan["points"])
     if args.post:
+        if plan.get("repo") is None:
+            raise _usage(f"--post: {args.plan} names no alert issue (a pair planned by hand)")
         args.repo, args.issue_key = plan["repo"], plan["alert"]
     return plan
 

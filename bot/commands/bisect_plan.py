@@ -70,19 +70,38 @@ def _nightlies(args: argparse.Namespace, target: Any) -> list[str]:
     return [f"{good.distribution}=={v}" for v in versions if v not in (good.version, bad.version)]
 
 
+def _by_hand(args: argparse.Namespace) -> tuple[tuple[Any, ...], tuple[str, ...]]:
+    """A pair named on the command line (no alert: its answer goes on no issue)."""
+    from bot.bisect.points import parse_points
+    from bot.bisect.watch_plan import Target
+
+    if not (args.package and args.good and args.bad and args.points):
+        raise StepFailed(
+            "check arguments",
+            ExitCode.USAGE,
+            "give --history-json, or --package, --good, --bad and --points (a pair by hand)",
+        )
+    with step("choose the points", ExitCode.USAGE):
+        points = parse_points(args.points)
+    name = "by hand"
+    return (Target(name, None, "", args.package, args.good, args.bad, points, "", ""),), ()
+
+
 def run_bisect_plan(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
     from bot.bisect.watch_plan import read_builds_of, targets
 
     with step("load configuration", ExitCode.USAGE):
         config = Config.from_env(env, args.config)
-    with step(f"read {args.history_json}", ExitCode.BAD_INPUT):
-        history = json.loads(args.history_json.read_text(encoding="utf-8"))
-        if not isinstance(history, dict) or history.get("schema") is None:
-            raise ValueError("not the output of `history --json`")
-    with step("read --build-of", ExitCode.USAGE):
-        builds_of = read_builds_of(args.build_of)
-    with step("choose the alert to follow", ExitCode.BAD_INPUT):
-        found, skipped = targets(history, builds_of)
+    found, skipped = _by_hand(args) if args.history_json is None else ((), ())
+    if args.history_json is not None:
+        with step(f"read {args.history_json}", ExitCode.BAD_INPUT):
+            history = json.loads(args.history_json.read_text(encoding="utf-8"))
+            if not isinstance(history, dict) or history.get("schema") is None:
+                raise ValueError("not the output of `history --json`")
+        with step("read --build-of", ExitCode.USAGE):
+            builds_of = read_builds_of(args.build_of)
+        with step("choose the alert to follow", ExitCode.BAD_INPUT):
+            found, skipped = targets(history, builds_of)
     for line in skipped:
         out.write(f"not followed: {line}\n")
     plan: dict[str, Any] = {"schema": SCHEMA, "alert": None, "skipped": list(skipped)}
@@ -143,7 +162,12 @@ def add_bisect_plan_command(add: Any, handlers: Mapping[str, Any]) -> None:
         "measuring budget across calls. Alerts it cannot follow are named, with why. Exit 0 "
         "with a plan or with none; docs/BISECT.md."
     )
-    p.add_argument("--history-json", type=Path, required=True, metavar="FILE")
+    p.add_argument("--history-json", type=Path, metavar="FILE", help="`history --json`'s output")
+    pair = p.add_argument_group("or a pair by hand (its answer goes on no issue)")
+    pair.add_argument("--package", choices=("thunder", "nvfuser"))
+    pair.add_argument("--good", metavar="SPEC")
+    pair.add_argument("--bad", metavar="SPEC")
+    pair.add_argument("--points", metavar="LIST", help="dtype/MxN keys, comma separated")
     p.add_argument("--out", type=Path, required=True, metavar="FILE", help="the plan (JSON)")
     p.add_argument(
         "--build-of",
