@@ -50,12 +50,24 @@ class Installed:
         }
 
 
+#: One pip call may take this long (PIP_TIMEOUT_S overrides): a git build compiles nothing
+#: here, and pip fetching a commit from a shallow clone loops for ever (data/README.md,
+#: h200-bisect-commits), which would spend a GPU job's whole time on one install.
+PIP_TIMEOUT_S = 900.0
+
+
 def _pip(args: list[str], log: Path) -> None:
     cmd = [sys.executable, "-m", "pip", "--disable-pip-version-check", *args]
+    limit = float(os.environ.get("PIP_TIMEOUT_S") or PIP_TIMEOUT_S)
     with open(log, "a", encoding="utf-8") as fh:
         fh.write("$ " + " ".join(cmd) + "\n")
         fh.flush()
-        done = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, check=False)
+        try:
+            done = subprocess.run(
+                cmd, stdout=fh, stderr=subprocess.STDOUT, check=False, timeout=limit
+            )
+        except subprocess.TimeoutExpired:
+            raise InstallError(f"pip {args[0]} took more than {limit:.0f} s; see {log}") from None
     if done.returncode != 0:
         raise InstallError(f"pip {args[0]} failed (exit {done.returncode}); see {log}")
 

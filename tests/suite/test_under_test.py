@@ -596,3 +596,14 @@ def test_help_lists_every_exit_code() -> None:
     assert done.returncode == 0
     for code in Exit:
         assert f"{code.value}  {code.name}" in done.stdout
+
+
+def test_a_pip_call_past_its_time_limit_is_an_install_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hung pip (it loops for ever fetching a commit from a shallow clone) ends as an
+    InstallError naming its log, not as a GPU job's whole time limit."""
+    wheel = make_wheel(tmp_path / "wheels", "0.2.9")
+    monkeypatch.setenv("PIP_TIMEOUT_S", "0.05")  # less than pip's own start-up
+    with pytest.raises(install.InstallError, match=r"pip install took more than 0 s; see .*"):
+        install.install(parse_spec(str(wheel), "thunder"), tmp_path / "base", [])
