@@ -53,11 +53,11 @@ def _github(event: str, ref: str = "refs/heads/main") -> dict[str, Any]:
 
 
 def _runs(job: dict[str, Any], github: dict[str, Any], skip: str = "false") -> bool:
-    return truthy(
-        evaluate_if(
-            str(job["if"]), {"github": github, "needs": {"plan": {"outputs": {"skip": skip}}}}
-        )
-    )
+    needs = {
+        "plan": {"outputs": {"skip": skip}},
+        "bisect-plan": {"outputs": {"planned": "true"}},
+    }
+    return truthy(evaluate_if(str(job["if"]), {"github": github, "needs": needs}))
 
 
 def test_trusted_code_only_main_on_a_schedule_or_a_dispatch() -> None:
@@ -69,6 +69,10 @@ def test_trusted_code_only_main_on_a_schedule_or_a_dispatch() -> None:
         assert not _runs(job, _github("push")), job_id
         for scenario in UNTRUSTED_EVENTS:
             assert not _runs(job, scenario.github), (job_id, scenario.name)
+    # No standing break to follow: nothing bisected, nothing posted.
+    for job_id in ("bisect", "bisect-post"):
+        context = {"github": _github("schedule"), "needs": {"bisect-plan": {"outputs": {}}}}
+        assert not truthy(evaluate_if(str(jobs(WF)[job_id]["if"]), context)), job_id
     # A build the store has already: nothing measured, merged or pushed.
     for job_id in ("shard", "merge"):
         assert not _runs(jobs(WF)[job_id], _github("schedule"), skip="true")
@@ -82,7 +86,7 @@ def test_trusted_code_only_main_on_a_schedule_or_a_dispatch() -> None:
 def test_what_each_job_may_touch() -> None:
     j = jobs(WF)
     read = {"contents": "read"}
-    for job_id in ("plan", "shard", "merge", "watch"):
+    for job_id in ("plan", "shard", "merge", "watch", "bisect-plan", "bisect", "bisect-post"):
         assert j[job_id]["permissions"] == read, job_id
     assert j["push"]["permissions"] == {"contents": "write"}
     assert j["publish"]["permissions"] == {
@@ -102,12 +106,15 @@ def test_what_each_job_may_touch() -> None:
     for step in push:
         for word in (r"\bpython", r"\bpip\b", r"\bbash\b", r"\.github/", r"\bsource\b"):
             assert not re.search(word, str(step.get("run", ""))), word
-    # The issues token: the watch job's watch step alone, in the perfbot environment.
+    # The issues token: the watch's and the bisect poster's one step, in the perfbot
+    # environment; never on the GPU runner, which installs builds from outside.
     holders = [(jid, s.get("id")) for jid, s in iter_steps(WF) if "secrets." in json.dumps(s)]
-    assert holders == [("watch", "watch")]
-    assert j["watch"]["environment"] == "perfbot"
-    installs = [s["run"] for s in j["watch"]["steps"] if "pip install" in str(s.get("run", ""))]
-    assert installs and all("--require-hashes" in r and "--no-deps" in r for r in installs)
+    assert holders == [("watch", "watch"), ("bisect-post", "post")]
+    for job_id in ("watch", "bisect-post"):
+        assert j[job_id]["environment"] == "perfbot"
+        installs = [s["run"] for s in j[job_id]["steps"] if "pip install" in str(s.get("run", ""))]
+        assert installs and all("--require-hashes" in r and "--no-deps" in r for r in installs)
+    assert "environment" not in j["bisect"] and "self-hosted" in j["bisect"]["runs-on"]
 
 
 def test_one_gpu_kind_queued_like_bench_pr_and_every_shard_kept() -> None:
@@ -660,3 +667,70 @@ def test_the_site_lists_the_watchs_changes(tmp_path: Path, watch_rc: int, listed
     assert build.split()[:3] == ["-m", "bot", "site"] and "--out" in build
     assert ("::warning::the watch could not read" in proc.stdout) is not listed
     assert "secrets" not in json.dumps(step) and "TOKEN" not in json.dumps(step)
+
+
+# ----- the bisect of a standing break -----
+
+
+@pytest.mark.parametrize(
+    ("status", "step_rc", "level"),
+    [
+        (0, 0, "the first bad build is named"),
+        (9, 0, "no first bad build can be named"),
+        (8, 0, "the next night resumes"),
+        (10, 10, "::error::a build could not be measured"),
+        (3, 3, "::error::the bisect failed (exit 3)"),
+    ],
+)
+def test_the_bisect_runs_under_the_lock_and_maps_its_exit_codes(
+    tmp_path: Path, status: int, step_rc: int, level: str
+) -> None:
+    (tmp_path / "lock").mkdir()
+    path = shim(tmp_path, "python3", f"exit {status}")
+    env = {
+        "PATH": path,
+        "MACHINE": MACHINE,
+        "GITHUB_OUTPUT": str(tmp_path / "out"),
+        "PERFBOT_GPU_LOCK": str(tmp_path / "lock" / "gpu.lock"),
+        "PERFBOT_GPU_LOCK_SH": str(GPU_LOCK_SH),
+    }
+    proc = run_step(_job_step("bisect", "bisect"), tmp_path, env)
+    assert proc.returncode == step_rc and level in proc.stdout
+    assert "holding the GPU lock" in proc.stdout
+    assert outputs(tmp_path / "out") == {"status": str(status)}
+    call = (tmp_path / "python3.calls").read_text().split()
+    assert call[:4] == ["-m", "bot", "bisect", "--plan"] and "--post" not in call
+    assert call[call.index("--machine") + 1] == MACHINE and "--budget-s" in call
+
+
+def test_the_poster_measures_nothing_and_posts_the_answer(tmp_path: Path) -> None:
+    path = shim(tmp_path, "python", "exit 8")
+    env = {"PATH": path, "PERFBOT_ISSUES_TOKEN": "p"}
+    proc = run_step(_job_step("bisect-post", "post"), tmp_path, env)
+    assert proc.returncode == 0 and "not finished: nothing is written yet" in proc.stdout
+    call = (tmp_path / "python.calls").read_text().split()
+    assert {"--post-only", "--post"} <= set(call)
+    restore, save = (
+        s["with"]["key"]
+        for s in jobs(WF)["bisect"]["steps"]
+        if "actions/cache" in str(s.get("uses"))
+    )
+    assert restore == save and "github.run_id" in restore  # each night saves a new entry
+    assert jobs(WF)["bisect-post"]["needs"] == ["bisect-plan", "bisect"]
+
+
+def test_the_plan_step_writes_no_plan_for_a_history_without_a_standing_break(
+    tmp_path: Path,
+) -> None:
+    """The real bot on the recorded nightlies (no break): nothing planned, no bisect job."""
+    store = tmp_path / "store"
+    shutil.copytree(NIGHTLIES, store / "results")
+    env = {"GITHUB_OUTPUT": str(tmp_path / "out"), "GITHUB_STEP_SUMMARY": str(tmp_path / "sum"),
+           "RUNNER_TEMP": str(tmp_path), "BUDGET_S": "9000", "GITHUB_TOKEN": "t",
+           "PATH": os.environ["PATH"]}  # fmt: skip
+    proc = run_step(_job_step("bisect-plan", "plan"), tmp_path, env)
+    assert proc.returncode == 0, proc.stdout
+    assert outputs(tmp_path / "out") == {"planned": "false", "slug": ""}
+    assert "no standing alert can be bisected" in (tmp_path / "sum").read_text()
+    proc = run_step(_job_step("bisect-plan", "plan"), tmp_path, {**env, "BUDGET_S": "1e9"})
+    assert proc.returncode == 1 and "must be whole seconds" in proc.stdout

@@ -578,6 +578,7 @@ AUDITOR_FINDINGS = {
     ("self-hosted-runner", "bench-pr.yml", "bench"),
     ("self-hosted-runner", "calibrate-runner.yml", "measure"),
     ("self-hosted-runner", "nightly.yml", "shard"),
+    ("self-hosted-runner", "nightly.yml", "bisect"),
 }
 
 
