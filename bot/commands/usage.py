@@ -96,8 +96,8 @@ USAGES: Mapping[str, CommandUsage] = {
     ),
     "bisect-plan": CommandUsage(
         (E.OK_NO_REGRESSION, E.BAD_INPUT, E.GITHUB_FAILURE),
-        "python -m bot history --results store/results --dry-run --json history.json\n"
-        "  python -m bot bisect-plan --history-json history.json --out plan.json",
+        "python -m bot bisect-plan --history-json history.json --out plan.json \\\n"
+        "      --budget-s 9000",
         "a plan was written (or none: the file says no alert can be bisected)",
     ),
     "store": replace(STORE_ADD, ok="done (or nothing to do: the same run again)"),
