@@ -159,17 +159,22 @@ def _slug(text: str) -> str:
     return keep.strip("-")[:80] or "build"
 
 
-def _spent(plan: Plan, rows: tuple[Row, ...], total: float) -> Stuck:
-    """The plan's budget over every call is spent: where the measurements stand, unanswered."""
-    goods = [r for r in rows if r.cls in ("good", REFERENCE_CLASS)]
+def measured_bracket(rows: tuple[Row, ...]) -> tuple[str | None, str | None]:
+    """The latest build measured good (the reference counts) and the first bad one after it:
+    where the measurements stand before there is an answer."""
+    goods = [r for r in rows if r.cls == REFERENCE_CLASS]
     last = goods[-1] if goods else None
     bads = [r for r in rows if r.cls == "bad" and (last is None or r.index > last.index)]
+    return (last.name if last else None, bads[0].name if bads else None)
+
+
+def _spent(plan: Plan, rows: tuple[Row, ...], total: float) -> Stuck:
+    """The plan's budget over every call is spent: where the measurements stand, unanswered."""
     return Stuck(
         f"its budget of {plan.total_budget_s:.0f} s of measuring is spent ({total:.0f} s "
         "measured): give it more, or bisect the bracket by hand",
         None,
-        last.name if last else None,
-        bads[0].name if bads else None,
+        *measured_bracket(rows),
     )
 
 
@@ -242,4 +247,14 @@ def run_bisect(
         measured_now += 1
 
 
-__all__ = ["Found", "Measure", "Outcome", "Plan", "Row", "Stuck", "evaluate", "run_bisect"]
+__all__ = [
+    "Found",
+    "Measure",
+    "Outcome",
+    "Plan",
+    "Row",
+    "Stuck",
+    "evaluate",
+    "measured_bracket",
+    "run_bisect",
+]

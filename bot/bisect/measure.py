@@ -45,8 +45,6 @@ class Measurer(Protocol):
         ...
 
 
-
-
 @dataclass(frozen=True)
 class SuiteMeasurer:
     """The GPU: this repository's suite, one process a build, the build in its own overlay."""

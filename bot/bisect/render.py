@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from bot.bisect.classify import Figure
 from bot.bisect.compare import Changes, changes
-from bot.bisect.driver import Outcome, Plan, Row
+from bot.bisect.driver import Outcome, Plan, Row, measured_bracket
 from bot.bisect.search import Found, Measure, Stuck, most_measurements
 
 SCHEMA = "perfbot-bisect/1"
@@ -32,10 +32,7 @@ def bracket(outcome: Outcome) -> Bracket:
         return Bracket(step.last_good, step.first_bad)
     if isinstance(step, Stuck):  # a contradiction or a bad build that is not: no bracket
         return Bracket(step.last_good, step.first_bad)
-    goods = [r for r in outcome.rows if r.cls == "good"]
-    last = goods[-1] if goods else None
-    after = [r for r in outcome.rows if r.cls == "bad" and (last is None or r.index > last.index)]
-    return Bracket(last.name if last else None, after[0].name if after else None)
+    return Bracket(*measured_bracket(outcome.rows))
 
 
 def what_changed(outcome: Outcome, plan: Plan) -> Changes | None:

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from bot.commands.steps import StepFailed, emit_json, step
 from bot.config import Config
@@ -75,7 +75,7 @@ def _candidates(args: argparse.Namespace) -> list[str]:
     return [f"{good.distribution}=={v}" for v in versions]
 
 
-def _read_plan(args: argparse.Namespace) -> dict[str, object] | None:
+def _read_plan(args: argparse.Namespace) -> dict[str, Any] | None:
     """Fill the arguments a plan file holds; None when the plan follows no alert."""
     import json
 
@@ -124,12 +124,12 @@ def run_bisect_command(args: argparse.Namespace, env: Mapping[str, str], out: IO
     if args.package is None or args.good is None or args.bad is None:
         raise _usage("give --plan, or --package, --good and --bad")
     with step("list the builds", ExitCode.USAGE):
-        between = list(planned["builds"]) if planned else _candidates(args)  # type: ignore[call-overload]
+        between = list(planned["builds"]) if planned else _candidates(args)
         timeline = make_timeline(args.package, args.good, args.bad, between)
     with step("read the plan's commits", ExitCode.BAD_INPUT):
         from bot.bisect.upstream import read_commits
 
-        upstream = read_commits(planned["commits"]) if planned else ()  # type: ignore[arg-type]
+        upstream = read_commits(planned["commits"]) if planned else ()
     if args.list_builds:
         out.write("".join(f"{b.spec.text}\n" for b in timeline.builds))
         return ExitCode.OK_NO_REGRESSION
@@ -169,7 +169,7 @@ def run_bisect_command(args: argparse.Namespace, env: Mapping[str, str], out: IO
         max_runs=1 + args.remeasure,
         max_measurements=0 if args.post_only else args.max_measurements,
         budget_s=args.budget_s,
-        total_budget_s=float(planned["budget_s"]) if planned and planned.get("budget_s") else None,  # type: ignore[arg-type]
+        total_budget_s=float(planned["budget_s"]) if planned and planned.get("budget_s") else None,
         upstream=upstream,
     )
     from bot.bisect.measure import MeasureError

@@ -13,11 +13,15 @@ import argparse
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from bot.commands.steps import StepFailed, step
 from bot.config import Config
 from bot.exitcodes import ExitCode
+
+if TYPE_CHECKING:  # the bisect's modules load only when the command runs
+    from bot.bisect.upstream import UpstreamCommit
+    from bot.bisect.watch_plan import Target
 
 SCHEMA = "perfbot-bisect-plan/1"
 
@@ -26,7 +30,9 @@ class _NoRange(Exception):
     """No builds between the alert's two ends can be listed: the next alert is tried."""
 
 
-def _commits(config: Config, target: Any, git_url: str | None) -> tuple[list[str], list[Any]]:
+def _commits(
+    config: Config, target: Target, git_url: str | None
+) -> tuple[list[str], list[UpstreamCommit]]:
     """The builds between the ends, and the upstream commits they are (Thunder's)."""
     from benchmarks.under_test.spec import parse_spec
     from bot.bisect.upstream import Window, commit_spec, window_of
@@ -52,7 +58,7 @@ def _commits(config: Config, target: Any, git_url: str | None) -> tuple[list[str
     return [commit_spec(c, git_url) for c in inner], inner
 
 
-def _nightlies(args: argparse.Namespace, target: Any) -> list[str]:
+def _nightlies(args: argparse.Namespace, target: Target) -> list[str]:
     from benchmarks.under_test.spec import parse_spec
     from bot.bisect import index
 
@@ -70,7 +76,7 @@ def _nightlies(args: argparse.Namespace, target: Any) -> list[str]:
     return [f"{good.distribution}=={v}" for v in versions if v not in (good.version, bad.version)]
 
 
-def _by_hand(args: argparse.Namespace) -> tuple[tuple[Any, ...], tuple[str, ...]]:
+def _by_hand(args: argparse.Namespace) -> tuple[tuple[Target, ...], tuple[str, ...]]:
     """A pair named on the command line (no alert: its answer goes on no issue)."""
     from bot.bisect.points import parse_points
     from bot.bisect.watch_plan import Target
@@ -111,7 +117,7 @@ def run_bisect_plan(args: argparse.Namespace, env: Mapping[str, str], out: IO[st
                 builds, commits = _commits(config, target, args.git_url)
             else:
                 with step("list the nightlies between the builds", ExitCode.BAD_INPUT):
-                    builds, commits = _nightlies(args, target), []
+                    builds, commits = _nightlies(args, target), []  # the index: no commits
         except _NoRange as exc:
             out.write(f"not followed: {target.key}: {exc}\n")
             plan["skipped"].append(f"{target.key}: {exc}")

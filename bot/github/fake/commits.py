@@ -8,7 +8,7 @@ Its endpoints: fake/commits_routes.py (and compare in fake/pulls_routes.py).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
@@ -38,13 +38,7 @@ class Commits:
             line = self.lines.setdefault(repo.lower(), [])
             for c in commits:
                 if c.date.tzinfo is None:  # a naive time is UTC, as GitHub's are
-                    c = GitCommit(
-                        c.sha,
-                        c.message,
-                        c.author_name,
-                        c.date.replace(tzinfo=timezone.utc),
-                        c.author_login,
-                    )
+                    c = replace(c, date=c.date.replace(tzinfo=timezone.utc))
                 if c.author_login:
                     self.state.add_user(c.author_login)
                 line.append(c)

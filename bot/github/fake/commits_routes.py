@@ -48,10 +48,16 @@ def commits_json(state: State, urls: Urls, repo: str, commits: list[GitCommit]) 
     return [_commit_json(state, urls, repo, c, parent(c)) for c in commits]
 
 
-def get_commit(call: Call) -> Reply:
-    repo, sha = call.repo(), call.params[2]
+def path_sha(call: Call) -> str:
+    """The path's commit (its third part), which must be a full 40-hex sha."""
+    sha = call.params[2]
     if not SHA.fullmatch(sha):
         raise ApiError(422, "No commit found for SHA: " + sha[:50])
+    return sha
+
+
+def get_commit(call: Call) -> Reply:
+    repo, sha = call.repo(), path_sha(call)
     known = call.state.commits.find(repo.full_name, sha)
     if known is not None:
         return Reply(200, commits_json(call.state, call.urls, repo.full_name, [known])[0])

@@ -9,15 +9,11 @@ GET  /repos/{r}/compare/{base}...{head}   the merge base (what fake.pulls.descen
 
 from __future__ import annotations
 
-import re
-
 from bot.github.fake.api import REPO_PATH, ApiError, Call, Handler, Reply, paginate, text_field
-from bot.github.fake.commits_routes import commits_json
+from bot.github.fake.commits_routes import SHA, commits_json, path_sha
 from bot.github.fake.pulls import STATES, CommitStatus, Review
 from bot.github.fake.state import State
 from bot.github.fake.views import Json, Urls, iso, user_by_login
-
-_SHA = re.compile(r"[0-9a-f]{40}")
 
 
 def status_json(state: State, urls: Urls, status: CommitStatus) -> Json:
@@ -35,15 +31,8 @@ def status_json(state: State, urls: Urls, status: CommitStatus) -> Json:
     }
 
 
-def _sha(call: Call) -> str:
-    sha = call.params[2]
-    if not _SHA.fullmatch(sha):
-        raise ApiError(422, "No commit found for SHA: " + sha[:50])
-    return sha
-
-
 def create_status(call: Call) -> Reply:
-    repo, sha = call.repo(), _sha(call)
+    repo, sha = call.repo(), path_sha(call)
     wanted = call.body.get("state") if isinstance(call.body, dict) else None
     if wanted not in STATES:
         raise ApiError(422, f"Validation Failed: state must be one of {', '.join(STATES)}")
@@ -66,7 +55,7 @@ def create_status(call: Call) -> Reply:
 
 
 def list_statuses(call: Call) -> Reply:
-    repo, sha = call.repo(), _sha(call)
+    repo, sha = call.repo(), path_sha(call)
     page, headers = paginate(call, call.state.pulls.of(repo.full_name, sha))
     return Reply(200, [status_json(call.state, call.urls, s) for s in page], headers)
 
@@ -99,7 +88,7 @@ def list_reviews(call: Call) -> Reply:
 def compare(call: Call) -> Reply:
     repo, base, head = call.repo(), call.params[2], call.params[3]
     for sha in (base, head):
-        if not _SHA.fullmatch(sha):
+        if not SHA.fullmatch(sha):
             raise ApiError(404, "Not Found")
     line = call.state.commits.between(repo.full_name, base, head)
     pulls = call.state.pulls
