@@ -16,20 +16,25 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from bot.alert.model import change_words, clearly_worse
 from bot.alert.plan import worse_note
+from bot.commands.long_lived import long_lived
 from bot.commands.noise_file import configured_noise_model
 from bot.commands.steps import StepFailed, check_against_results, emit_json, step
 from bot.config import Config
 from bot.exitcodes import ExitCode
-from bot.github.issues import News, SyncAction
 from bot.history.issues import AlertIssue, alert_json, watch_issues
 from bot.history.load import load_histories
 from bot.history.method import Method
 from bot.history.render import report_text, to_json, worst
 from bot.history.watch import Watch, analyse
+
+if TYPE_CHECKING:  # PyGithub is imported only where GitHub is called (a dry run: never)
+    from bot.decide.noise_model import NoiseModel
+    from bot.github.issues import News, SyncAction
+    from bot.history.series import History
 
 
 def _tag(ai: AlertIssue, several: bool) -> str:
@@ -176,11 +181,38 @@ def run_history(
         cfg = Config.from_env(env, config_path)
     s = cfg.verdict
     model = configured_noise_model(s)
-    with step("read results", ExitCode.BAD_INPUT):
-        # PERFBOT_CACHE_DIR: where the runs read are kept between nights
-        # (bot/results/run_cache.py); unset, every file is decoded each time.
-        cache = Path(env["PERFBOT_CACHE_DIR"]) if env.get("PERFBOT_CACHE_DIR") else None
-        histories = load_histories(dirs, machine or cfg.machine, order, s.min_samples, cache)
+    # PERFBOT_CACHE_DIR: where the runs read are kept between nights
+    # (bot/results/run_cache.py); unset, every file is decoded each time.
+    cache = Path(env["PERFBOT_CACHE_DIR"]) if env.get("PERFBOT_CACHE_DIR") else None
+    with long_lived() as keep:  # the runs, out of the collector's way (long_lived.py)
+        with step("read results", ExitCode.BAD_INPUT):
+            histories = load_histories(dirs, machine or cfg.machine, order, s.min_samples, cache)
+        keep()
+        return _watch(
+            histories,
+            cfg,
+            model,
+            out,
+            json_path=json_path,
+            repo=repo,
+            dry_run=dry_run,
+            method=method,
+        )
+
+
+def _watch(
+    histories: Sequence[History],
+    cfg: Config,
+    model: NoiseModel | None,
+    out: IO[str],
+    *,
+    json_path: Path | None,
+    repo: str | None,
+    dry_run: bool,
+    method: Method,
+) -> int:
+    """The analysis, the alerts and the report of histories read."""
+    s = cfg.verdict
     check_against_results(s, [r for h in histories for r in h.runs])
     with step("find changes", ExitCode.BAD_INPUT):
         watches: list[Watch] = [analyse(h, s, model, method) for h in histories]

@@ -83,34 +83,49 @@ def checkpoints(guard: GuardKind, split: int, scan: Scan, m: Method, size: int) 
     return out
 
 
-def _judge(
-    table: Table, guard: GuardKind, first: int, split: int, at: Checkpoint, m: Method, note: str
-) -> tuple[SyncState, Verdict]:
-    before = list(range(first, split + 1))
-    sub = select(table, [*before, *range(at.start, at.end + 1)])
-    span = Span(len(before) - 1, 0, sub.size - 1)
-    v = decide_span(sub, span, table.settings.alpha, m.min_before, m.min_after, note)
-    g = v.guard(guard)
-    assert g is not None
-    return sync_state(g, v), v
+class _Judge:
+    """A regression's before window against a checkpoint, decided once: the regressions of
+    one split (a ratio and the kernel guard that moved it) share their windows, and a
+    decision of ~900 series is most of a follow-up's time."""
+
+    def __init__(self, table: Table, m: Method, note: str) -> None:
+        self.table, self.m, self.note = table, m, note
+        self.decided: dict[tuple[int, int, int, int], Verdict] = {}
+
+    def __call__(
+        self, guard: GuardKind, first: int, split: int, at: Checkpoint
+    ) -> tuple[SyncState, Verdict]:
+        known = (first, split, at.start, at.end)
+        if known not in self.decided:
+            before = list(range(first, split + 1))
+            sub = select(self.table, [*before, *range(at.start, at.end + 1)])
+            span = Span(len(before) - 1, 0, sub.size - 1)
+            alpha, m = self.table.settings.alpha, self.m
+            self.decided[known] = decide_span(
+                sub, span, alpha, m.min_before, m.min_after, self.note
+            )
+        v = self.decided[known]
+        g = v.guard(guard)
+        assert g is not None
+        return sync_state(g, v), v
 
 
 def _follow(
-    table: Table, scan: Scan, guard: GuardKind, first: int, split: int, m: Method, note: str
+    judge: _Judge, scan: Scan, guard: GuardKind, first: int, split: int
 ) -> tuple[SyncState, Verdict, Checkpoint]:
     """The state of a regression of ``guard`` at ``split`` whose before window starts at
     ``first``: the first checkpoint where it is back, else the newest commits."""
-    *earlier, newest = checkpoints(guard, split, scan, m, table.size)
+    *earlier, newest = checkpoints(guard, split, scan, judge.m, judge.table.size)
     for at in (*earlier, newest):
-        state, v = _judge(table, guard, first, split, at, m, note)
+        state, v = judge(guard, first, split, at)
         if state == "recovered" or at is newest:
             return state, v, at
     raise AssertionError("unreachable: the newest commits always decide")
 
 
-def follow_up(table: Table, scan: Scan, change: Change, m: Method, model_note: str) -> FollowUp:
+def _follow_up(judge: _Judge, scan: Scan, change: Change) -> FollowUp:
     span = change.span
-    state, v, at = _follow(table, scan, change.guard, span.first, span.split, m, model_note)
+    state, v, at = _follow(judge, scan, change.guard, span.first, span.split)
     return FollowUp(change, state, v, at.back_at, back_before=at.before)
 
 
@@ -122,15 +137,14 @@ def range_state(
     the change point before it) judged as a confirmed regression's is."""
     prev = max((k for k in scan.splits if k < last_good), default=-1)
     first = max(last_good - m.window + 1, prev + 1)
-    return _follow(table, scan, guard, first, last_good, m, model_note)[0]
+    return _follow(_Judge(table, m, model_note), scan, guard, first, last_good)[0]
 
 
 def follow_ups(table: Table, scan: Scan, m: Method, model_note: str) -> tuple[FollowUp, ...]:
     """Every confirmed regression's follow-up, in commit order (see the module docstring for
     the ratio that returns when nvFuser's fusion does)."""
-    out = [
-        follow_up(table, scan, c, m, model_note) for c in scan.changes if c.direction == "regressed"
-    ]
+    judge = _Judge(table, m, model_note)
+    out = [_follow_up(judge, scan, c) for c in scan.changes if c.direction == "regressed"]
     nv_back = {f.back_at: f for f in out if f.change.guard == "nvfuser" and f.back_at}
     for i, f in enumerate(out):
         nv = nv_back.get(f.change.first_bad)

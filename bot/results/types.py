@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
     "BENCH_BANDWIDTH",
@@ -48,8 +48,10 @@ class BadInput(Exception):
     """The results cannot be used; the message names the file, benchmark and point."""
 
 
-@dataclass(frozen=True, order=True)
-class PointKey:
+class PointKey(NamedTuple):
+    """A tuple, not a dataclass: a history hashes and compares ~400k keys, and a tuple's
+    hash and equality run in C where a dataclass's run in Python (5x the time)."""
+
     variant: str
     dtype: str
     shape: str
