@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.config import VerdictSettings
-from bot.decide.noise_model import Kind, samples_of
 from bot.decide.types import PointVerdict
 from bot.history.series import Commit, History
+from bot.results.packed import Samples, sample_count
 from bot.results.types import REFERENCE, PointKey
 
 Status = Literal["ok", "failed", "absent"]
@@ -47,11 +47,11 @@ class Break:
 
 def status(commit: Commit, key: PointKey) -> tuple[Status, str | None]:
     """ok when a run of the commit has data; failed when a run failed and none has data."""
-    kind: Kind = "kernel" if key.variant == REFERENCE else "ratio"
+    which: Samples = "kernel_s" if key.variant == REFERENCE else "ratio"
     error = None
     failed = False
     for run in commit.runs:
-        if samples_of(kind, run, key):
+        if sample_count(run.points, key, which):
             return "ok", None
         point = run.points.get(key)
         if point is not None and (point.no_data or "failed") == "failed":

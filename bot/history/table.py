@@ -17,7 +17,6 @@ guard's business).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -30,7 +29,8 @@ from bot.decide.noise_model import Kind, NoiseModel
 from bot.decide.others import PriorSums
 from bot.decide.stats import MAD_SCALE, MEDIAN_EFFICIENCY, Between, RunStat
 from bot.history.series import History
-from bot.results.types import REFERENCE, CommitResults, Point, PointKey
+from bot.results.packed import Groups, Samples, bandwidths, sample_groups
+from bot.results.types import REFERENCE, CommitResults, PointKey
 
 Family = Literal["ratio", "nvfuser", "thunder"]
 FAMILIES: tuple[Family, ...] = ("ratio", "nvfuser", "thunder")
@@ -112,24 +112,19 @@ class Table:
         return self.starts[first], self.starts[last + 1]
 
 
-def run_stats(
-    samples: Sequence[tuple[float, ...] | None],
-) -> tuple[Floats, Floats, NDArray[np.int64]]:
-    """``run_stat`` of many series of one run at once (rows of equal length together)."""
-    y = np.full(len(samples), np.nan)
-    w = np.full(len(samples), np.nan)
-    n = np.zeros(len(samples), dtype=np.int64)
-    by_len: dict[int, list[int]] = {}
-    for i, xs in enumerate(samples):
-        if xs:
-            by_len.setdefault(len(xs), []).append(i)
-    for size, rows in by_len.items():
-        logs = np.log(np.asarray([samples[i] for i in rows], dtype=np.float64))
+def run_stats(groups: Groups, rows: int) -> tuple[Floats, Floats, NDArray[np.int64]]:
+    """``run_stat`` of ``rows`` series of one run at once, from their samples one matrix per
+    sample count (bot/results/packed.py); a row in no group has no data."""
+    y = np.full(rows, np.nan)
+    w = np.full(rows, np.nan)
+    n = np.zeros(rows, dtype=np.int64)
+    for size, (members, samples) in groups.items():
+        logs = np.log(samples)
         med = np.median(logs, axis=1)
         mad = np.median(np.abs(logs - med[:, None]), axis=1)
-        y[rows] = med
-        w[rows] = MEDIAN_EFFICIENCY * (MAD_SCALE * mad) ** 2 / size
-        n[rows] = size
+        y[members] = med
+        w[members] = MEDIAN_EFFICIENCY * (MAD_SCALE * mad) ** 2 / size
+        n[members] = size
     return y, w, n
 
 
@@ -193,13 +188,8 @@ def build(history: History, s: VerdictSettings, model: NoiseModel | None) -> Tab
     for family in FAMILIES:
         kind = KIND[family]
         keys = family_keys(family, everything, s)
-        # Each run's points of the family looked up once, for the samples and the bandwidth.
-        found = [[r.points.get(k) for k in keys] for r in runs]
-        ratio_kind = kind == "ratio"
-        columns = [
-            run_stats([None if p is None else (p.ratio if ratio_kind else p.kernel_s) for p in ps])
-            for ps in found
-        ]
+        which: Samples = "ratio" if kind == "ratio" else "kernel_s"
+        columns = [run_stats(sample_groups(r.points, keys, which), len(keys)) for r in runs]
         shape = (len(keys), len(runs))
         y = np.column_stack([c[0] for c in columns]) if columns and keys else np.full(shape, np.nan)
         w = np.column_stack([c[1] for c in columns]) if columns and keys else np.full(shape, np.nan)
@@ -209,9 +199,11 @@ def build(history: History, s: VerdictSettings, model: NoiseModel | None) -> Tab
             else np.zeros(shape, dtype=np.int64)
         )
         pick = s.threshold_for if kind == "ratio" else s.kernel_threshold_for
-        bandwidth = np.array(
-            [[_bandwidth_of(ps[i]) for ps in found] for i in range(len(keys))], dtype=np.float64
-        ).reshape(shape)
+        bandwidth = (
+            np.column_stack([bandwidths(r.points, keys) for r in runs])
+            if runs and keys
+            else np.full(shape, np.nan)
+        )
         families[family] = FamilyTable(
             family,
             kind,
@@ -225,11 +217,6 @@ def build(history: History, s: VerdictSettings, model: NoiseModel | None) -> Tab
             bandwidth,
         )
     return Table(history, tuple(starts), families, s, model)
-
-
-def _bandwidth_of(point: Point | None) -> float:
-    value = point.bandwidth_pct if point is not None else None
-    return math.nan if value is None else value
 
 
 def select(table: Table, commits: Sequence[int]) -> Table:

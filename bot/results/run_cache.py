@@ -32,7 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from bot.results.types import CommitResults, Point, PointKey, Provenance
+from bot.results.packed import PackedPoints
+from bot.results.types import CommitResults, PointKey, Provenance
 
 FORMAT = "perfbot-run-cache/3"
 
@@ -69,10 +70,11 @@ def _strings(column: Any, n: int, optional: bool = False) -> bool:
     return isinstance(column, list) and len(column) == n and set(map(type, column)) <= allowed
 
 
-def _points(data: dict[str, Any]) -> list[Point] | None:
+def _points(data: dict[str, Any]) -> PackedPoints | None:
     """The points of an entry, or None when any part of it has another shape. Stored by
     column, numbers packed as base64 arrays (8 bytes a sample where a JSON number takes ~18),
-    so that checking 100 runs of ~900 points each is a few whole-array tests, not a loop."""
+    so that checking 100 runs of ~900 points each is a few whole-array tests, not a loop, and
+    kept so (bot/results/packed.py: a Point is built when one is asked for)."""
     keys = data.get("keys")
     if not isinstance(keys, list) or len(keys) != 3:
         return None
@@ -96,19 +98,10 @@ def _points(data: dict[str, Any]) -> list[Point] | None:
         return None
     if not bool(np.all(np.isnan(scalars) | (np.isfinite(scalars) & (scalars >= 0.0)))):
         return None
-    flat, sizes = samples.tolist(), lengths.tolist()
-    values = [None if math.isnan(v) else v for v in scalars.tolist()]
-    out, at = [], 0
-    for i, (variant, dtype, shape) in enumerate(zip(*keys, strict=True)):
-        lists: list[tuple[float, ...] | None] = []
-        for size in sizes[3 * i : 3 * i + 3]:
-            lists.append(None if size < 0 else tuple(flat[at : at + size]))
-            at += max(size, 0)
-        bw, count, compile_s = values[3 * i : 3 * i + 3]
-        ratio, kernel, host = lists
-        key = PointKey(variant, dtype, shape)
-        out.append(Point(key, ratio, kernel, host, bw, count, compile_s, no_data[i]))
-    return out
+    ordered = [PointKey(*k) for k in zip(*keys, strict=True)]
+    if len(set(ordered)) != n:
+        return None
+    return PackedPoints(ordered, no_data, lengths, scalars, samples)
 
 
 def _packed(values: Sequence[float], dtype: str) -> str:
@@ -139,7 +132,7 @@ def read_entry(path: Path, results: Path, record: Path) -> CommitResults | None:
         machine=str(data.get("machine")),
         commit=data["commit"],
         path=results,
-        points={p.key: p for p in points},
+        points=points,
         provenance=provenance,
         date=date if type(date) is int else None,
         tiled=tiled if isinstance(tiled, dict) else None,
