@@ -216,6 +216,8 @@ def _pending(
         span = spans(i, splits, m, size)[0]
         if span.before < m.min_before:
             continue
+        if not flagged(decide(span)):  # the search's decision flags what the full one does
+            continue
         v = decide(span, full=True)
         for g, d, s in flagged(v):
             if (g, d) not in best or s > best[g, d].strength:

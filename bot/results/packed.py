@@ -28,6 +28,7 @@ from bot.results.types import Point, PointKey
 #: Which of a point's sample lists: the per-round ratio, the kernel times, the host times.
 Samples = Literal["ratio", "kernel_s", "host_s"]
 SAMPLES: tuple[Samples, ...] = ("ratio", "kernel_s", "host_s")
+COLUMN = {which: i for i, which in enumerate(SAMPLES)}
 Floats = NDArray[np.float64]
 #: Rows of one sample count: the rows' positions among the keys asked for, and their samples.
 Groups = dict[int, tuple[list[int], Floats]]
@@ -55,6 +56,8 @@ class PackedPoints(Mapping[PointKey, Point]):
         self._scalars = scalars.reshape(len(self._keys), 3)
         self._samples = samples
         self._built: dict[int, Point] = {}
+        # As Python ints: the broken guard asks ~500 points of every run, one at a time.
+        self._counts: list[list[int]] = np.maximum(self._lengths, 0).tolist()
 
     def __getitem__(self, key: PointKey) -> Point:
         i = self._index[key]
@@ -91,7 +94,7 @@ class PackedPoints(Mapping[PointKey, Point]):
 
     def groups(self, keys: Sequence[PointKey], which: Samples) -> Groups:
         """The samples of ``keys`` (absent ones: none) as one matrix per sample count."""
-        col = SAMPLES.index(which)
+        col = COLUMN[which]
         rows = self._rows(keys)
         sizes = np.where(rows >= 0, self._lengths[rows, col], 0) if self._keys else rows * 0
         out: Groups = {}
@@ -103,7 +106,7 @@ class PackedPoints(Mapping[PointKey, Point]):
 
     def count(self, key: PointKey, which: Samples) -> int:
         i = self._index.get(key)
-        return 0 if i is None else max(int(self._lengths[i, SAMPLES.index(which)]), 0)
+        return 0 if i is None else self._counts[i][COLUMN[which]]
 
     def bandwidth(self, keys: Sequence[PointKey]) -> Floats:
         rows = self._rows(keys)

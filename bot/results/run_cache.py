@@ -4,18 +4,20 @@ A nightly-sized run is an asv file of ~1.3 MB and a provenance record of several
 per-round lists no verdict reads (bot/results/provenance.py); decoding and checking both takes
 ~90 ms, and a history reads ~100 runs every night, the same files night after night. So what
 the reader made of them (the points, the slimmed record, the date, the tiled marker) is kept
-in a folder of its own, one JSON file a run, named by what identifies the files' content
+in a folder of its own, one file a run, named by what identifies the files' content
 cheaply, as make and ccache's direct mode do: each file's resolved path, size, modification
 time in ns and inode, the commit and machine asked for, the sample minimum, and this module's
 FORMAT (a change of what the reader keeps is a new format, never an old entry read as new). A
 file rewritten in place gets a new time, so a stale entry is never found. The runner's hygiene
 checks are small and read from their file every time.
 
-JSON (the samples packed as one base64 float64 array), not pickle: an entry is data, so a cache
-folder that someone else could write holds at worst numbers of the right shape, never code; an
-entry of the wrong shape, or with a sample that is not a finite positive float, is a miss. An
-entry that cannot be read is a miss, one that cannot be written is skipped: the watch never
-fails for its cache.
+An entry is one line of JSON (padded to 8 bytes) and then every sample as raw little-endian
+float64 (the points keep them so: bot/results/packed.py), not pickle: an entry is data, so a
+cache folder that someone else could write holds at worst numbers of the right shape, never
+code; an entry of the wrong shape, or with a sample that is not a finite positive float, is a
+miss. Raw, not base64 in the JSON: decoding and scanning ~0.5 MB of text a run was a fifth of
+reading a cached history. An entry that cannot be read is a miss, one that cannot be written
+is skipped: the watch never fails for its cache.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +37,7 @@ import numpy as np
 from bot.results.packed import PackedPoints
 from bot.results.types import CommitResults, PointKey, Provenance
 
-FORMAT = "perfbot-run-cache/3"
+FORMAT = "perfbot-run-cache/4"
 
 
 def entry_path(
@@ -53,7 +55,7 @@ def entry_path(
         except OSError:
             return None
         parts.append(f"{f.resolve()}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}")
-    return cache / f"{hashlib.sha256(chr(0).join(parts).encode()).hexdigest()}.json"
+    return cache / f"{hashlib.sha256(chr(0).join(parts).encode()).hexdigest()}.run"
 
 
 def _array(text: Any, dtype: str) -> np.ndarray[Any, Any] | None:
@@ -70,7 +72,7 @@ def _strings(column: Any, n: int, optional: bool = False) -> bool:
     return isinstance(column, list) and len(column) == n and set(map(type, column)) <= allowed
 
 
-def _points(data: dict[str, Any]) -> PackedPoints | None:
+def _points(data: dict[str, Any], samples: np.ndarray[Any, Any]) -> PackedPoints | None:
     """The points of an entry, or None when any part of it has another shape. Stored by
     column, numbers packed as base64 arrays (8 bytes a sample where a JSON number takes ~18),
     so that checking 100 runs of ~900 points each is a few whole-array tests, not a loop, and
@@ -83,12 +85,11 @@ def _points(data: dict[str, Any]) -> PackedPoints | None:
         return None
     no_data = data.get("no_data")
     lengths, scalars = _array(data.get("lengths"), "<i4"), _array(data.get("scalars"), "<f8")
-    samples = _array(data.get("samples"), "<f8")
     if not isinstance(no_data, list) or not _strings(no_data, n, optional=True):
         return None
     if lengths is None or scalars is None:
         return None
-    if samples is None or len(lengths) != 3 * n or len(scalars) != 3 * n:
+    if len(lengths) != 3 * n or len(scalars) != 3 * n:
         return None
     if lengths.size and int(lengths.min()) < -1:
         return None
@@ -108,16 +109,36 @@ def _packed(values: Sequence[float], dtype: str) -> str:
     return base64.b64encode(np.asarray(values, dtype=dtype).tobytes()).decode()
 
 
+def split_entry(raw: bytes) -> tuple[Any, np.ndarray[Any, Any]] | None:
+    """An entry's JSON line and its samples, or None where it is not laid out as one."""
+    end = raw.find(b"\n")
+    if end < 0 or (end + 1) % 8 or (len(raw) - end - 1) % 8:
+        return None
+    try:
+        data = json.loads(raw[:end])
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    return data, np.frombuffer(raw, dtype="<f8", offset=end + 1).copy()
+
+
+def join_entry(data: Mapping[str, Any], samples: bytes) -> bytes:
+    head = json.dumps(data).encode("ascii")  # no newline: json.dumps escapes them
+    return head + b" " * (-(len(head) + 1) % 8) + b"\n" + samples
+
+
 def read_entry(path: Path, results: Path, record: Path) -> CommitResults | None:
     """The run the entry holds (without its hygiene checks), or None for a miss."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        found = split_entry(path.read_bytes())
+    except OSError:
         return None
+    if found is None:
+        return None
+    data, samples = found
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         return None
     prov = data.get("provenance")
-    points = _points(data)
+    points = _points(data, samples)
     if points is None or not isinstance(data.get("commit"), str):
         return None
     provenance = None
@@ -157,13 +178,13 @@ def write_entry(path: Path, run: CommitResults) -> None:
     data["lengths"] = _packed([-1 if x is None else len(x) for t in lists for x in t], "<i4")
     extra = [(p.bandwidth_pct, p.kernel_count, p.compile_s) for p in points]
     data["scalars"] = _packed([math.nan if x is None else x for t in extra for x in t], "<f8")
-    data["samples"] = _packed([v for t in lists for x in t if x is not None for v in x], "<f8")
+    flat = [v for t in lists for x in t if x is not None for v in x]
     try:
-        text = json.dumps(data)
+        raw = join_entry(data, np.asarray(flat, dtype="<f8").tobytes())
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".entry-", suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".entry-", suffix=".run")
+        with os.fdopen(fd, "wb") as out:
+            out.write(raw)
         os.replace(tmp, path)
     except (OSError, TypeError, ValueError):
         return

@@ -5,7 +5,6 @@ is never used, and an unwritable cache folder is skipped."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -14,7 +13,7 @@ import pytest
 from paths import DATA
 
 from bot.results.locate import load_run
-from bot.results.run_cache import entry_path
+from bot.results.run_cache import entry_path, join_entry, split_entry
 from bot.results.types import CommitResults
 
 SOURCE = DATA / "h200" / "results" / "nvidia-h200"
@@ -56,9 +55,11 @@ def test_a_hit_is_the_run_the_reader_makes(results: Path, tmp_path: Path) -> Non
     again = read(results, cache)
     assert same(plain, first) and same(plain, again)
     # The hit came from the entry: change a number there and it shows.
-    data = json.loads(entry(cache, results).read_text())
+    found = split_entry(entry(cache, results).read_bytes())
+    assert found is not None
+    data, samples = found
     data["provenance"]["record"]["versions"]["thunder"] = "from-the-cache"
-    entry(cache, results).write_text(json.dumps(data))
+    entry(cache, results).write_bytes(join_entry(data, samples.tobytes()))
     hit = read(results, cache)
     assert (
         hit.provenance is not None
@@ -79,31 +80,33 @@ def test_a_changed_file_is_read_again(results: Path, tmp_path: Path) -> None:
     assert now.provenance is not None and now.provenance.text("versions", "thunder") == "0.2.9"
 
 
+FORGERIES = (
+    "not json", "another format", "a NaN sample", "a sample short", "a row too few",
+    "another commit",
+)  # fmt: skip
+
+
 def _forge(path: Path, change: str) -> None:
-    data = json.loads(path.read_text())
+    found = split_entry(path.read_bytes())
+    assert found is not None
+    data, samples = found
     if change == "not json":
         path.write_text("{not json")
         return
     if change == "another format":
         data["format"] = "perfbot-run-cache/0"
     elif change == "a NaN sample":
-        import base64
-
-        import numpy as np
-
-        values = np.frombuffer(base64.b64decode(data["samples"]), dtype="<f8").copy()
-        values[0] = float("nan")
-        data["samples"] = base64.b64encode(values.tobytes()).decode()
+        samples[0] = float("nan")
+    elif change == "a sample short":
+        samples = samples[:-1]
     elif change == "a row too few":
         data["keys"] = [k[:-1] for k in data["keys"]]
     elif change == "another commit":
         data["commit"] = "cd" * 20
-    path.write_text(json.dumps(data))
+    path.write_bytes(join_entry(data, samples.tobytes()))
 
 
-@pytest.mark.parametrize(
-    "change", ["not json", "another format", "a NaN sample", "a row too few", "another commit"]
-)
+@pytest.mark.parametrize("change", [*FORGERIES])
 def test_an_entry_it_cannot_trust_is_a_miss(results: Path, tmp_path: Path, change: str) -> None:
     cache = tmp_path / "cache"
     plain = read(results, cache)
