@@ -51,13 +51,13 @@ class PackedPoints(Mapping[PointKey, Point]):
         self._index = {k: i for i, k in enumerate(self._keys)}
         self._no_data = tuple(no_data)
         self._lengths = lengths.reshape(len(self._keys), 3)
-        ends = np.cumsum(np.maximum(lengths, 0)).reshape(len(self._keys), 3)
-        self._starts = ends - np.maximum(self._lengths, 0)
+        sizes = np.maximum(self._lengths, 0)
+        self._starts = np.cumsum(sizes).reshape(sizes.shape) - sizes
         self._scalars = scalars.reshape(len(self._keys), 3)
         self._samples = samples
         self._built: dict[int, Point] = {}
         # As Python ints: the broken guard asks ~500 points of every run, one at a time.
-        self._counts: list[list[int]] = np.maximum(self._lengths, 0).tolist()
+        self._counts: list[list[int]] = sizes.tolist()
 
     def __getitem__(self, key: PointKey) -> Point:
         i = self._index[key]
@@ -96,7 +96,7 @@ class PackedPoints(Mapping[PointKey, Point]):
         """The samples of ``keys`` (absent ones: none) as one matrix per sample count."""
         col = COLUMN[which]
         rows = self._rows(keys)
-        sizes = np.where(rows >= 0, self._lengths[rows, col], 0) if self._keys else rows * 0
+        sizes = self._column(self._lengths, rows, col, 0)
         out: Groups = {}
         for size in np.unique(sizes[sizes > 0]).tolist():
             (picked,) = np.nonzero(sizes == size)
@@ -109,14 +109,19 @@ class PackedPoints(Mapping[PointKey, Point]):
         return 0 if i is None else self._counts[i][COLUMN[which]]
 
     def bandwidth(self, keys: Sequence[PointKey]) -> Floats:
-        rows = self._rows(keys)
-        if not self._keys:
-            return np.full(len(keys), math.nan)
-        return np.where(rows >= 0, self._scalars[rows, 0], math.nan)
+        return self._column(self._scalars, self._rows(keys), 0, math.nan)
 
     def _rows(self, keys: Sequence[PointKey]) -> NDArray[np.int64]:
-        """Each key's row (-1: not a point of this run; masked wherever it is used)."""
+        """Each key's row (-1: not a point of this run; see _column)."""
         return np.asarray([self._index.get(k, -1) for k in keys], dtype=np.int64)
+
+    def _column(
+        self, values: NDArray[Any], rows: NDArray[np.int64], col: int, missing: float
+    ) -> NDArray[Any]:
+        """``values[row, col]`` for each row, ``missing`` where a key is not a point here."""
+        if not self._keys:  # nothing to index, not even the -1 that np.where masks
+            return np.full(len(rows), missing, dtype=values.dtype)
+        return np.where(rows >= 0, values[rows, col], missing)
 
 
 def sample_groups(

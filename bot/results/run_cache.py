@@ -74,9 +74,9 @@ def _strings(column: Any, n: int, optional: bool = False) -> bool:
 
 def _points(data: dict[str, Any], samples: np.ndarray[Any, Any]) -> PackedPoints | None:
     """The points of an entry, or None when any part of it has another shape. Stored by
-    column, numbers packed as base64 arrays (8 bytes a sample where a JSON number takes ~18),
-    so that checking 100 runs of ~900 points each is a few whole-array tests, not a loop, and
-    kept so (bot/results/packed.py: a Point is built when one is asked for)."""
+    column (the counts and scalars as base64 arrays in the JSON, the samples raw after it), so
+    that checking 100 runs of ~900 points each is a few whole-array tests, not a loop, and kept
+    so (bot/results/packed.py: a Point is built when one is asked for)."""
     keys = data.get("keys")
     if not isinstance(keys, list) or len(keys) != 3:
         return None
