@@ -46,6 +46,16 @@ def _check(variant: variants.Variant, ref: tuple[Any, Any], dtype: str) -> dict[
     return {"max_abs_error": max_abs, "rel_error": rel, "tolerance": tol, "status": status}
 
 
+def _definition(variant: variants.Variant, key: str) -> dict[str, Any]:
+    """``definition_sha256`` for a variant that has a fingerprint (the hand-written fusion):
+    the hex digest, or None where printing the definition failed (said in the log)."""
+    if variant.fingerprint is None:
+        return {}
+    if variant.fingerprint.error is not None:
+        progress(f"{key} {variant.name}: definition not printed: {variant.fingerprint.error}")
+    return {"definition_sha256": variant.fingerprint.sha256}
+
+
 def _rotated(order: list[str], round_idx: int) -> list[str]:
     """The variants in this round's order: each takes every position in turn, so none is
     always first after the flush or always last before the next round."""
@@ -101,6 +111,7 @@ def measure_point(
     built: dict[str, variants.Variant] = {}
     report: dict[str, dict[str, Any]] = {}
     for name in cfg.variants:
+        variant: variants.Variant | None = None
         try:
             variant = variants.build(name, inputs, dtype, cfg.thunder_variant)
             entry = {"compile_s": variant.compile_s, **_check(variant, ref, dtype)}
@@ -115,6 +126,8 @@ def measure_point(
         except Exception as exc:
             entry = {"status": "error", "error": f"{exc.__class__.__name__}: {exc}"}
             progress(traceback.format_exc())
+        if variant is not None:
+            entry.update(_definition(variant, f"{dtype}/{shape.label}"))
         entry.update(kernel_us=[], host_us=[], kernel_names=[], kernel_count=None)
         report[name] = entry
     del ref

@@ -7,6 +7,7 @@ variants, ``fd.execute`` for the hand-written fusion).
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +16,15 @@ from typing import Any
 from . import model
 
 Tensor = Any  # torch.Tensor, kept lazy so the suite imports without torch
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """The sha256 (hex) of a fusion definition's printed Python text; ``sha256`` is None
+    where printing it failed (``error`` says why): a diagnostic never costs a measurement."""
+
+    sha256: str | None
+    error: str | None = None
 
 
 @dataclass
@@ -26,6 +36,21 @@ class Variant:
     clear: Callable[[], None]
     outputs: Callable[[], tuple[Tensor, Tensor]]
     compile_s: float
+    #: The hand-written definition's fingerprint (the ``nvfuser`` variant only; None elsewhere).
+    fingerprint: Fingerprint | None = None
+
+
+def definition_fingerprint(fd: Any) -> Fingerprint:
+    """sha256 of ``repr(fd)``: nvfuser_direct's ``FusionDefinition.__repr__`` returns
+    ``translate_fusion(self.fusion)``, the definition as Python text (it defines no
+    ``__str__``, so ``str(fd)`` is the same text). Never raises."""
+    try:
+        text = repr(fd)
+        if not isinstance(text, str):  # a broken __repr__ can return anything
+            raise TypeError(f"repr returned {type(text).__name__}, not str")
+        return Fingerprint(hashlib.sha256(text.encode("utf-8")).hexdigest())
+    except Exception as exc:
+        return Fingerprint(None, f"{exc.__class__.__name__}: {exc}")
 
 
 def build(name: str, inputs: dict[str, Tensor], dtype_name: str, thunder_variant: str) -> Variant:
@@ -57,19 +82,27 @@ def _nvfuser(inputs: dict[str, Tensor], dtype_name: str) -> Variant:
     start = time.perf_counter()
     with FusionDefinition() as fd:
         model.define_backward_fusion(fd, dtype_name)
+    defined_s = time.perf_counter() - start
+    # Printed as defined, before the first execute hands the fusion to its executor cache;
+    # kept out of compile_s.
+    fingerprint = definition_fingerprint(fd)
 
     def call() -> None:
         holder["out"] = fd.execute(args)
 
+    start = time.perf_counter()
     call()
     torch.cuda.synchronize()
-    compile_s = time.perf_counter() - start
+    compile_s = defined_s + time.perf_counter() - start
 
     def outputs() -> tuple[Tensor, Tensor]:
         grad_input, grad_weight = holder["out"]
         return grad_input, grad_weight
 
-    return Variant("nvfuser", call, lambda: holder.pop("out", None), outputs, compile_s)
+    def clear() -> None:
+        holder.pop("out", None)
+
+    return Variant("nvfuser", call, clear, outputs, compile_s, fingerprint)
 
 
 def _autograd(

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from bot.results.limits import MAX_PROVENANCE_BYTES, full_sha, read_capped
 from bot.results.strict_json import decode
-from bot.results.types import BadInput, Provenance
+from bot.results.types import REFERENCE, BadInput, Provenance
 
 PROVENANCE_SCHEMA = "rmsnorm-bwd-provenance/1"
 #: A variant entry's per-round (and per-call) lists; a variant entry is the one kind of object
@@ -31,6 +32,9 @@ PER_ROUND = ("kernel_us", "kernel_us_calls", "ratio", "host_us", "kernel_names")
 #: record of several MB).
 _OTHER_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
+#: The hand-written definition's fingerprint in the ``nvfuser`` variant's entry (docs/DATA.md).
+DEFINITION_FIELD = "definition_sha256"
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
 def _slim(entry: dict[str, Any]) -> dict[str, Any]:
@@ -106,3 +110,28 @@ def load_provenance(path: Path, commit: str, *, per_round: bool = True) -> Prove
     if recorded is not None and full_sha(recorded, f"{path} line {number}", "commit") != commit:
         raise BadInput(f"{path} line {number}: record is for commit {recorded}")
     return Provenance(path, number, record)
+
+
+def definition_fingerprints(prov: Provenance | None) -> frozenset[str] | None:
+    """The ``definition_sha256`` values of the ``nvfuser`` variant over the record's points:
+    which hand-written definitions this run measured (one per dtype when nothing changed).
+
+    None where no point's entry has the field (a record from before it, or no record); an
+    empty set where it is there but holds no valid value (printing failed: ``null``). Only
+    64-lowercase-hex strings count; anything else is ignored (the record is untrusted).
+    """
+    points = prov.record.get("points") if prov is not None else None
+    if not isinstance(points, Mapping):
+        return None
+    found: set[str] = set()
+    present = False
+    for point in points.values():
+        variant_entries = point.get("variants") if isinstance(point, Mapping) else None
+        entry = variant_entries.get(REFERENCE) if isinstance(variant_entries, Mapping) else None
+        if not isinstance(entry, Mapping) or DEFINITION_FIELD not in entry:
+            continue
+        present = True
+        value = entry[DEFINITION_FIELD]
+        if isinstance(value, str) and _SHA256_HEX.fullmatch(value):
+            found.add(value)
+    return frozenset(found) if present else None
