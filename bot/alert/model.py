@@ -6,11 +6,16 @@ should do: ``regressed`` while any section stands; ``recovered`` only on evidenc
 guard of every machine is back (:func:`is_back`, the rule each guard had on its own);
 ``hold`` when the evidence is not enough either way (unsure, no data, a machine not judged).
 
-The owner is the repository the sections point at: nvFuser's for its fusion's slowdown or a
-broken nvFuser point, Thunder's for Thunder's kernels or broken Thunder points, for the ratio
-the owner the fusion hints name (bot/fusion/attribute.py), else the side whose own kernel time
-moved. Sections that point both ways, or nowhere, leave it to the repository of the PR (when it
-is one of the configured repositories), else the first configured one.
+The owner is the repository the sections point at. Where both sides' provenance records say
+what changed between base and head (bot/alert/builds.py), a section is a side's only when a
+build it depends on changed on that side, and the linked issue goes only to a side that is
+implicated (bot/alert/owners.py); a section that only the suite's own definition or the stack
+explains is nobody's upstream, and nothing is filed. Without records, the rule of
+:func:`guard_owner`: nvFuser's for its fusion's slowdown or a broken nvFuser point, Thunder's
+for Thunder's kernels or broken Thunder points, for the ratio the owner the fusion hints name
+(bot/fusion/attribute.py), else the side whose own kernel time moved. Sections that point both
+ways, or nowhere, leave it to the repository of the PR (when it is one of the configured
+repositories), else the first configured one.
 
 The key names the PR alone, not its base commit or a guard: pushes, rebases and new guards
 update the same alert.
@@ -20,18 +25,33 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.decide.types import Guard, GuardKind, Verdict
-from bot.results.types import REFERENCE
+from bot.alert.builds import UNKNOWN, Builds
+from bot.alert.owners import (
+    WORDS,
+    Owner,
+    Told,
+    guard_owner,
+    implicated,
+    owns,
+    rank_repos,
+    section_owner,
+    side_of,
+    suite_words,
+    told,
+    told_repos,
+)
+from bot.config import LinkPolicy
+from bot.decide.types import GUARD_TITLES, Guard, GuardKind, Verdict
+
+__all__ = ["WORDS", "Alert", "Owner", "Section", "build_alert", "guard_owner", "owns", "rank_repos"]
 
 FAMILY = "rmsnorm-bwd"
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
-Owner = Literal["fuser", "thunder"]
 AlertState = Literal["regressed", "recovered", "hold"]
-WORDS: dict[Owner, str] = {"fuser": "nvFuser", "thunder": "Thunder"}
 
 
 @dataclass(frozen=True)
@@ -58,6 +78,14 @@ class Alert:
     repos: tuple[str, ...]  # the owner first, then the repositories that get a linked issue
     owner_why: str
     judged: tuple[str, ...]  # the machines whose verdicts made this alert
+    #: Every configured repository, the owner first: where an issue filed earlier may be
+    #: closed, whoever is told now. Empty: the same as ``repos``.
+    ranked: tuple[str, ...] = ()
+    #: Each configured repository after the owner: whether it is told, and why.
+    told: tuple[Told, ...] = ()
+    #: Why nothing is filed upstream although sections stand (the suite's or the stack's own
+    #: change), or "".
+    upstream_none: str = ""
 
     @property
     def sizes(self) -> dict[str, float]:
@@ -65,7 +93,12 @@ class Alert:
 
     @property
     def owner(self) -> str:
-        return self.repos[0]
+        return self.repos[0] if self.repos else ""
+
+    @property
+    def everywhere(self) -> tuple[str, ...]:
+        """Where its issues may be: every configured repository, the owner first."""
+        return self.ranked or self.repos
 
     @property
     def broken(self) -> bool:
@@ -120,50 +153,6 @@ def guard_size(g: Guard) -> float:
     return max(changes, default=1.0)
 
 
-def guard_owner(g: Guard, v: Verdict, hinted: str | None = None) -> Owner | None:
-    """Which side a guard's move points at, or None when it cannot say."""
-    if g.kind == "nvfuser":
-        return "fuser"
-    if g.kind == "thunder":
-        return "thunder"
-    if g.kind == "broken":
-        broken = [p for p in g.points if p.state == "broken"]
-        if any(p.key.variant == REFERENCE for p in broken):
-            return "fuser"
-        return "thunder" if broken else None
-    if hinted in ("fuser", "thunder"):
-        return "fuser" if hinted == "fuser" else "thunder"
-    thunder, nvfuser = v.guard("thunder"), v.guard("nvfuser")
-    if thunder and nvfuser and thunder.alarming != nvfuser.alarming:
-        return "thunder" if thunder.alarming else "fuser"
-    return None
-
-
-def owns(repo: str, owner: Owner) -> bool:
-    return owner in repo.lower()
-
-
-def rank_repos(
-    owners: Collection[Owner | None], configured: tuple[str, ...], home: str | None, home_is: str
-) -> tuple[tuple[str, ...], str]:
-    """The configured repositories, the owner first, and why, in words: when every section
-    points one way, that side's repository; else ``home`` (the PR's repository, or the one
-    whose main branch broke: ``home_is`` names it) when it is a configured one, else the
-    configured order. The PR mode and the history's alerts both rank so."""
-    found = set(owners)
-    if len(found) == 1 and None not in found:
-        (owner,) = found
-        assert owner is not None
-        ranked = tuple(sorted(configured, key=lambda r: not owns(r, owner)))
-        if owns(ranked[0], owner):
-            return ranked, f"what moved points at {WORDS[owner]}"
-    if home is not None and home in configured:
-        first, why = home, f"the sections point at both sides or neither: {home_is}"
-    else:
-        first, why = configured[0], "the sections point at both sides or neither"
-    return (first, *(r for r in configured if r != first)), why
-
-
 def build_alert(
     verdicts: Mapping[str, Verdict],
     hinted: Mapping[str, str | None],
@@ -173,22 +162,29 @@ def build_alert(
     configured: tuple[str, ...],
     pr_repo: str,
     previous: Mapping[str, float] | None = None,
+    builds: Mapping[str, Builds] | None = None,
+    link: LinkPolicy = "implicated",
 ) -> Alert:
     """The alert of the judged machines' verdicts (machine -> verdict); ``hinted``: the owner
     the fusion hints name per machine; ``not_judged``: machines shown but not judged (one side
-    only, a failed runner check, no noise model); ``previous``: the sections the last run
-    showed (its sizes), None when unknown.
+    only, a failed runner check, no noise model, a drifted runner); ``previous``: the sections
+    the last run showed (its sizes), None when unknown; ``builds``: what differs between each
+    machine's base and head (bot/alert/builds.py; unknown where absent); ``link``: which other
+    repositories get the linked issue (bot/alert/owners.py).
 
     With no section standing, the alert is back when every section it had is back: its
     machine judged now and its guard back (:func:`is_back`); a guard that never moved (an
     unsure point elsewhere) does not hold it open. Without ``previous``, every guard of every
     machine must be back, and every machine judged."""
-    sections = [
-        Section(m, g.kind, g.state, guard_size(g), guard_owner(g, v, hinted.get(m)), g.summary)
-        for m, v in verdicts.items()
-        for g in v.guards
-        if g.alarming
-    ]
+    known = builds or {}
+    sections, nobody = [], []
+    for m, v in verdicts.items():
+        b = known.get(m, UNKNOWN)
+        for g in (g for g in v.guards if g.alarming):
+            owner = section_owner(g, b, guard_owner(g, v, hinted.get(m)))
+            sections.append(Section(m, g.kind, g.state, guard_size(g), owner, g.summary))
+            if owner is None and b.changed_of(g.kind):
+                nobody.append(suite_words(g, b))
     back = {f"{m}/{g.kind}" for m, v in verdicts.items() for g in v.guards if is_back(g, v)}
     everything = {f"{m}/{g.kind}" for m, v in verdicts.items() for g in v.guards}
     state: AlertState = "hold"
@@ -198,8 +194,20 @@ def build_alert(
         state = "recovered" if set(previous) <= back else "hold"
     elif verdicts and not not_judged and back == everything:
         state = "recovered"
-    repos, why = rank_repos([s.owner for s in sections], configured, pr_repo, "the PR's repository")
-    return Alert(key, state, tuple(sections), repos, why, tuple(verdicts))
+    owners = [s.owner for s in sections]
+    ranked, why = rank_repos(owners, configured, pr_repo, "the PR's repository")
+    measured = [known[m] for m in verdicts if m in known]
+    if sections and measured and all(b.known for b in measured):
+        if all(s.owner is None for s in sections):  # the suite's or the stack's own change
+            words = "; ".join(dict.fromkeys(nobody)) or "no build of either side changed"
+            return Alert(key, state, tuple(sections), (), words, tuple(verdicts), ranked, (), words)
+    elif link == "implicated":
+        link = "always"  # without records nothing can be told apart: the rule before records
+    sides = implicated(owners, [hinted.get(m) for m in {s.machine for s in sections}])
+    titles = [(s.owner, GUARD_TITLES[s.guard]) for s in sections]
+    decisions = told(ranked, side_of(ranked[0]), sides, link, measured, titles)
+    repos = told_repos(ranked[:1], decisions)
+    return Alert(key, state, tuple(sections), repos, why, tuple(verdicts), ranked, decisions)
 
 
 #: Who got slower, and against what: "Thunder's kernels" + " 11.4x slower" + "".

@@ -10,6 +10,8 @@ The rules, as README and the comment's footer state them:
   (``[alerts] open_on = "push"``). Until then an issue that exists anyway is kept up to date.
 - A recovery (every guard of every machine back) closes them as completed.
 - Anything else (unsure, no data, a machine not judged) holds: nothing opens or closes.
+- A regression that no side's build explains (the suite's own definition, or the stack, changed:
+  bot/alert/owners.py) files nothing upstream: the comment and the status are the report.
 - A closed issue stays closed, however it was closed: the bot never reopens one. When the same
   alert gets clearly worse than the issue last said, it gets one comment saying so.
 """
@@ -52,6 +54,10 @@ def plan_issues(
             f"{ack.words[0].upper()}{ack.words[1:]} on {pr_ref}. Closed as not planned by the "
             "bot; if this alert gets clearly worse, the bot says so here (it never reopens).",
             f"{ack.words}: no alert issue is opened, an open one closes",
+        )
+    if alert.state == "regressed" and not alert.repos:
+        return IssuePlan(
+            "hold", "", f"nothing is filed in either repository: {alert.upstream_none}"
         )
     if alert.state == "regressed":
         if pr_state == "merged" or open_on == "push":

@@ -1,0 +1,211 @@
+"""Ownership from provenance (bot/alert/builds.py, owners.py, control.py) on recorded H200 runs:
+a side owns a section only when its build changed, a linked issue goes only to a side that is
+implicated, and a side that did not change is the run's control."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from paths import DATA, REPO_ROOT
+
+from bot.alert.builds import UNKNOWN, compare_builds
+from bot.alert.control import drifted
+from bot.alert.model import Alert, build_alert, pr_key
+from bot.commands import cli
+from bot.commands.cli import load
+from bot.commands.inputs import Loaded, Selection
+from bot.config import LinkPolicy
+from bot.exitcodes import ExitCode
+from bot.github.fake import BOT_TOKEN, HUMAN_LOGIN, LocalGitHub
+from bot.results.types import Provenance
+from bot.tell.machines import MachineReport, shown
+from bot.tell.view import headline
+
+FUSER, THUNDER = "NVIDIA/Fuser", "Lightning-AI/lightning-thunder"
+CONFIGURED = (FUSER, THUNDER)
+H200 = DATA / "h200" / "results"  # stock Thunder 06f650c8, the unfused backward 9dc51696
+STATES = DATA / "h200-states" / "results"
+STOCK_3, STOCK_4 = "6c840f30", "022fefdd"
+SLOW_NVFUSER_5, SLOW_THUNDER_5, BROKEN = "93486aaf", "8681cae2", "f888795e"
+PAIR = DATA / "h200-under-test" / "thunder-pair" / "results"  # Thunder 0.2.6 → 0.2.7 wheels
+BUILDS = DATA / "h200-nvfuser-builds" / "results"  # nvFuser 0.2.35 → 0.2.36
+
+
+@functools.cache
+def _load(results: Path, base: str, head: str) -> Loaded:
+    return load(Selection((results,), base, head, None, REPO_ROOT / "perfbot.toml"), {})
+
+
+def _report(results: Path, base: str, head: str) -> MachineReport:
+    (m,) = _load(results, base, head).reports()
+    return m
+
+
+def _alert(m: MachineReport, link: LinkPolicy = "implicated", pr_repo: str = THUNDER) -> Alert:
+    assert m.verdict is not None
+    hinted = {m.machine: m.hints.attribution.owner if m.hints else None}
+    return build_alert(
+        {m.machine: m.verdict}, hinted, [], key=pr_key(pr_repo, 3), configured=CONFIGURED,
+        pr_repo=pr_repo, builds={m.machine: m.builds}, link=link,
+    )  # fmt: skip
+
+
+def test_what_differs_is_read_from_both_records() -> None:
+    unfused = _report(H200, "06f650c8", "9dc51696").builds
+    assert unfused.known and unfused.changed_of("thunder") == ("thunder_code",)
+    assert unfused.words("thunder_code") == "the suite's Thunder variant stock → unfused-backward"
+    assert not unfused.changed("nvfuser") and unfused.versions["nvfuser"] == "0.2.36+git7e04d26"
+    pair = _report(PAIR, "977510d7", "13612769").builds
+    assert pair.words("thunder") == (
+        "Thunder 0.2.6 → 0.2.7.dev20260201; Thunder's wheel 7b0bb904e5a1 → 329252e8a4ab (sha256)"
+    )
+    assert pair.changed_of("nvfuser") == ()
+    nvfuser = _report(BUILDS, "fb46810b", "84faa557").builds
+    assert nvfuser.changed_of("nvfuser") == ("nvfuser",) and not nvfuser.changed("thunder")
+    slow = _report(STATES, STOCK_3, SLOW_NVFUSER_5).builds
+    assert slow.changed_of("nvfuser") == ("definition",) and not slow.changed("nvfuser")
+    assert compare_builds(None, None) is UNKNOWN
+
+
+def _record(**fields: object) -> Provenance:
+    record = {"versions": {"nvfuser": "0.2.36", "thunder": "0.2.6"}, "points": {}, **fields}
+    return Provenance(Path("x.provenance.jsonl"), 1, record)
+
+
+def _points(sha: object) -> dict[str, object]:
+    return {"bfloat16/2048x8192": {"variants": {"nvfuser": {"definition_sha256": sha}}}}
+
+
+def test_the_hand_written_definition_is_its_fingerprint() -> None:
+    one, two = "a" * 64, "b" * 64
+    same = compare_builds(_record(points=_points(one)), _record(points=_points(one)))
+    assert same.known and same.changed_of("nvfuser") == ()
+    other = compare_builds(_record(points=_points(one)), _record(points=_points(two)))
+    assert other.words("definition") == "the hand-written FusionDefinition's printed text differs"
+    failed = compare_builds(_record(points=_points(one)), _record(points=_points(None)))
+    assert failed.changed("definition")  # a print that failed at one side is no evidence
+    older = compare_builds(_record(), _record())
+    assert older.changed_of("nvfuser") == ()  # neither side recorded one: the rest decides
+
+
+@pytest.mark.parametrize(
+    ("results", "base", "head", "repos", "owners"),
+    [
+        # Thunder's backward unfused (the suite's Thunder variant): Thunder's alone.
+        (H200, "06f650c8", "9dc51696", [THUNDER], {"thunder"}),
+        # Thunder +5% (injected after Thunder's backward: a stand-in for Thunder's change).
+        (STATES, STOCK_3, SLOW_THUNDER_5, [THUNDER], {"thunder"}),
+        # Thunder 0.2.5 breaks every Thunder point: Thunder's build changed.
+        (STATES, STOCK_3, BROKEN, [THUNDER], {"thunder"}),
+        # The hand-written fusion +5%: this suite's own definition, nobody's upstream.
+        (STATES, STOCK_3, SLOW_NVFUSER_5, [], {None}),
+    ],
+    ids=["unfused", "thunder+5%", "broken", "nvfuser+5%"],
+)
+def test_a_side_owns_a_section_only_when_its_build_changed(
+    results: Path, base: str, head: str, repos: list[str], owners: set[str | None]
+) -> None:
+    alert = _alert(_report(results, base, head))
+    assert alert.state == "regressed" and list(alert.repos) == repos
+    assert {s.owner for s in alert.sections} == owners
+    assert alert.everywhere[:1] == (THUNDER,) or not repos  # closes look everywhere
+
+
+def test_the_other_repository_is_told_only_when_implicated() -> None:
+    m = _report(H200, "06f650c8", "9dc51696")
+    (told,) = _alert(m).told
+    assert (told.repo, told.told) == (FUSER, False)
+    assert told.why == (
+        "nvFuser's build is the same at base and head (nvFuser 0.2.36+git7e04d26) and the "
+        "fusion hints do not point at it"
+    )
+    always = _alert(m, link="always")
+    assert always.repos == (THUNDER, FUSER) and always.told[0].why == '[alerts] link = "always"'
+    assert _alert(m, link="never").repos == (THUNDER,)
+    # The fusion hints implicate the side they name, whatever its build.
+    hinted = build_alert(
+        {m.machine: m.verdict}, {m.machine: "fuser"}, [], key=pr_key(THUNDER, 3),  # type: ignore[dict-item]
+        configured=CONFIGURED, pr_repo=THUNDER, builds={m.machine: m.builds},
+    )  # fmt: skip
+    assert hinted.repos == (THUNDER, FUSER)
+    assert hinted.told[0].why == "the fusion hints point at nvFuser's scheduler"
+
+
+def test_a_suite_change_files_nothing_and_says_why() -> None:
+    alert = _alert(_report(STATES, STOCK_3, SLOW_NVFUSER_5))
+    assert alert.repos == () and alert.owner == "" and alert.everywhere == (THUNDER, FUSER)
+    assert alert.upstream_none == (
+        "this suite's own definition changed (a +5% slowdown injected at head (the suite's "
+        "slowdown hook))"
+    )
+
+
+def test_without_records_the_rule_before_them_stands() -> None:
+    m = _report(H200, "06f650c8", "9dc51696")
+    assert m.verdict is not None
+    bare = build_alert(
+        {m.machine: m.verdict}, {}, [], key=pr_key(THUNDER, 3), configured=CONFIGURED,
+        pr_repo=THUNDER,
+    )  # fmt: skip
+    assert bare.repos == (THUNDER, FUSER) and bare.told[0].told
+
+
+def test_a_moved_side_that_did_not_change_is_drift() -> None:
+    """The hand-written fusion +5% with its definition's record taken away (the same records
+    otherwise): what moved had nothing that changed, so the machine drifted."""
+    m = _report(STATES, STOCK_3, SLOW_NVFUSER_5)
+    assert m.verdict is not None and m.drift is None and m.gates
+    head = m.head_runs[0]
+    assert head.provenance is not None
+    stripped = replace(head.provenance, record={**head.provenance.record, "slowdown": None})
+    bare = replace(m, head_runs=(replace(head, provenance=stripped),))
+    assert bare.drift is not None and bare.drift.text == (
+        "nvFuser's hand-written fusion moved +4.8% although nothing in it changed: the runner "
+        "drifted; Thunder's figures from this run are not trusted either"
+    )
+    assert not bare.gates and bare.not_gating == (
+        "the runner drifted (nvFuser's hand-written fusion moved +4.8% although nothing in it "
+        "changed); re-run the benchmark job"
+    )
+    v = shown(bare)
+    assert v.overall == "uncalibrated" and headline(v).startswith("Not judged: the runner drift")
+    assert all(g.state not in ("regressed", "broken") for g in v.guards)
+    assert drifted(m.verdict, UNKNOWN) is None  # without records: judged as before
+
+
+DRIFT = DATA / "h200-drift" / "results"  # Thunder 0.2.6 → 0.2.7, a neighbour during the head
+
+
+def test_a_real_drift_is_caught_by_the_unchanged_side(
+    fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """data/h200-drift: a Thunder PR's pair whose head was measured beside another process's
+    memory copies, between two runner checks that both passed. Thunder's kernels moved with
+    its build (+2%), and so did nvFuser's hand-written fusion, whose build and definition
+    (the same fingerprints) did not change: the run is not evidence. Nothing is filed, the
+    status is neutral, nothing on the first screen is red, and the comment offers the re-run."""
+    m = _report(DRIFT, "3a66a921", "64433c4d")
+    assert m.builds.changed_of("nvfuser") == () and m.builds.changed("thunder")
+    assert m.drift is not None and m.drift.guard == "nvfuser" and not m.held
+    assert m.verdict is not None and m.verdict.guard("thunder").state == "regressed"  # type: ignore[union-attr]
+    pull = fake_github.state.add_pull_request(THUNDER, "x", author=HUMAN_LOGIN, head_ref="x")
+    fake_github.state.pulls.finish(THUNDER, pull.number, merged=True, by=HUMAN_LOGIN)
+    argv = ["pr", "--results", str(DRIFT), "--base", "3a66a921", "--head", "64433c4d"]
+    argv += ["--repo", THUNDER, "--pr", str(pull.number)]
+    env = {"GITHUB_TOKEN": BOT_TOKEN, "GITHUB_API_URL": fake_github.base_url}
+    assert cli.main(argv, env=env) == ExitCode.OK_NO_REGRESSION
+    assert "alert issue" not in capsys.readouterr().out
+    assert [i for r in CONFIGURED for i in fake_github.state.issues(r) if i.pull is None] == []
+    (status,) = fake_github.state.pulls.statuses
+    assert status.description.startswith("Neutral: the runner drifted on nvidia-h200")
+    (comment,) = fake_github.state.comments_on(THUNDER, pull.number)
+    first = comment.body.split("<details>")[0]
+    assert first.splitlines()[1] == (
+        "### ⚪ RMSNorm backward: Not judged: the runner drifted \\(nvFuser's hand-written "
+        "fusion moved \\+2.3% although nothing in it changed\\); re-run the benchmark job"
+    )
+    assert "🔴" not in first and "Thunder's figures from this run are not trusted" in first
+    assert "- **Re-run:** re-run the benchmark job: the runner drifted" in first
