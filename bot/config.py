@@ -74,6 +74,8 @@ class VerdictSettings:
 
 
 OpenOn = Literal["merge", "push"]
+#: Which other repositories get an alert's linked issue (bot/alert/owners.py).
+LinkPolicy = Literal["implicated", "always", "never"]
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,7 @@ class AlertSettings:
 
     open_on: OpenOn = "merge"
     worse_factor: float = 1.5
+    link: LinkPolicy = "implicated"
     ack_label: str = "perfbot-acknowledged"
     allow_author: bool = False
 
@@ -174,14 +177,18 @@ def _verdict(raw: Any, source: str, path: Path | None) -> VerdictSettings:
 
 
 def _alerts(raw: Any, ack_raw: Any, source: str) -> AlertSettings:
-    t = Table(raw, "alerts", source, {"open_on", "worse_factor"})
+    t = Table(raw, "alerts", source, {"open_on", "worse_factor", "link"})
     a = Table(ack_raw, "acknowledge", source, {"label", "allow_author"})
     d = AlertSettings()
     open_on = t.data.get("open_on", d.open_on)
     if open_on not in ("merge", "push"):
         raise ConfigError(f'{source}: alerts.open_on must be "merge" or "push"')
+    link = t.data.get("link", d.link)
+    if link not in ("implicated", "always", "never"):
+        raise ConfigError(f'{source}: alerts.link must be "implicated", "always" or "never"')
     return AlertSettings(
         open_on=open_on,
+        link=link,
         worse_factor=t.number("worse_factor", d.worse_factor, 1.0, 100.0),
         ack_label=a.text("label", d.ack_label, LABEL_RE) or d.ack_label,
         allow_author=a.flag("allow_author", d.allow_author),

@@ -410,9 +410,10 @@ def test_data_readme_under_test_table_is_the_lab_logs() -> None:
         headline = done.stdout.splitlines()[1]  # "### <icon> RMSNorm backward: <verdict>"
         expected = {"no change, exit 0": (0, "No change"), "broken, exit 5": (5, "Broken")}
         code, word = expected.get(says.strip(), (0, "No change"))
-        assert done.returncode == code and word in headline, done.stderr
-        if "not gating" in says:
+        if "not gating" in says:  # held by the runner check: never a verdict's headline
+            word = "Not judged: a runner check failed on nvidia-h200"
             assert "does not gate" in done.stdout
+        assert done.returncode == code and word in headline, done.stderr
         if folder != "thunder-pair-call1":
             assert f"{wall} s" in WORKFLOWS_DOC
 

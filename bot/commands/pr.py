@@ -12,6 +12,7 @@ prints everything it would post and touches nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import IO, TYPE_CHECKING
 
 from bot.alert.ack import AckDecision, decide_ack
@@ -90,6 +91,8 @@ def neutral_reasons(reports: Sequence[MachineReport]) -> list[str]:
             out.append(f"{m.machine} uncalibrated (no noise model)")
         elif m.held:
             out.append(f"runner check failed on {m.machine}")
+        elif m.drift:
+            out.append(f"the runner drifted on {m.machine}: re-run")
         elif m.verdict.overall == "unsure":
             out.append(f"unsure on {m.machine}: more repeats would settle it")
         elif m.verdict.overall == "inconclusive (no data)":
@@ -112,6 +115,8 @@ def _alert(
         configured=cfg.issue_repos,
         pr_repo=ctx.repo,
         previous=previous,
+        builds={m.machine: m.builds for m in reports},
+        link=cfg.alerts.link,
     )
     hints = {m.machine: m.hints for m in reports}
     sides = {m.machine: (m.base, m.head) for m in reports}
@@ -224,7 +229,9 @@ def publish(
         return exit_code(alert, ack)
     outcomes: tuple[RepoIssueOutcome, ...] = ()
     issue_failure: StepFailed | None = None
-    if upstream and cfg.file_issues and cfg.issues_token is not None:
+    if plan.action in ("recover", "acknowledge", "abandon"):  # wherever an issue may be
+        spec = replace(spec, repos=alert.everywhere)
+    if upstream and cfg.file_issues and cfg.issues_token is not None and spec.repos:
         try:
             with step("sync the alert's issues", ExitCode.GITHUB_FAILURE):
                 gh_issues = github_for(cfg, cfg.issues_token.reveal())

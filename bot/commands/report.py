@@ -54,6 +54,11 @@ def machine_json(m: MachineReport) -> dict[str, object]:
         "overall": m.verdict.overall if m.verdict else "not compared",
         "gates": m.gates,
         "held": m.held,
+        "drift": m.drift.text if m.drift else None,
+        "not_gating": m.not_gating,
+        "changed": {part: list(words) for part, words in m.builds.differs.items() if words}
+        if m.builds.known
+        else None,
         "exit_code": int(machine_code(m)),
         "runner_checks": _checks(m),
         "verdict": to_json(m.verdict) if m.verdict else None,

@@ -12,14 +12,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
+from bot.alert.builds import Builds, compare_builds
+from bot.alert.control import Drift, drifted
 from bot.decide.types import Verdict
 from bot.decide.unjudged import unjudged
 from bot.fusion.hints import Hints
 from bot.results.types import CommitResults, Provenance, RunCheck
 from bot.tell.markdown import escape_md
 
-__all__ = ["MachineReport", "check_notes", "check_warning", "shown", "worst_state"]
+__all__ = [
+    "MachineReport",
+    "check_notes",
+    "check_warning",
+    "drift_warning",
+    "shown",
+    "worst_state",
+]
 
 #: Worst first: the overall headline is the first of these any machine has.
 ORDER = (
@@ -72,10 +82,35 @@ class MachineReport:
         sides = sorted({side for side, _, _ in self.failed_checks})
         return f"a runner check failed on {self.machine} ({' and '.join(sides)})"
 
+    @cached_property
+    def builds(self) -> Builds:
+        """What differs between this machine's base and head (bot/alert/builds.py)."""
+        return compare_builds(self.base, self.head)
+
+    @cached_property
+    def drift(self) -> Drift | None:
+        """Why the in-run control says this run is not evidence (bot/alert/control.py), or
+        None; a failed runner check or a missing noise model already says it does not gate."""
+        if self.verdict is None or self.held is not None or self.uncalibrated is not None:
+            return None
+        return drifted(self.verdict, self.builds)
+
+    @property
+    def not_gating(self) -> str | None:
+        """Why this machine's verdict does not count, in plain words, or None when it does."""
+        if self.uncalibrated is not None:
+            return f"no noise model covers {self.machine}"
+        if self.held is not None:
+            return f"{self.held}: re-run on a fit runner"
+        if self.drift is not None:
+            return f"{self.drift.short}; re-run the benchmark job"
+        return None
+
     @property
     def gates(self) -> bool:
-        """Its verdict counts: compared, its runner check passed, a noise model covers it."""
-        return self.verdict is not None and self.held is None and self.uncalibrated is None
+        """Its verdict counts: compared, its runner check passed, a noise model covers it, and
+        its unchanged side held still."""
+        return self.verdict is not None and self.not_gating is None
 
 
 def check_warning(m: MachineReport) -> list[str]:
@@ -100,6 +135,18 @@ def check_warning(m: MachineReport) -> list[str]:
     return lines
 
 
+def drift_warning(m: MachineReport) -> list[str]:
+    """The line under a drifted machine's headline (quoted by the template): what moved with
+    nothing changed, what that means, and what to do."""
+    if m.drift is None:
+        return []
+    return [
+        f"⚠️ **The in-run control moved: this run is not evidence.** {escape_md(m.drift.text)}. "
+        "Nothing is filed and the status is neutral; re-run the benchmark job (the control "
+        "is the side whose build and definition are the same at base and head: docs/METHOD.md)."
+    ]
+
+
 def check_notes(m: MachineReport) -> list[str]:
     """A note line when the runner checked this machine's runs and every check passed; none
     for results without checks (old data reads as before)."""
@@ -118,6 +165,8 @@ def worst_state(reports: Sequence[MachineReport]) -> str:
 
 
 def shown(m: MachineReport) -> Verdict:
-    """The verdict as the comment shows it: an uncalibrated machine's is not judged."""
+    """The verdict as the comment shows it: a machine that does not gate (no noise model, a
+    failed runner check, a drifted runner) is not judged, never red, and says why."""
     assert m.verdict is not None
-    return m.verdict if m.uncalibrated is None else unjudged(m.verdict, m.uncalibrated)
+    why = m.not_gating
+    return m.verdict if why is None else unjudged(m.verdict, why)

@@ -40,17 +40,31 @@ class AlertPart:
     hidden: str  # the state marker the next run reads (bot/tell/comment_state.py)
 
 
+def told_lines(alert: Alert) -> tuple[str, ...]:
+    """A line for each other configured repository: whether it got the linked issue, and why."""
+    return tuple(
+        f"{escape_md(t.repo)} {'has the linked issue' if t.told else 'is not told'}: "
+        f"{escape_md(t.why, 300)}."
+        for t in alert.told
+    )
+
+
 def alert_lines(part: AlertPart) -> list[str]:
     """The alert in a line or two: what is filed where (or when it will be), who decided."""
     alert, plan, ack = part.alert, part.plan, part.ack
     lines = []
     if part.issues:
         lines.append("**Alert issues:** " + ", ".join(link(lab, url) for lab, url in part.issues))
-    if alert.sections:
+    if alert.sections and not alert.repos:
+        lines.append(
+            f"**Alert:** {escape_md(plan.why)}; the comment and the status are the report."
+        )
+    elif alert.sections:
         lines.append(
             f"**Alert:** owner {escape_md(alert.owner)} ({escape_md(alert.owner_why)}); "
             f"{escape_md(plan.why)}."
         )
+        lines += told_lines(alert)
     elif plan.action in ("abandon", "acknowledge") or (plan.action == "recover" and part.issues):
         lines.append(f"**Alert:** {escape_md(plan.why)}.")
     if ack.words:
@@ -108,20 +122,21 @@ def next_steps(
     acknowledged: bool,
     has_reproducer: bool,
     provenance: tuple[Provenance | None, Provenance | None] = (None, None),
+    filed: bool = False,
+    not_gating: Sequence[str] = (),
 ) -> list[str]:
-    """The steps for the worst state the verdicts have; none when there is nothing to do."""
+    """The steps for the worst state the verdicts have; none when there is nothing to do.
+    ``filed``: the alert's issues exist (acknowledging closes them, it no longer prevents
+    them); ``not_gating``: why machines shown do not count (each offers the re-run). A break
+    leads with what failed and how to reproduce it: an acknowledgement is not the first thing
+    to offer for a head that no longer works."""
+    rerun = link("re-run the benchmark job", run_url) if run_url else "re-run the benchmark job"
+    steps = [f"**Re-run:** {rerun}: {escape_md(why, 400)}." for why in not_gating]
     if not verdicts:
-        return []
+        return steps
     states = {v.overall for v in verdicts}
     base, head = _sides(verdicts)
-    rerun = link("re-run the benchmark job", run_url) if run_url else "re-run the benchmark job"
     report = _report(base, head, "results")
-    steps = []
-    if ("regressed" in states or "broken" in states) and not acknowledged and ack_label:
-        steps.append(
-            "**Intended?** A maintainer comments `/perfbot ack <why>` (or adds the "
-            f"`{escape_md(ack_label)}` label): the status turns green, no issue is filed."
-        )
     if "broken" in states:
         steps.append("**Broken:** each error is above once, with the points it hit.")
     if "regressed" in states or "broken" in states:
@@ -130,6 +145,13 @@ def next_steps(
             f"**Reproduce** on a GPU{alone}: {measure_command(base, head, provenance)}, "
             f"then {report}."
         )
+    if ("regressed" in states or "broken" in states) and not acknowledged and ack_label:
+        then = "its alert issues close as not planned" if filed else "no issue is filed"
+        ack = (
+            "**Intended?** A maintainer comments `/perfbot ack <why>` (or adds the "
+            f"`{escape_md(ack_label)}` label): the status turns green, {then}."
+        )
+        steps.insert(0 if "broken" not in states else len(steps), ack)
     if "unsure" in states:
         settle = max(more_runs(p) for v in verdicts for p in v.points + v.kernels)
         more = f"about {settle} more run(s) a side" if settle else "more runs a side"

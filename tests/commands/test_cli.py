@@ -184,7 +184,9 @@ def _bot_issues(fake: LocalGitHub, repo: str) -> list[tuple[str, str]]:
 def _push_config(tmp_path: Path) -> Path:
     """The synthetic configuration with alerts filed at the first push that shows them."""
     path = tmp_path / "push.toml"
-    path.write_text(SYNTHETIC_CONFIG.read_text() + '\n[alerts]\nopen_on = "push"\n')
+    path.write_text(
+        SYNTHETIC_CONFIG.read_text().replace("[alerts]\n", '[alerts]\nopen_on = "push"\n')
+    )
     return path
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from paths import DATA, REPO_ROOT
@@ -25,7 +26,7 @@ RESULTS = DATA / "h200" / "results"
 BASE, HEAD = "06f650c8", "9dc51696"  # stock Thunder vs the unfused backward: a real regression
 
 
-def _argv(number: int) -> list[str]:
+def _argv(number: int, config: Path) -> list[str]:
     return [
         "pr",
         "--results",
@@ -39,8 +40,21 @@ def _argv(number: int) -> list[str]:
         "--pr",
         str(number),
         "--config",
-        str(REPO_ROOT / "perfbot.toml"),
+        str(config),
     ]
+
+
+def _always(folder: Path) -> Path:
+    """The shipped configuration, every configured repository told: this race is about the
+    alert's issues in both repositories (the default tells Fuser nothing of a Thunder change
+    whose nvFuser build is the same: tests/alert/test_owners.py)."""
+    text = (REPO_ROOT / "perfbot.toml").read_text()
+    assert 'link = "implicated"' in text
+    path = folder / "perfbot.toml"
+    model = f'noise_model = "{REPO_ROOT / "noise" / "nvidia-h200.json"}"'
+    text = text.replace('noise_model = "noise/nvidia-h200.json"', model)
+    path.write_text(text.replace('link = "implicated"', 'link = "always"'))
+    return path
 
 
 def _env(fake: LocalGitHub) -> dict[str, str]:
@@ -52,7 +66,7 @@ def _writes(fake: LocalGitHub) -> int:
 
 
 def test_two_processes_at_once_leave_one_comment_and_one_issue_per_repo(
-    fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
+    fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     pull = fake_github.state.add_pull_request(
         SECONDARY, "Faster rms_norm", author=HUMAN_LOGIN, head_ref="fast"
@@ -69,7 +83,7 @@ def test_two_processes_at_once_leave_one_comment_and_one_issue_per_repo(
         for repo in (PRIMARY, SECONDARY):
             fake_github.rendezvous("GET", rf"/repos/{repo}/issues$", parties=2, timeout=60)
     env = {**os.environ, **_env(fake_github), "PYTHONPATH": str(REPO_ROOT)}
-    argv = [sys.executable, "-m", "bot", *_argv(pull.number)]
+    argv = [sys.executable, "-m", "bot", *_argv(pull.number, _always(tmp_path))]
     procs = [
         subprocess.Popen(argv, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, text=True)
         for _ in range(2)
@@ -103,7 +117,8 @@ def test_two_processes_at_once_leave_one_comment_and_one_issue_per_repo(
 
     # A third run, alone: nothing left to repair, nothing written.
     before = _writes(fake_github)
-    assert cli.main(_argv(pull.number), env=_env(fake_github)) == ExitCode.REGRESSION
+    third = _argv(pull.number, _always(tmp_path))
+    assert cli.main(third, env=_env(fake_github)) == ExitCode.REGRESSION
     out = capsys.readouterr().out
     assert "comment unchanged" in out and out.count(": unchanged") == 2
     assert _writes(fake_github) == before

@@ -134,11 +134,17 @@ def test_regression_rerun_and_recovery(
     assert status.state == "failure" and status.description.startswith("Regressed: Thunder")
 
     # Merged: Thunder's backward runs unfused, its kernels and the ratio moved: ONE alert,
-    # its primary issue in Thunder (what moved is Thunder's), a short linked one in Fuser.
+    # its issue in Thunder (what moved is Thunder's). nvFuser's build is the same at base and
+    # head and the hints point at Thunder: Fuser is not told, and the issue says why.
     assert cli.main(_merge(fake_github, argv), env=env) == ExitCode.REGRESSION
     issues = _alert(fake_github)
-    (fuser,), (thunder,) = issues[FUSER], issues[THUNDER]
-    assert fuser.state == thunder.state == "open"
+    (thunder,) = issues[THUNDER]
+    assert issues[FUSER] == [] and thunder.state == "open"
+    assert (
+        f"\n{FUSER} is not told: nvFuser's build is the same at base and head \\(nvFuser "
+        "0.2.36\\+git7e04d26\\) and the fusion hints do not point at it.\n"
+    ) in (thunder.body or "")
+    assert f"in {THUNDER}#{number}: base" in (thunder.body or "")  # a reference GitHub links
     assert thunder.title.startswith("RMSNorm backward: Thunder") and "and 1 more" in thunder.title
     assert (
         "\n### 🔴 nvidia-h200: Thunder's own kernels, 11.4x slower at the geometric mean (18 of "
@@ -148,10 +154,8 @@ def test_regression_rerun_and_recovery(
         "\n### 🔴 nvidia-h200: Thunder against nvFuser (kernel-time ratio), 11.3x slower "
         "relative to nvFuser at the geometric mean (18 of 18 points regressed)\n"
     ) in (thunder.body or "")
-    assert f"filed in {THUNDER}**" in (fuser.body or "") and "###" not in (fuser.body or "")
-    assert f"[{THUNDER}#{thunder.number}]({_url(fake_github, thunder)})" in (fuser.body or "")
-    assert f"[{FUSER}#{fuser.number}]({_url(fake_github, fuser)})" in (thunder.body or "")
     (comment,) = fake_github.state.comments_on(THUNDER, number)
+    assert f"{FUSER} is not told: nvFuser's build is the same" in comment.body
     assert f"[{THUNDER}#{thunder.number} (primary)]" in comment.body
     capsys.readouterr()
 
@@ -164,14 +168,17 @@ def test_regression_rerun_and_recovery(
     assert _snapshot(fake_github, number) == before
 
     # Thunder back (a re-run measuring fixed code): the comment is updated in place, the
-    # alert closes, as completed, in both repositories.
+    # alert closes, as completed, where it was filed.
     recovered = _argv(number, BASELINE, BASELINE_AGAIN)
     assert cli.main(recovered, env=env) == ExitCode.OK_NO_REGRESSION
     (updated,) = fake_github.state.comments_on(THUNDER, number)
     assert updated.id == before[2][0][0]
     assert _headline(updated.body) == "### ⚪ RMSNorm backward: No change"
-    for found in _issues(fake_github).values():
-        assert [(i.state, i.state_reason) for i in found] == [("closed", "completed")]
+    closed = {
+        repo: [(i.state, i.state_reason) for i in found]
+        for repo, found in _issues(fake_github).items()
+    }
+    assert closed == {FUSER: [], THUNDER: [("closed", "completed")]}
 
 
 STATES = ROOT / "data" / "h200-states" / "results"
@@ -193,8 +200,11 @@ def test_an_nvfuser_slowdown_is_an_nvfuser_regression_never_an_improvement(
     fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str], head: str
 ) -> None:
     """The hand-written fusion made slower by a measured injected kernel (Thunder untouched):
-    the ratio falls, and the bot says nvFuser regressed, with the primary issue in
-    NVIDIA/Fuser and the linked one in Thunder; then a push back to stock code closes them."""
+    the ratio falls, and the bot says nvFuser's fusion regressed, never an improvement. The
+    injection is this suite's own definition of the hand-written fusion (nvFuser's build is
+    the same at both sides): nobody upstream owns it, so nothing is filed in either
+    repository, the comment says why, and the status still fails; a push back to stock code
+    is fine again."""
     argv, env = _fuser_pr(fake_github, STOCK_3, head), _env(fake_github)
     number = int(argv[4])
     assert cli.main(_merge(fake_github, argv), env=env) == ExitCode.REGRESSION
@@ -213,29 +223,20 @@ def test_an_nvfuser_slowdown_is_an_nvfuser_regression_never_an_improvement(
         "fusion got slower: not a gain"
     ) in lines
     assert "Improved" not in comment.body and "improved" not in comment.body
-    assert "🟢" not in comment.body and "faster" not in comment.body
-    issues = _alert(fake_github)
-    (fuser,), (thunder,) = issues[FUSER], issues[THUNDER]
-    title = r"RMSNorm backward: nvFuser's hand-written fusion [0-9.]+% slower in "
-    assert re.match(title, fuser.title), fuser.title
-    assert f"- {FUSER} (primary): this issue" in (fuser.body or "")
-    assert f"- {FUSER} (primary): [{FUSER}#{fuser.number}]" in (thunder.body or "")
-    body = fuser.body or ""
-    assert re.search(r"\n### 🔴 nvidia-h200: nvFuser's hand-written fusion, [0-9.]+% slower ", body)
-    # Each row with its bandwidth, base → head; the verdict column only where rows differ.
-    header = "| point | kernel µs base → head | change [95% CI] |"
-    rows = body[body.index(header) :].split("\n\n")[0].splitlines()[2:]
-    assert rows and all(re.search(r"\| \d+% → \d+% \|$", r) for r in rows)
-    assert all(r.startswith("| nvfuser ") for r in rows)
-    assert "| verdict |" not in body or "🔴 regressed" in rows[0]
-    assert "Thunder against nvFuser" not in body and "improved" not in body  # it fell
+    assert "🟢" not in comment.body
+    assert _alert(fake_github) == {FUSER: [], THUNDER: []}
+    assert (
+        "**Alert:** nothing is filed in either repository: this suite's own definition changed "
+        "\\(a \\+" in comment.body
+    )
+    (status,) = fake_github.state.pulls.statuses
+    assert status.state == "failure"
     capsys.readouterr()
 
     back = _argv(number, STOCK_3, STOCK_4, STATES)
     back[2] = FUSER
     assert cli.main(back, env=env) == ExitCode.OK_NO_REGRESSION
-    assert [i.state for i in (fuser, thunder)] == ["closed", "closed"]
-    assert "alert issue (primary) in NVIDIA/Fuser: closed" in capsys.readouterr().out
+    assert _alert(fake_github) == {FUSER: [], THUNDER: []}
 
 
 def test_a_broken_head_fails_the_run_and_files_the_error(
@@ -259,17 +260,21 @@ def test_a_broken_head_fails_the_run_and_files_the_error(
         "is not a valid Executor. Executor list: \\[None\\] | 18: thunder-func, thunder-prims "
         "at 9 sizes |"
     ) in comment.body
+    # Thunder's build changed (0.2.6 → 0.2.5) and its points fail: Thunder's issue alone.
     issues = _alert(fake_github)
-    (fuser,), (thunder,) = issues[FUSER], issues[THUNDER]
+    (thunder,) = issues[THUNDER]
+    assert issues[FUSER] == []
     assert (thunder.body or "").count("not a valid Executor") == 1
     assert "\n### 💥 nvidia-h200: Every point still runs, no: 18 point(s)" in (thunder.body or "")
     assert f"- {THUNDER} (primary): this issue" in (thunder.body or "")
-    assert f"- {THUNDER} (primary): [{THUNDER}#{thunder.number}]" in (fuser.body or "")
     assert "18 point(s)" in thunder.title
-    # The same broken head again: one issue per repository still, nothing new.
+    # A broken head leads with the break, not with an acknowledgement.
+    steps = comment.body.split("**What next**")[1].split("\n- ")[1:]
+    assert steps[0].startswith("**Broken:**") and steps[1].startswith("**Reproduce**")
+    # The same broken head again: one issue still, nothing new.
     capsys.readouterr()
     assert cli.main(argv, env=env) == ExitCode.BROKEN
-    assert [len(v) for v in _alert(fake_github).values()] == [1, 1]
+    assert [len(v) for v in _alert(fake_github).values()] == [0, 1]
 
 
 @pytest.mark.parametrize(
@@ -335,7 +340,11 @@ def test_two_alternated_repeats_a_side(
         for g, name in GUARD_NAMES.items()
         if any(f"\n### 🔴 nvidia-h200: {name}, " in body for body in filed)
     }
-    assert sections == guards and len(filed) == (2 if guards else 0)
+    # The injected slowdowns stand for a change of their side: Thunder's is Thunder's alone
+    # (nvFuser's build is the same), the hand-written fusion's is this suite's own (nothing
+    # upstream owns it: nothing is filed).
+    owned = guards - {"nvfuser"}
+    assert sections == owned and len(filed) == (1 if owned else 0)
     assert "Improved" not in comment.body and "🟢" not in comment.body
     regressed = {
         g for g, name in GUARD_NAMES.items()
