@@ -114,7 +114,8 @@ def run_demo(
         out.writelines(body + "\n" for body in comments)
         for i in issues:
             out.write(f"\n===== issue {i.ref} ({i.state}): {i.title} =====\n{i.body}\n")
-        statuses = fake.state.pulls.of(DEMO_REPO, head.ljust(40, "0")[:40])
+        # The full hash the status was set on (``head`` may be abbreviated on the command line).
+        statuses = fake.state.pulls.of(DEMO_REPO, got.verdict.head)
     final = f"{statuses[0].state}: {statuses[0].description}" if statuses else "none"
     out.write(f"\nDemo finished: status {final} (exit code {code} in CI).\n")
     if save is not None:

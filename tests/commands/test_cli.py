@@ -332,3 +332,14 @@ def test_site_build_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixtur
     missing = ["site", "build", "--results", str(tmp_path / "none"), "--out", str(tmp_path / "x")]
     assert cli.main(missing, env={}) == ExitCode.BAD_INPUT
     assert "step 'site build' failed" in capsys.readouterr().err
+
+
+def test_the_demo_names_the_status_it_set_with_an_abbreviated_head(
+    synthetic: SyntheticResults, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The last line reads the status of the full hash the bot set it on: an abbreviated
+    --head printed "status none" before."""
+    base, head = synthetic.commits["base"][:8], synthetic.commits["thunder_slower"][:8]
+    argv = ["demo", "--results", str(synthetic.results_dir), "--base", base, "--head", head]
+    assert cli.main([*argv, "--config", str(SYNTHETIC_CONFIG)], env={}) == 0
+    assert "Demo finished: status failure: Regressed: " in capsys.readouterr().out
