@@ -181,9 +181,7 @@ def provenance_record(scenario: str, sha: str) -> dict[str, object]:
         "versions": {
             "python": sys.version.split()[0],
             "torch": "n/a",
-            # The scenario's nvFuser is another build: what the bot reads to tell whose move
-            # a change is (bot/alert/builds.py).
-            "nvfuser": "n/a" if scenario != "nvfuser_faster" else "synthetic-faster",
+            "nvfuser": "n/a",
             "thunder": "n/a",
             "asv": asv.__version__,
         },

@@ -82,14 +82,17 @@ def test_broken_and_no_data(synthetic: SyntheticResults) -> None:
 def test_context_rows_carry_no_marks(synthetic: SyntheticResults) -> None:
     """eager and torch.compile are context: left out of the posted comment, listed by
     ``report --full`` in words, never with a verdict's mark."""
-    _, body = _verdict(synthetic, "nvfuser_faster")
+    _, body = _verdict(synthetic, "thunder_slower")
     assert "| eager " not in body and "| torch-compile " not in body
-    _, full = _verdict(synthetic, "nvfuser_faster", full=True)
+    _, full = _verdict(synthetic, "thunder_slower", full=True)
     context = [r for r in full.splitlines() if r.startswith(("| eager ", "| torch-compile "))]
     assert context and not any(mark in r for r in context for mark in "🔴🟢🟡⚪💥")
     gating = [r for r in full.splitlines() if r.startswith("| thunder-") and "[" in r]
     assert gating and not any("🟢" in r for r in gating)
     assert "(kernel-time ratio): regressed</summary>" in full  # its rows, the unchanged too
+    # nvFuser faster with nothing recorded as changed: the control moved, nothing is green.
+    _, faster = _verdict(synthetic, "nvfuser_faster", full=True)
+    assert "🟢" not in faster and "the runner drifted" in faster
 
 
 def test_untrusted_text_is_inert(synthetic: SyntheticResults) -> None:
