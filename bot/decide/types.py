@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.config import VerdictSettings
+from bot.decide.level import RatioLevel
 from bot.decide.stats import Comparison, Interval
 from bot.results.types import PointKey
 
@@ -122,6 +123,7 @@ class Verdict:
     kernels: tuple[PointVerdict, ...] = ()  # kernel-time rows (nvFuser's and each contender's)
     runs: tuple[int, int] = (1, 1)  # processes that measured base, head
     model: str | None = None  # which noise model the intervals use, in words
+    levels: RatioLevel | None = None  # the ratio's level at each side (bot/decide/level.py)
 
     @property
     def regressed(self) -> bool:

@@ -31,6 +31,7 @@ from dataclasses import replace
 
 from bot.config import VerdictSettings
 from bot.decide.families import Runs, decide_family
+from bot.decide.level import ratio_level
 from bot.decide.noise_model import NoiseModel
 from bot.decide.rules import (
     broken_state,
@@ -159,6 +160,7 @@ def decide(
         kernels=tuple(kernel_rows),
         runs=(len(b_runs), len(h_runs)),
         model=model_note,
+        levels=ratio_level(gating_rows, ratio.aggregates, s.effect),
     )
 
 

@@ -3,11 +3,14 @@
 Schema 2 (this bot's guards): ``guards`` (broken, nvfuser, thunder, ratio, each with its
 state, summary and geometric means), ``kernels`` (kernel-time rows) beside ``points`` (ratio
 rows), ``runs`` (processes per side) and ``noise_model``; every comparison carries its
-standard error, degrees of freedom and the between-run variance it used.
+standard error, degrees of freedom and the between-run variance it used. ``levels``: the
+thunder/nvFuser ratio's level at base and at head per gating variant, with its 95% interval
+and worst point, and whether the posts tell the variants as one (bot/decide/level.py).
 """
 
 from __future__ import annotations
 
+from bot.decide.level import RatioLevel, VariantLevel, level_of
 from bot.decide.stats import Comparison, Interval
 from bot.decide.types import PointVerdict, VariantSummary, Verdict
 
@@ -68,6 +71,30 @@ def _summary(x: VariantSummary) -> dict[str, object]:
     }
 
 
+def _level(x: VariantLevel) -> dict[str, object]:
+    return {
+        "variant": x.variant,
+        "points": x.points,
+        "base": _interval_json(x.base),
+        "head": _interval_json(x.head),
+        "worst_at_head": (
+            {"point": x.worst.key.label, "ratio": _interval_json(x.worst.head)}
+            if x.worst is not None
+            else None
+        ),
+        "between_run_noise": x.between_runs,
+    }
+
+
+def _levels(lv: RatioLevel) -> dict[str, object]:
+    return {
+        "alike": lv.alike,
+        "effect": lv.effect,
+        "variants": [_level(x) for x in lv.variants],
+        "together": _level(lv.together) if lv.together is not None else None,
+    }
+
+
 def to_json(v: Verdict) -> dict[str, object]:
     """Everything the comment shows and more, as plain JSON (``report --json``)."""
     s = v.settings
@@ -102,6 +129,7 @@ def to_json(v: Verdict) -> dict[str, object]:
         ],
         "summaries": [_summary(x) for x in v.summaries],
         "worst": v.worst.key.label if v.worst else None,
+        "levels": _levels(level_of(v)),
         "points": [_row(p) for p in v.points],
         "kernels": [_row(p) for p in v.kernels],
     }

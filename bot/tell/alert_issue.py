@@ -60,10 +60,10 @@ def alert_body(
     return body[:MAX_BODY_CHARS]
 
 
-def linked_body(alert: Alert, ctx: Context) -> str:
-    """The short issue in the other repository: what moved, in one line a section, and where
-    the evidence and the discussion are."""
-    return render("linked_issue.md.j2", i=linked_view(alert, ctx))
+def linked_body(alert: Alert, ctx: Context, verdicts: Mapping[str, Verdict] | None = None) -> str:
+    """The short issue in the other repository: what moved, in one line a section, the ratio's
+    level, and where the evidence and the discussion are."""
+    return render("linked_issue.md.j2", i=linked_view(alert, ctx, verdicts))
 
 
 def alert_spec(
@@ -81,6 +81,6 @@ def alert_spec(
         repos=alert.repos,
         label=label,
         linked_title=linked_title(alert, ctx),
-        linked_body=linked_body(alert, ctx),
+        linked_body=linked_body(alert, ctx, verdicts),
         sizes=tuple(sorted(alert.sizes.items())),
     )

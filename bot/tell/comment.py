@@ -14,7 +14,14 @@ from dataclasses import replace
 
 from bot.alert.status import CONTEXT
 from bot.tell.context import Context, doc_link
-from bot.tell.machines import MachineReport, check_notes, check_warning, shown, worst_state
+from bot.tell.machines import (
+    MachineReport,
+    check_notes,
+    check_warning,
+    drift_warning,
+    shown,
+    worst_state,
+)
 from bot.tell.markdown import escape_md, link
 from bot.tell.next_steps import AlertPart, alert_lines, next_steps
 from bot.tell.render import render
@@ -36,7 +43,7 @@ def _machine(m: MachineReport, ctx: Context, *, full: bool, script: bool) -> Mac
         m.base,
         m.head,
         name=m.machine,
-        warning=[*uncalibrated_warning(m), *check_warning(m)],
+        warning=[*uncalibrated_warning(m), *check_warning(m), *drift_warning(m)],
         notes=check_notes(m),
         hints=m.hints,
         full=full,
@@ -45,6 +52,14 @@ def _machine(m: MachineReport, ctx: Context, *, full: bool, script: bool) -> Mac
     )
     steps = calibration_fold(m)
     return replace(view, folds=(*view.folds, steps)) if steps else view
+
+
+def _rerun_why(m: MachineReport) -> str | None:
+    """Why a re-run is what to do for a machine that does not gate (a drifted runner, a
+    failed runner check); an uncalibrated machine needs a noise model, not a re-run."""
+    if m.uncalibrated is not None:
+        return None
+    return m.not_gating
 
 
 def _headline(reports: Sequence[MachineReport]) -> tuple[str, str]:
@@ -57,7 +72,7 @@ def _headline(reports: Sequence[MachineReport]) -> tuple[str, str]:
     having = [m for m in compared if shown(m).overall == worst]
     lead = headline(shown(having[0])) if having else STATE_WORDS.get(worst, worst)
     names = ", ".join(
-        escape_md(m.machine, 100) + (" (not gating)" if m.held else "") for m in having
+        escape_md(m.machine, 100) + (" (not gating)" if m.not_gating else "") for m in having
     )
     return ICON.get(worst, "⚫"), f"{lead} on {names}" if names else lead
 
@@ -95,6 +110,8 @@ def comment_view(
         acknowledged=bool(part and part.ack.holds),
         has_reproducer=hinted and script,
         provenance=(gating[0].base, gating[0].head) if gating else (None, None),
+        filed=bool(part and part.issues),
+        not_gating=[why for m in reports if m.verdict is not None and (why := _rerun_why(m))],
     )
     machines = [_machine(m, ctx, full=full, script=script) for m in reports]
     if len(machines) > 1:  # the rows and the reproducer once: a gating machine's, if any

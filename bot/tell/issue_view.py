@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from bot.alert.model import Alert, moved_words
 from bot.decide.types import Guard, Verdict
 from bot.fusion.hints import Hints
+from bot.results.limits import REPOSITORY
 from bot.results.types import Provenance
 from bot.tell.context import Context, doc_link, pr_ref
+from bot.tell.level import levels_text
 from bot.tell.markdown import escape_md, link
-from bot.tell.next_steps import measure_command
+from bot.tell.next_steps import measure_command, told_lines
 from bot.tell.rows import graph_url
 from bot.tell.tables import FOLD_ROWS, Table, guard_table, provenance
 from bot.tell.under_test import side_label
@@ -50,10 +52,16 @@ class IssueView:
     several: bool
     footer: str
     reproduce: str = ""  # the command that measures both sides again
+    told: tuple[str, ...] = ()  # whether each other repository was told, and why
     cause: str = ""  # the fusion hints in one line: the likely owner and the first clue
+    level: str = ""  # the ratio's level at head and base, a paragraph a machine
 
 
 def where_text(ctx: Context) -> str:
+    """The PR as GitHub links it and cross-references it (``OWNER/NAME#N``, not escaped: the
+    bot built it from a repository name it checked and a number), else the escaped words."""
+    if ctx.repo and ctx.pr is not None and REPOSITORY.fullmatch(ctx.repo) and ctx.pr > 0:
+        return f"{ctx.repo}#{ctx.pr}"
     return escape_md(pr_ref(ctx))
 
 
@@ -132,11 +140,19 @@ def issue_view(
         footer=footer,
         reproduce=measure_command(first.base[:12], first.head[:12], (b, h)),
         cause=cause_line(hints.get(machines[0])),
+        level=levels_text([(m, verdicts[m]) for m in machines], names=len(machines) > 1),
+        told=told_lines(alert),
     )
 
 
-def linked_view(alert: Alert, ctx: Context) -> dict[str, object]:
+def linked_view(
+    alert: Alert, ctx: Context, verdicts: Mapping[str, Verdict] | None = None
+) -> dict[str, object]:
+    known = verdicts or {}
+    names = dict.fromkeys(s.machine for s in alert.sections)
+    machines = [(m, known[m]) for m in names if m in known]
     return {
+        "level": levels_text(machines, names=len(machines) > 1),
         "where": where_text(ctx),
         "owner": escape_md(alert.owner),
         "owner_why": escape_md(alert.owner_why),

@@ -16,6 +16,7 @@ from bot.decide.types import Guard, Verdict
 from bot.fusion.hints import Hints
 from bot.results.types import Provenance
 from bot.tell.hints import bullets, fence
+from bot.tell.level import level_text
 from bot.tell.markdown import escape_md, link
 from bot.tell.tables import (
     COMMENT_ROWS,
@@ -96,6 +97,7 @@ class MachineView:
     stack: Table | None = None
     not_compared: str | None = None
     cause: str = ""  # the hints in one line (:func:`cause_line`)
+    level: str = ""  # the ratio's level at head and base (bot/tell/level.py)
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,8 @@ def worst_guard(v: Verdict) -> Guard | None:
 
 def headline(v: Verdict) -> str:
     """The verdict in a few words: what moved and by how much, or the state."""
+    if v.overall == "uncalibrated":  # not judged (bot/tell/machines.py): why, and what to do
+        return f"Not judged: {escape_md(v.reason, 400)}"
     g = worst_guard(v)
     if g is None or g.state not in ("regressed", "broken"):
         return STATE_WORDS.get(v.overall, v.overall.capitalize())
@@ -239,7 +243,7 @@ def machine_view(
         folds = (*folds, Fold(f"Notes ({len(note_lines)})", note_lines))
     return MachineView(
         name=escape_md(name, 100),
-        state=v.overall,
+        state="not judged" if v.overall == "uncalibrated" else v.overall,
         icon=ICON.get(v.overall, "⚫"),
         where=where,
         warning=tuple(warning),
@@ -250,4 +254,5 @@ def machine_view(
         hints=hints_view(hints, script=script) if hints is not None else None,
         stack=provenance(base, head, v),
         cause=cause_line(hints) if v.overall in ("regressed", "broken") else "",
+        level=level_text(v),
     )

@@ -42,6 +42,8 @@ PAIRS: dict[str, tuple[str, ...]] = {
                 "--base", "6c840f30", "--head", "93486aaf"),
     "broken": ("--results", str(_DATA / "h200-under-test" / "thunder-broken-pair" / "results"),
                "--base", "977510d7", "--head", "0e8c6c35"),
+    "drift": ("--results", str(_DATA / "h200-drift" / "results"),
+              "--base", "3a66a921", "--head", "64433c4d"),
 }  # fmt: skip
 #: GitHub's conversation column, about; and one laptop screen below the page's top.
 WIDTH, HEIGHT = 830, 1000
