@@ -319,6 +319,44 @@ MUTATIONS = (
         "steps.insert(0, ack)",
         area="tests/commands",
     ),
+    Mutation(
+        "level-worst-is-the-smallest",
+        "the ratio level's worst point is the smallest head ratio, not the largest",
+        "bot/decide/level.py",
+        "top = max(compared, key=lambda p: p.cmp.head.estimate if p.cmp else 0.0, default=None)",
+        "top = min(compared, key=lambda p: p.cmp.head.estimate if p.cmp else 0.0, default=None)",
+    ),
+    Mutation(
+        "level-thunder-faster-unsaid",
+        "a ratio level below 1 is printed without saying Thunder is the faster one",
+        "bot/tell/level.py",
+        "    return float(ratio(x)[:-1]) < 1",
+        "    return float(ratio(x)[:-1]) < 0",
+    ),
+    Mutation(
+        "watch-owner-ignores-provenance",
+        "the watch's sections are owned by the guard alone, not by what changed in the range",
+        "bot/history/alerts.py",
+        "    owner = section_owner(part_guard(p), builds, legacy_owner(p))",
+        "    owner = legacy_owner(p)",
+        area="tests/history",
+    ),
+    Mutation(
+        "remeasure-first-run-confirms",
+        "a change far beyond noise is confirmed by its one run, without a re-measurement",
+        "bot/history/remeasure.py",
+        "    if runs < 2:\n",
+        "    if runs < 1:\n",
+        area="tests/history",
+    ),
+    Mutation(
+        "remeasure-any-run-agrees",
+        "a re-measured change is confirmed though one of its runs alone is not far beyond noise",
+        "bot/history/remeasure.py",
+        "        if _far_in(v, guard, direction) is None:\n            return False\n",
+        "        if _far_in(v, guard, direction) is None:\n            continue\n",
+        area="tests/history",
+    ),
 )
 
 

@@ -218,7 +218,9 @@ def _watch(
         watches: list[Watch] = [analyse(h, s, model, method) for h in histories]
     with step("build issues", ExitCode.BAD_INPUT):
         issues = (
-            watch_issues(watches, repo, cfg.issue_repos, cfg.issue_label) if cfg.file_issues else ()
+            watch_issues(watches, repo, cfg.issue_repos, cfg.issue_label, cfg.alerts.link)
+            if cfg.file_issues
+            else ()
         )
     several = len(watches) > 1
     failures: list[str] = []
@@ -228,7 +230,7 @@ def _watch(
         why = "--dry-run" if dry_run else "no GITHUB_TOKEN or PERFBOT_ISSUES_TOKEN"
         said = _dry(issues, several, why)
     else:
-        said, failures = _sync(cfg, watches, issues, several)
+        said, failures = _sync(cfg, watches, [ai for ai in issues if ai.spec.repos], several)
     code = worst(watches)
     to_stdout = False
     if json_path is not None:

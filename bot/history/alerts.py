@@ -12,22 +12,33 @@ filed before alerts carry ``|<guard>`` after it (:func:`legacy_key`); bot/histor
 still follows them.
 
 The state: regressed while any section stands (the alert files); recovered only when every
-section is back (closes as completed); otherwise hold (an open issue gets a note). The owner is
-the PR side's rule (bot/alert/model.py ``guard_owner``): all sections pointing one way, that
-repository; both ways or neither, the repository whose main branch this is (``--repo``) when
-it is a configured one, else the configured order. Every section counts, standing or back, so
-the owner does not flip as sections recover.
+section is back (closes as completed); otherwise hold (an open issue gets a note).
+
+The owner is the PR side's rule (bot/alert/owners.py), on what differs between the two commits
+of the range (their provenance records, bot/alert/builds.py): a section is a side's only when a
+build it depends on changed on that side between last good and first bad; without records on
+either commit, the rule before records (bot/alert/model.py ``guard_owner``). All sections
+pointing one way, that repository; both ways or neither, the repository whose main branch this
+is (``--repo``) when it is a configured one, else the configured order. Every section counts,
+standing or back, so the owner does not flip as sections recover. The other repository gets
+the linked issue only where ``[alerts] link`` says so (``told``); a range whose sections no
+side owns (only this suite's own definition or the stack changed between the two commits) is
+nobody's upstream: nothing is filed (``repos`` empty, ``upstream_none`` says why).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from bot.alert.builds import UNKNOWN, Builds, compare_builds
 from bot.alert.model import FAMILY, Owner, Section, guard_owner, guard_size, rank_repos
+from bot.alert.owners import Told, implicated, section_owner, side_of, suite_words, told, told_repos
+from bot.config import LinkPolicy
 from bot.decide.types import GUARD_TITLES, Guard, GuardKind
 from bot.history.broken import Break
 from bot.history.follow import FollowUp
+from bot.history.series import Commit, History
 from bot.history.watch import Watch
 from bot.results.types import REFERENCE
 from bot.tell.issue import SyncState
@@ -76,8 +87,16 @@ class MainAlert:
     first_bad: str
     state: SyncState
     parts: tuple[Part, ...]  # in ORDER
-    repos: tuple[str, ...]  # the owner first, then the repositories with a linked issue
+    #: The owner first, then the repositories told (a linked issue); empty: nobody's upstream.
+    repos: tuple[str, ...]
     owner_why: str
+    #: Every configured repository, the owner first (whoever is told).
+    ranked: tuple[str, ...] = ()
+    #: Each configured repository after the owner: whether it is told, and why.
+    told: tuple[Told, ...] = ()
+    #: Why nothing is filed upstream although sections stand (the suite's or the stack's own
+    #: change between the two commits), or "".
+    upstream_none: str = ""
 
     @property
     def sizes(self) -> dict[str, float]:
@@ -85,7 +104,14 @@ class MainAlert:
 
     @property
     def owner(self) -> str:
-        return self.repos[0]
+        """The primary issue's repository; "" when nothing is filed upstream."""
+        return self.repos[0] if self.repos else ""
+
+    @property
+    def everywhere(self) -> tuple[str, ...]:
+        """Where its issues may be: every configured repository, the owner first (an issue
+        filed before this rule, or under another ``link``, in a repository not told now)."""
+        return self.ranked or self.repos
 
 
 def combined(states: Iterable[SyncState]) -> SyncState:
@@ -99,50 +125,116 @@ def combined(states: Iterable[SyncState]) -> SyncState:
 def owner_repos(
     parts: Sequence[Part], configured: tuple[str, ...], repo: str | None
 ) -> tuple[tuple[str, ...], str]:
-    """The owner first (see the module docstring), and why, in words."""
+    """Every configured repository, the owner first (see the module docstring), and why, in
+    words; the parts' owners are read as they are (:func:`owned` gives them the range's)."""
     owners = [p.section.owner for p in parts]
     return rank_repos(owners, configured, repo, "the repository of this branch")
 
 
-def _timing_part(machine: str, f: FollowUp) -> Part:
-    c = f.change
-    g = c.verdict.guard(c.guard)
-    assert g is not None
-    owner = guard_owner(g, c.verdict)
-    return Part(
-        Section(machine, c.guard, g.state, guard_size(g), owner, g.summary), f.state, f, None
-    )
+def _commit(h: History, sha: str) -> Commit | None:
+    return next((c for c in (*h.commits, *h.every) if c.sha == sha and c.runs), None)
+
+
+def range_builds(h: History, last_good: str, first_bad: str) -> Builds:
+    """What differs between the two commits of a range: their (first) runs' provenance
+    records compared (bot/alert/builds.py); unknown when either commit or record is missing."""
+    good, bad = _commit(h, last_good), _commit(h, first_bad)
+    if good is None or bad is None:
+        return UNKNOWN
+    return compare_builds(good.runs[0].provenance, bad.runs[0].provenance)
+
+
+def part_guard(p: Part) -> Guard:
+    """The guard a part's section is of: the change's own verdict's, or the break's."""
+    if p.change is not None:
+        c = p.change.change
+        g = c.verdict.guard(c.guard)
+        assert g is not None
+        return g
+    assert p.broken is not None
+    return broken_guard(p.broken)
+
+
+def legacy_owner(p: Part) -> Owner | None:
+    """The owner without records (bot/alert/model.py ``guard_owner``): for a break, nvFuser's
+    when one of its own points broke, else Thunder's (a break has no verdict)."""
+    if p.change is not None:
+        c = p.change.change
+        return guard_owner(part_guard(p), c.verdict)
+    assert p.broken is not None
+    return "fuser" if any(q.key.variant == REFERENCE for q in p.broken.points) else "thunder"
+
+
+def owned(p: Part, builds: Builds) -> Part:
+    """The part with its section's owner read from what changed between its range's commits
+    (bot/alert/owners.py ``section_owner``; unknown builds: :func:`legacy_owner`)."""
+    owner = section_owner(part_guard(p), builds, legacy_owner(p))
+    return replace(p, section=replace(p.section, owner=owner))
 
 
 def broken_guard(b: Break) -> Guard:
     return Guard("broken", "broken", f"{len(b.points)} point(s) stopped running", b.points)
 
 
-def broken_part(machine: str, b: Break) -> Part:
-    """A break's section; its owner as ``guard_owner`` reads a broken guard (nvFuser's when
-    one of its own points broke, else Thunder's), without the verdict a break has none of."""
+def broken_part(machine: str, b: Break, builds: Builds = UNKNOWN) -> Part:
+    """A break's section; its owner from what changed between the break's two commits
+    (``builds``), else as ``guard_owner`` reads a broken guard (nvFuser's when one of its own
+    points broke, else Thunder's), without the verdict a break has none of."""
     g = broken_guard(b)
-    owner: Owner = "fuser" if any(p.key.variant == REFERENCE for p in b.points) else "thunder"
-    section = Section(machine, "broken", "broken", guard_size(g), owner, g.summary)
-    return Part(section, b.follow, None, b)
+    section = Section(machine, "broken", "broken", guard_size(g), None, g.summary)
+    return owned(Part(section, b.follow, None, b), builds)
 
 
-def timing_part(machine: str, f: FollowUp) -> Part:
+def timing_part(machine: str, f: FollowUp, builds: Builds = UNKNOWN) -> Part:
     """A confirmed regression's section: its size and owner read from the change's own
-    verdict (fixed once its windows are full), its state from the follow-up."""
+    verdict (fixed once its windows are full) and what changed between its range's commits
+    (``builds``), its state from the follow-up."""
     c = f.change
     g = c.verdict.guard(c.guard)
     assert g is not None
-    section = Section(
-        machine, c.guard, g.state, guard_size(g), guard_owner(g, c.verdict), g.summary
-    )
-    return Part(section, f.state, f, None)
+    section = Section(machine, c.guard, g.state, guard_size(g), None, g.summary)
+    return owned(Part(section, f.state, f, None), builds)
+
+
+def _alert(
+    machine: str,
+    found: Sequence[Part],
+    builds: Builds,
+    configured: tuple[str, ...],
+    repo: str | None,
+    link: LinkPolicy,
+) -> MainAlert:
+    """One range's alert (``found``: its parts, owned and in ORDER): the owner, who is told
+    and why, as bot/alert/model.py ``build_alert`` decides on a PR's base and head, here on
+    the range's two commits (the watch has no fusion hints)."""
+    good, bad = found[0].range
+    key = alert_key(machine, good, bad)
+    state = combined(p.follow for p in found)
+    ranked, why = owner_repos(found, configured, repo)
+    owners = [p.section.owner for p in found]
+    if builds.known and all(o is None for o in owners):  # the suite's or the stack's own change
+        nobody = [suite_words(part_guard(p), builds) for p in found if builds.changed_of(p.guard)]
+        words = "; ".join(dict.fromkeys(nobody)) or "no build of either side changed"
+        return MainAlert(key, machine, good, bad, state, tuple(found), (), words, ranked, (), words)
+    if not builds.known and link == "implicated":
+        link = "always"  # without records nothing can be told apart: the rule before records
+    measured = [builds] if builds.known else []
+    titles = [(p.section.owner, GUARD_TITLES[p.guard]) for p in found]
+    decisions = told(ranked, side_of(ranked[0]), implicated(owners, ()), link, measured, titles)
+    repos = told_repos(ranked[:1], decisions)
+    return MainAlert(key, machine, good, bad, state, tuple(found), repos, why, ranked, decisions)
 
 
 def alerts_of(
-    w: Watch, parts: Sequence[Part], configured: tuple[str, ...], repo: str | None
+    w: Watch,
+    parts: Sequence[Part],
+    configured: tuple[str, ...],
+    repo: str | None,
+    link: LinkPolicy = "implicated",
 ) -> tuple[MainAlert, ...]:
-    """The parts of one machine's history grouped by range, in commit order."""
+    """The parts of one machine's history grouped by range, in commit order; each part owned
+    by what changed between its range's two commits, and the other repository told as
+    ``link`` says (``[alerts] link``, bot/alert/owners.py)."""
     machine = w.history.machine
     index = {c.sha: i for i, c in enumerate(w.history.commits)}
     ranges: dict[tuple[str, str], list[Part]] = {}
@@ -150,9 +242,7 @@ def alerts_of(
         ranges.setdefault(p.range, []).append(p)
     out = []
     for (good, bad), found in sorted(ranges.items(), key=lambda kv: index[kv[0][0]]):
-        found.sort(key=lambda p: ORDER.index(p.guard))
-        repos, why = owner_repos(found, configured, repo)
-        state = combined(p.follow for p in found)
-        key = alert_key(machine, good, bad)
-        out.append(MainAlert(key, machine, good, bad, state, tuple(found), repos, why))
+        builds = range_builds(w.history, good, bad)
+        mine = sorted((owned(p, builds) for p in found), key=lambda p: ORDER.index(p.guard))
+        out.append(_alert(machine, mine, builds, configured, repo, link))
     return tuple(out)

@@ -17,19 +17,23 @@ holds.
 
 A change is **confirmed** when at least ``min_after`` commits follow it (with the persistence
 rule of window.py), **pending** when fewer do (only at the newest commits): it is reported,
-with how many more commits would let it speak, and never files an issue.
+with how many more commits would let it speak, and never files an issue. A pending change far
+beyond noise (its interval's near end past 4x the guard's threshold) is marked ``remeasure``
+instead, and is confirmed once every run of a re-measurement of its first bad commit shows it
+again (bot/history/remeasure.py); its split is then a change point like the others.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
 
 from bot.decide.types import GuardKind, Verdict
 from bot.history.method import Method
+from bot.history.remeasure import Remeasure, judge
 from bot.history.scan import Windows, screen
 from bot.history.table import Table
 from bot.history.window import Span, decide_span, strength
@@ -48,6 +52,16 @@ class Change:
     span: Span
     verdict: Verdict
     strength: float
+    #: Far beyond noise at the newest commits (bot/history/remeasure.py): the commit to measure
+    #: again, and what its re-measurement said; None for every other change.
+    remeasure: Remeasure | None = None
+
+    @property
+    def confirmed_by(self) -> str | None:
+        """How a confirmed change was: "commits" (min_after after it) or "remeasure"."""
+        if not self.confirmed:
+            return None
+        return "remeasure" if self.remeasure is not None else "commits"
 
     @property
     def last_good(self) -> str:
@@ -164,23 +178,58 @@ def find_changes(table: Table, m: Method, model_note: str = "") -> Scan:
             break
         splits.append(best[1])
     splits = _settle(decide, splits, m, size)
+    ends = [i for i in positions if i not in confirmable]
+    splits, late, pending = _remeasured(decide, ends, splits, m, size, model_note)
+    cuts = sorted({*splits, *(c.span.split for c in late)})
     changes = []
     for i in sorted(splits):
-        hit = _strongest(decide, usable(i, splits, m, size))
+        hit = _strongest(decide, usable(i, cuts, m, size))
         assert hit is not None  # _settle kept only those that hold
         v = decide(hit[1], full=True)
         changes += [Change(g, d, True, hit[1], v, s) for g, d, s in flagged(v)]
-    ends = [i for i in positions if i not in confirmable]
-    pending = _pending(decide, ends, splits, m, size)
+    changes = sorted([*changes, *late], key=lambda c: c.span.split)
     return Scan(
         tuple(changes),
         tuple(pending),
         len(positions),
         alpha,
-        tuple(sorted(splits)),
+        tuple(cuts),
         len({span for span, _ in decide.cache}),
         windows,
     )
+
+
+def _remeasured(
+    decide: _Decider, ends: list[int], splits: list[int], m: Method, size: int, note: str
+) -> tuple[list[int], list[Change], list[Change]]:
+    """The change points, the pending changes confirmed by a re-measurement of their first bad
+    commit, and the pending changes left (marked ``remeasure`` where far beyond noise).
+
+    A confirmed one's split becomes a change point: the other change points are settled again
+    with their windows stopping there too, which can move the pending windows; so this repeats
+    until the confirmed splits stay the same. Were there none that stay (never seen), the old
+    rule alone: nothing is confirmed by a re-measurement."""
+    fixed: list[int] = []
+    for _ in range(len(ends) + 2):
+        kept = _settle(decide, splits, m, size, fixed)
+        found = _pending(decide, ends, [*kept, *fixed], m, size)
+        marked = [_mark(decide, c, m, note) for c in found]
+        now = sorted({c.span.split for c in marked if c.confirmed})
+        if now == fixed:
+            return kept, [c for c in marked if c.confirmed], [c for c in marked if not c.confirmed]
+        fixed = now
+    found = _pending(decide, ends, splits, m, size)
+    marked = [_mark(decide, c, m, note) for c in found]
+    return splits, [], [replace(c, confirmed=False) for c in marked]
+
+
+def _mark(decide: _Decider, c: Change, m: Method, note: str) -> Change:
+    """A pending change with its ``remeasure`` mark (bot/history/remeasure.py), confirmed
+    when every run of its re-measured first bad commit agrees."""
+    mark = judge(decide.table, c.span, c.verdict, c.guard, c.direction, decide.alpha, m, note)
+    if mark is None:
+        return c
+    return replace(c, confirmed=bool(mark.agreed), remeasure=mark)
 
 
 def _screened(table: Table, options: dict[int, list[Span]], alpha: float, m: Method) -> list[int]:
@@ -197,11 +246,16 @@ def _screened(table: Table, options: dict[int, list[Span]], alpha: float, m: Met
     return sorted({i for (i, _), ok in zip(flat, passed, strict=True) if ok})
 
 
-def _settle(decide: _Decider, splits: list[int], m: Method, size: int) -> list[int]:
-    """Drop, one at a time, change points that no longer hold with their final windows."""
+def _settle(
+    decide: _Decider, splits: list[int], m: Method, size: int, fixed: Iterable[int] = ()
+) -> list[int]:
+    """Drop, one at a time, change points that no longer hold with their final windows (which
+    stop at the ``fixed`` ones too: splits confirmed by a re-measurement)."""
     kept = list(splits)
+    pinned = list(fixed)
     while True:
-        weak = [i for i in kept if _strongest(decide, usable(i, kept, m, size)) is None]
+        cuts = [*kept, *pinned]
+        weak = [i for i in kept if _strongest(decide, usable(i, cuts, m, size)) is None]
         if not weak:
             return kept
         kept.remove(weak[0])

@@ -1,12 +1,18 @@
 """The issues of a history (pure): one alert per break on main (bot/history/alerts.py), filed
 and kept by the PR mode's code (bot/github/issues.py ``sync_issues``) as one primary issue, in
-the repository that owns the alert, and a short linked one in each other repository.
+the repository that owns the alert, and a short linked one in each other repository told
+(``[alerts] link``, bot/alert/owners.py).
 
-The primary body has the commit range once, one section per guard that moved there (its
-evidence under its own heading) and the method once; the linked body says what moved, a line a
-section, and points at the primary. A rerun on the same results builds the same keys, texts and
-states, so it changes nothing; a later history where every section is back closes them.
-Pending changes and improvements are in no alert.
+The primary body has the commit range once, who owns it and, a line a repository, whether each
+other one is told and why (bot/tell/next_steps.py ``told_lines``, the PR comment's words), one
+section per guard that moved there (its evidence under its own heading) and the method once; the
+linked body says what moved, a line a section, and points at the primary. An alert that is
+nobody's upstream (only this suite's own definition or the stack changed between its two
+commits) has no repository: nothing is filed, and ``history --json`` says why.
+
+A rerun on the same results builds the same keys, texts and states, so it changes nothing; a
+later history where every section is back closes them. Pending changes and improvements are
+in no alert.
 
 Every note is free of figures that move from one night to the next, so that a standing
 regression is said once, not every night (the issue code skips a note equal to the bot's
@@ -19,7 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.alert.model import change_words, worst_section
+from bot.alert.model import Alert, change_words, worst_section
+from bot.config import LinkPolicy
 from bot.decide.types import GUARD_TITLES
 from bot.history.alerts import MainAlert, Part, alerts_of, broken_part, timing_part
 from bot.history.method import Method
@@ -27,6 +34,7 @@ from bot.history.sections import WHAT, commit_ref, now_words, section_lines
 from bot.history.watch import Watch
 from bot.tell.issue import IssueSpec, inert, title_text
 from bot.tell.markdown import Section, escape_md, fit
+from bot.tell.next_steps import told_lines
 
 METHOD_SECTION = "How this is decided"
 
@@ -95,13 +103,28 @@ def _range(w: Watch, a: MainAlert, repo: str | None) -> str:
     )
 
 
+def told_words(a: MainAlert) -> tuple[str, ...]:
+    """A line for each other configured repository: told (the linked issue) or not, and why,
+    in the PR comment's words (bot/tell/next_steps.py ``told_lines``)."""
+    said = Alert(a.key, a.state, (), a.repos, a.owner_why, (), a.ranked, a.told, a.upstream_none)
+    return told_lines(said)
+
+
+def _owner_words(a: MainAlert) -> str:
+    if not a.repos:
+        return f"Nothing is filed upstream: {escape_md(a.upstream_none)}."
+    return f"Owner: {escape_md(a.owner)} ({escape_md(a.owner_why)})."
+
+
 def alert_body(w: Watch, a: MainAlert, repo: str | None) -> str:
+    told = told_words(a)
     lines = [
         f"### RMSNorm backward: main-branch history on {escape_md(a.machine)}",
         "",
         f"**One alert for the break between {_range(w, a, repo)}**: {len(a.parts)} "
         "section(s), one a guard that moved at this commit range; it closes when every one of "
-        f"them is back. Owner: {escape_md(a.owner)} ({escape_md(a.owner_why)}).",
+        f"them is back. {_owner_words(a)}",
+        *(("", *(f"- {line}" for line in told)) if told else ()),
         "",
         f"Alpha {w.scan.alpha:.2g} a window ({w.scan.windows} windows at {w.scan.tested} "
         f"splits tested); {escape_md(w.model, 200)}.",
@@ -139,11 +162,15 @@ def alert_note(w: Watch, a: MainAlert, repo: str | None) -> str:
 
 
 def alert_issue(w: Watch, a: MainAlert, repo: str | None, label: str) -> AlertIssue:
+    """The alert's spec: filed (opened or kept up to date) in the repositories told; noted or
+    closed wherever an issue of it may be (every configured repository, as the PR mode closes
+    an alert's issues), which opens nothing. An alert that is nobody's upstream and stands
+    has no repository: its spec is never synced."""
     spec = IssueSpec(
         a.key,
         alert_title(a),
         alert_body(w, a, repo),
-        a.repos,
+        a.repos if a.state == "regressed" else a.everywhere,
         label,
         linked_title=linked_title(a),
         linked_body=linked_body(w, a, repo),
@@ -153,21 +180,29 @@ def alert_issue(w: Watch, a: MainAlert, repo: str | None, label: str) -> AlertIs
 
 
 def watch_issues(
-    watches: Sequence[Watch], repo: str | None, repos: tuple[str, ...], label: str
+    watches: Sequence[Watch],
+    repo: str | None,
+    repos: tuple[str, ...],
+    label: str,
+    link: LinkPolicy = "implicated",
 ) -> tuple[AlertIssue, ...]:
     """Every alert the histories ask for: confirmed regressions and breaks, never pending,
-    grouped by machine and commit range."""
+    grouped by machine and commit range; ``link``: which other repositories get the linked
+    issue (``[alerts] link``). An alert that is nobody's upstream is here too, with no
+    repository (its spec is never synced: bot/commands/history.py)."""
     out: list[AlertIssue] = []
     for w in watches:
         machine = w.history.machine
         parts = [timing_part(machine, f) for f in w.follow]
         parts += [broken_part(machine, b) for b in w.breaks if b.confirmed]
-        out += [alert_issue(w, a, repo, label) for a in alerts_of(w, parts, repos, repo)]
+        alerts = alerts_of(w, parts, repos, repo, link)
+        out += [alert_issue(w, a, repo, label) for a in alerts]
     return tuple(out)
 
 
 def alert_json(ai: AlertIssue) -> dict[str, Any]:
-    """The alert as ``history --json`` gives it: its key, state, repositories and sections."""
+    """The alert as ``history --json`` gives it: its key, state, repositories (none, and why
+    in ``upstream_none``, when it is nobody's upstream), who is told and why, and sections."""
     a = ai.alert
     return {
         "key": a.key,
@@ -175,9 +210,12 @@ def alert_json(ai: AlertIssue) -> dict[str, Any]:
         "last_good": a.last_good,
         "first_bad": a.first_bad,
         "state": a.state,
-        "primary": a.owner,
+        "primary": a.owner or None,
         "linked": list(a.repos[1:]),
+        "repos": list(a.repos),
         "owner_why": a.owner_why,
+        "upstream_none": a.upstream_none,
+        "told": [{"repo": t.repo, "told": t.told, "why": t.why} for t in a.told],
         "title": ai.spec.title,
         "note": ai.note,
         "sections": [

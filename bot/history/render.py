@@ -2,7 +2,8 @@
 
 Every change says its guard, the last good and the first bad commit, its size with its 95%
 interval (the strongest evidence: a variant's geometric mean or a point) and what its alert
-does; a pending change says how many more commits would let it speak.
+does; a pending change says how many more commits would let it speak, or, far beyond noise,
+which commit to measure again (bot/history/remeasure.py; in the JSON, its ``remeasure``).
 """
 
 from __future__ import annotations
@@ -12,15 +13,20 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from bot.decide.stats import Comparison, Interval
-from bot.decide.types import GUARD_TITLES, Guard
+from bot.decide.stats import Interval
+from bot.decide.types import GUARD_TITLES
 from bot.decide.wording import interval_words
 from bot.exitcodes import ExitCode
 from bot.history.changepoint import Change
 from bot.history.follow import FollowUp
+from bot.history.method import Method
+from bot.history.remeasure import Remeasure, bound_words
 from bot.history.series import Commit
 from bot.history.watch import Watch
+from bot.history.window import evidence
 from bot.tell.words import nvfuser_slower
+
+__all__ = ["evidence", "report_text", "to_json", "worst"]
 
 SCHEMA = "perfbot-history/1"
 #: Commits listed in the text (the first and last half of it); --json lists every one.
@@ -103,28 +109,6 @@ def commit_label(c: Commit, packages: Sequence[str] = ("thunder",)) -> str:
     return ", ".join(parts) + runs
 
 
-def evidence(g: Guard, direction: str) -> tuple[str, Interval, float] | None:
-    """The headline figure of a guard's change: (what, change interval, |t|), a variant's
-    geometric mean when one moved (the surest of them), else the surest corroborated point."""
-
-    def t(c: Comparison) -> float:
-        return abs(c.log_change) / c.se if c.se else math.inf
-
-    means = [
-        (f"{a.variant} geometric mean over {a.points} point(s)", a.cmp)
-        for a in g.aggregates
-        if a.state == direction and a.cmp
-    ]
-    points = [
-        (p.key.label, p.cmp) for p in g.points if p.state == direction and p.corroborated and p.cmp
-    ]
-    found = means or points
-    if not found:
-        return None
-    what, c = max(found, key=lambda x: t(x[1]))
-    return what, c.change, t(c)
-
-
 #: How a change's direction reads: a ratio that fell because nvFuser's own fusion got slower
 #: is nvFuser's regression, never Thunder's gain (the PR mode's rule, bot/tell/words.py).
 NOT_A_GAIN = "not a gain"
@@ -142,6 +126,32 @@ def _direction_words(c: Change) -> str:
     return "lower: nvFuser's fusion got slower, not a gain" if shown == NOT_A_GAIN else shown
 
 
+def pending_words(c: Change, m: Method) -> str:
+    """What a pending change waits for: more commits (the rule), or, far beyond noise, a
+    re-measurement of its first bad commit (bot/history/remeasure.py)."""
+    more = f"needs {m.min_after - c.span.after} more commit(s) to be confirmed or dropped"
+    r = c.remeasure
+    if r is None:
+        return more
+    why = f"far beyond noise ({r.far.what}: {bound_words(r.far)})"
+    if r.agreed is None:
+        return f"pending: {why}: re-measure commit {r.commit[:8]} to confirm"
+    return (
+        f"{why}, but the re-measurement did not agree (not every one of the {r.runs} runs of "
+        f"{r.commit[:8]}, alone, is): {more}"
+    )
+
+
+def _confirmed_words(c: Change) -> str | None:
+    r = c.remeasure
+    if not c.confirmed or r is None:
+        return None
+    return (
+        f"confirmed by re-measuring {r.commit[:8]}: each of its {r.runs} runs, alone, far beyond "
+        f"noise ({bound_words(r.far)})"
+    )
+
+
 def _change_lines(c: Change, follow: FollowUp | None) -> list[str]:
     g = c.verdict.guard(c.guard)
     assert g is not None
@@ -154,6 +164,9 @@ def _change_lines(c: Change, follow: FollowUp | None) -> list[str]:
         f"      size: {size}",
         f"      {g.summary}",
     ]
+    said = _confirmed_words(c)
+    if said:
+        lines.append(f"      {said}")
     if follow is not None:
         lines.append(f"      issue: {follow.reason or ISSUE_WORDS[follow.state]}")
     return lines
@@ -190,8 +203,7 @@ def report_text(w: Watch) -> str:
         lines += ["", f"Pending (fewer than {m.min_after} commits after them; never filed):"]
         for c in sc.pending:
             lines += _change_lines(c, None)
-            more = m.min_after - c.span.after
-            lines.append(f"      needs {more} more commit(s) to be confirmed or dropped")
+            lines.append(f"      {pending_words(c, m)}")
     if w.breaks:
         lines += ["", "Points that stopped running:"]
         for b in w.breaks:
@@ -230,6 +242,12 @@ def _change_json(c: Change, follow: FollowUp | None, min_after: int) -> dict[str
         "direction": shown_direction(c),
         "status": "confirmed" if c.confirmed else "pending",
         "needs_more_commits": 0 if c.confirmed else min_after - c.span.after,
+        # "commits" (min_after commits after it) or "remeasure" (every run of a re-measured
+        # first bad commit far beyond noise); null while pending.
+        "confirmed_by": c.confirmed_by,
+        # Far beyond noise at the newest commits (docs/HISTORY.md): the commit to measure again
+        # and what its runs said; null for every other change.
+        "remeasure": _remeasure_json(c.remeasure),
         "last_good": c.last_good,
         "first_bad": c.first_bad,
         "commits_before": c.span.before,
@@ -249,6 +267,29 @@ def _change_json(c: Change, follow: FollowUp | None, min_after: int) -> dict[str
         "back_at": None if follow is None else follow.back_at,
         "reason": None if follow is None else follow.reason,
     }
+
+
+def _remeasure_json(r: Remeasure | None) -> dict[str, Any] | None:
+    if r is None:
+        return None
+    return {
+        "commit": r.commit,
+        "runs": r.runs,
+        # null: not re-measured yet (measure "commit" again); true: confirmed; false: the
+        # re-measurement did not agree (pending under the commits rule).
+        "agreed": r.agreed,
+        "what": r.far.what,
+        **_interval(r.far.interval),
+        "threshold": r.far.threshold,
+        "bar": r.far.bar,
+    }
+
+
+def to_remeasure(w: Watch) -> list[str]:
+    """The commits the watch asks to measure again (full hashes, oldest first): the first bad
+    commit of each pending change far beyond noise that has one run."""
+    marks = [c.remeasure for c in w.scan.pending if c.remeasure is not None]
+    return list(dict.fromkeys(r.commit for r in marks if r.agreed is None))
 
 
 def to_json(watches: Sequence[Watch]) -> dict[str, Any]:
@@ -298,6 +339,8 @@ def to_json(watches: Sequence[Watch]) -> dict[str, Any]:
                     for b in w.breaks
                 ],
                 "notes": list(w.notes),
+                # What nightly.yml's remeasure jobs measure again (docs/HISTORY.md).
+                "remeasure": to_remeasure(w),
                 "exit_code": int(w.code),
             }
         )

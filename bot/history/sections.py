@@ -11,6 +11,7 @@ from __future__ import annotations
 from bot.decide.types import Guard, GuardKind, PointVerdict, Verdict
 from bot.history.alerts import Part
 from bot.history.follow import FollowUp
+from bot.history.remeasure import bound_words
 from bot.history.series import Commit, History
 from bot.tell.issue import TITLE_WHAT
 from bot.tell.markdown import escape_md, link
@@ -85,6 +86,18 @@ def now_words(h: History, p: Part, repo: str | None) -> str:
     return BROKEN_NOW[p.follow]
 
 
+def _remeasured_words(h: History, f: FollowUp, repo: str | None) -> str:
+    """How a change confirmed by a re-measurement of its commit was (bot/history/remeasure.py);
+    empty for one confirmed by the commits after it."""
+    r = f.change.remeasure
+    if not f.change.confirmed or r is None:
+        return ""
+    return (
+        f" Confirmed by re-measuring {commit_ref(h, r.commit, repo)}: each of its {r.runs} runs, "
+        f"alone, is far beyond noise ({escape_md(bound_words(r.far), 200)})."
+    )
+
+
 def _timing_lines(h: History, p: Part, f: FollowUp, repo: str | None) -> list[str]:
     c, v = f.change, f.change.verdict
     g = v.guard(c.guard)
@@ -96,7 +109,8 @@ def _timing_lines(h: History, p: Part, f: FollowUp, repo: str | None) -> list[st
         f"{escape_md(g.summary, 1200)}.",
         "",
         f"Decided on {v.runs[0]} run(s) of {c.span.before} commit(s) before against "
-        f"{v.runs[1]} run(s) of {c.span.after} commit(s) after. Now: {now_words(h, p, repo)}.",
+        f"{v.runs[1]} run(s) of {c.span.after} commit(s) after."
+        f"{_remeasured_words(h, f, repo)} Now: {now_words(h, p, repo)}.",
         "",
         *_rows(g, v),
     ]

@@ -28,7 +28,7 @@ from bot.config import VerdictSettings
 from bot.decide.noise_model import Kind, NoiseModel
 from bot.decide.others import PriorSums
 from bot.decide.stats import MAD_SCALE, MEDIAN_EFFICIENCY, Between, RunStat
-from bot.history.series import History
+from bot.history.series import Commit, History
 from bot.results.packed import Groups, Samples, bandwidths, sample_groups
 from bot.results.types import REFERENCE, CommitResults, PointKey
 
@@ -223,9 +223,21 @@ def select(table: Table, commits: Sequence[int]) -> Table:
     """The table of some of the history's commits, in the order given (a follow-up compares a
     change's before window with commits further on): the same arrays, sliced, and each
     variant's geometric mean over the points with data in every run kept."""
+    return select_runs(table, [(i, None) for i in commits])
+
+
+def select_runs(table: Table, picks: Sequence[tuple[int, Sequence[int] | None]]) -> Table:
+    """As :func:`select`, each pick a commit and which of its runs to keep (their indexes in
+    the commit's runs; None: every one): a re-measured commit's runs judged one at a time
+    (bot/history/remeasure.py)."""
     h = table.history
-    chosen = [h.commits[i] for i in commits]
-    cols = [r for i in commits for r in range(table.starts[i], table.starts[i + 1])]
+    chosen: list[Commit] = []
+    cols: list[int] = []
+    for i, keep in picks:
+        c = h.commits[i]
+        which = range(len(c.runs)) if keep is None else keep
+        chosen.append(c if keep is None else replace(c, runs=tuple(c.runs[k] for k in which)))
+        cols += [table.starts[i] + k for k in which]
     starts = [0]
     for c in chosen:
         starts.append(starts[-1] + len(c.runs))

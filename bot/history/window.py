@@ -31,13 +31,14 @@ from bot.decide.rules import (
     ratio_owner,
     side_moved,
 )
+from bot.decide.stats import Comparison, Interval
 from bot.decide.types import Guard, GuardKind, PointVerdict, State, VariantSummary, Verdict
 from bot.decide.wording import guard_summary
 from bot.history.rows import Span, columns, family_rows
 from bot.history.table import Family, Table
 from bot.results.types import REFERENCE, PointKey
 
-__all__ = ["BROKEN_ALONG", "Span", "columns", "decide_span", "strength"]
+__all__ = ["BROKEN_ALONG", "Span", "columns", "decide_span", "evidence", "headline", "strength"]
 
 BROKEN_ALONG = "decided along the commits, not on a window"
 
@@ -131,3 +132,34 @@ def strength(g: Guard, direction: State) -> float:
     cmps = [p.cmp for p in g.points if p.state == direction and p.corroborated and p.cmp]
     cmps += [a.cmp for a in g.aggregates if a.state == direction and a.cmp]
     return max((abs(c.log_change) / c.se if c.se > 0 else math.inf for c in cmps), default=0.0)
+
+
+def headline(g: Guard, direction: str) -> tuple[str, Comparison, float | None] | None:
+    """The headline figure of a guard's change: (what, its comparison, its own threshold: a
+    point's, None for a geometric mean), a variant's geometric mean when one moved (the
+    surest of them), else the surest corroborated point."""
+
+    def t(c: Comparison) -> float:
+        return abs(c.log_change) / c.se if c.se else math.inf
+
+    means: list[tuple[str, Comparison, float | None]] = [
+        (f"{a.variant} geometric mean over {a.points} point(s)", a.cmp, None)
+        for a in g.aggregates
+        if a.state == direction and a.cmp
+    ]
+    points: list[tuple[str, Comparison, float | None]] = [
+        (p.key.label, p.cmp, p.threshold)
+        for p in g.points
+        if p.state == direction and p.corroborated and p.cmp
+    ]
+    found = means or points
+    return max(found, key=lambda x: t(x[1])) if found else None
+
+
+def evidence(g: Guard, direction: str) -> tuple[str, Interval, float] | None:
+    """The headline figure (:func:`headline`) as (what, change interval, |t|)."""
+    found = headline(g, direction)
+    if found is None:
+        return None
+    what, c, _ = found
+    return what, c.change, abs(c.log_change) / c.se if c.se else math.inf

@@ -16,6 +16,22 @@ from bot.github.fake import BOT_TOKEN, LocalGitHub
 CONFIG = ["--config", str(REPO_ROOT / "perfbot.toml")]
 
 
+def link_config(tmp: Path, link: str) -> list[str]:
+    """``--config`` of a copy of perfbot.toml whose ``[alerts] link`` is ``link`` (its noise
+    model named by full path: the copy lives elsewhere); the rest as shipped."""
+    text = (REPO_ROOT / "perfbot.toml").read_text(encoding="utf-8")
+    changes = {
+        'link = "implicated"': f'link = "{link}"',
+        'noise_model = "noise/': f'noise_model = "{REPO_ROOT}/noise/',
+    }
+    for old, new in changes.items():
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path = tmp / f"perfbot-link-{link}.toml"
+    path.write_text(text, encoding="utf-8")
+    return ["--config", str(path)]
+
+
 def github_env(fake: LocalGitHub) -> dict[str, str]:
     return {"GITHUB_TOKEN": BOT_TOKEN, "GITHUB_API_URL": fake.base_url}
 

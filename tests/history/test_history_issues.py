@@ -1,8 +1,10 @@
 """``python -m bot history`` against the fake GitHub (real PyGithub over HTTP): a break on main
-is one alert, one issue in the repository that owns it with a section a guard and a short
-linked one in the other, each linking the other; a rerun on the same results changes nothing;
-a later history where every section is back closes both; a pending change never files; a
-failed GitHub step is exit 4 with the report still printed."""
+is one alert, one issue in the repository that owns it with a section a guard, and a short
+linked one in the other where that one is told (``[alerts] link``: "always" here where the two
+issues' mechanics are tested; the shipped "implicated" tells nvFuser nothing of Thunder's own
+change, tests/history/test_history_owners.py), each linking the other; a rerun on the same
+results changes nothing; a later history where every section is back closes both; a pending
+change never files; a failed GitHub step is exit 4 with the report still printed."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from history_data import BROKEN, STOCK, THUNDER_2, folder_args, order_file
-from history_github import CONFIG, github_env, writes
+from history_github import CONFIG, github_env, link_config, writes
 
 from bot.commands import cli
 from bot.exitcodes import ExitCode
@@ -25,6 +27,12 @@ STEP = [*STOCK[:6], *THUNDER_2]
 
 def _history(tmp: Path, commits: list[str], *more: str) -> list[str]:
     return ["history", *folder_args(), "--order", str(order_file(tmp, commits)), *CONFIG, *more]
+
+
+def _always(tmp: Path, commits: list[str], *more: str) -> list[str]:
+    """As :func:`_history`, with ``[alerts] link = "always"``: every configured repository
+    gets its issue (the rule before the provenance records decided who is told)."""
+    return [*_history(tmp, commits), *link_config(tmp, "always"), *more]
 
 
 def _issues(fake: LocalGitHub) -> dict[str, list[Issue]]:
@@ -46,10 +54,11 @@ def test_the_step_is_one_alert_a_rerun_writes_nothing_the_recovery_closes_both(
     fake_github: LocalGitHub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Thunder +2% on main moves Thunder's kernel time and the ratio at one split: one alert,
-    keyed by the range alone, one issue in Thunder (the owner) with both sections and one
-    short linked issue in Fuser; before alerts it was four issues (each guard, each repo)."""
+    keyed by the range alone, one issue in Thunder (the owner) with both sections and, with
+    ``link = "always"``, one short linked issue in Fuser; before alerts it was four issues
+    (each guard, each repo)."""
     env = github_env(fake_github)
-    assert cli.main(_history(tmp_path, STEP, "--repo", FUSER), env=env) == ExitCode.REGRESSION
+    assert cli.main(_always(tmp_path, STEP, "--repo", FUSER), env=env) == ExitCode.REGRESSION
     out = capsys.readouterr().out
     assert "[regressed] Thunder's own kernel time: last good 016e16b1, first bad 63e9dde7" in out
     issues = _issues(fake_github)
@@ -76,15 +85,16 @@ def test_the_step_is_one_alert_a_rerun_writes_nothing_the_recovery_closes_both(
     assert f"filed in {THUNDER}**" in linked and "| point |" not in linked  # short: no table
     assert "- Thunder's kernels slower: +2." in linked
     assert "- Thunder slower relative to nvFuser: +2." in linked
+    assert f'- {FUSER} has the linked issue: \\[alerts\\] link \\= "always".' in primary
     capsys.readouterr()
 
     before, written = _snapshot(fake_github), writes(fake_github)  # the same run again
-    assert cli.main(_history(tmp_path, STEP, "--repo", FUSER), env=env) == ExitCode.REGRESSION
+    assert cli.main(_always(tmp_path, STEP, "--repo", FUSER), env=env) == ExitCode.REGRESSION
     assert writes(fake_github) == written and _snapshot(fake_github) == before
     assert "unchanged" in capsys.readouterr().out
 
     later = [*STEP, *STOCK[6:9]]  # Thunder back at 223f991a
-    assert cli.main(_history(tmp_path, later), env=env) == ExitCode.OK_NO_REGRESSION
+    assert cli.main(_always(tmp_path, later), env=env) == ExitCode.OK_NO_REGRESSION
     for found in _issues(fake_github).values():
         (issue,) = found
         assert (issue.state, issue.state_reason) == ("closed", "completed")
@@ -92,7 +102,7 @@ def test_the_step_is_one_alert_a_rerun_writes_nothing_the_recovery_closes_both(
         assert note.count("back since") == 2 and "223f991a" in note
         assert "Every section is back: closed as completed." in note
     after = _snapshot(fake_github)
-    assert cli.main(_history(tmp_path, later), env=env) == ExitCode.OK_NO_REGRESSION
+    assert cli.main(_always(tmp_path, later), env=env) == ExitCode.OK_NO_REGRESSION
     assert _snapshot(fake_github) == after  # closed stays closed, no note twice
 
 
@@ -101,18 +111,19 @@ def test_a_closed_alert_stays_closed_and_is_told_once_when_a_section_joins(
 ) -> None:
     """A maintainer closed the alert while it showed the ratio alone (the sizes marker of a
     night when only the ratio was confirmed); now Thunder's kernels are a section too: one
-    comment on each closed issue naming the section that joined, never a reopen, and the next
-    night says nothing (the marker moved on)."""
+    comment on the closed issue naming the section that joined, never a reopen, and the next
+    night says nothing (the marker moved on). Thunder's change alone: Thunder's issue alone
+    (nvFuser's build is the same at both commits: it is not told)."""
     env = github_env(fake_github)
     assert cli.main(_history(tmp_path, STEP), env=env) == ExitCode.REGRESSION
-    for found in _issues(fake_github).values():
-        (issue,) = found
+    assert _issues(fake_github)[FUSER] == [] and len(_issues(fake_github)[THUNDER]) == 1
+    for issue in _issues(fake_github)[THUNDER]:
         ratio_alone = re.sub(r"(fusion-perfbot-sizes: [^,]*),\S*", r"\1", issue.body or "")
         assert ratio_alone != issue.body
         issue.body, issue.state, issue.state_reason = ratio_alone, "closed", "completed"
     assert cli.main(_history(tmp_path, STEP), env=env) == ExitCode.REGRESSION
-    for found in _issues(fake_github).values():
-        (issue,) = found
+    assert _issues(fake_github)[FUSER] == []
+    for issue in _issues(fake_github)[THUNDER]:
         assert (issue.state, issue.state_reason) == ("closed", "completed")
         (note,) = [c.body for c in fake_github.state.comments_on(issue.repo, issue.number)]
         assert note.startswith(
@@ -150,8 +161,12 @@ def test_a_break_files_its_issue_with_the_error(fake_github: LocalGitHub, tmp_pa
     (issue,) = [i for i in _issues(fake_github)[THUNDER] if marker in (i.body or "")]
     assert "not a valid Executor" in (issue.body or "") and "18 point(s)" in (issue.title or "")
     assert "#### Every point still runs (broken)" in (issue.body or "")
-    (linked,) = _issues(fake_github)[FUSER]  # Thunder's points broke: Fuser gets the short one
-    assert marker in (linked.body or "") and "not a valid Executor" not in (linked.body or "")
+    # Thunder 0.2.6 -> 0.2.5 broke Thunder's points: nvFuser's build is the same, Fuser is not
+    # told (with link = "always" it got the short linked issue).
+    assert _issues(fake_github)[FUSER] == []
+    assert f"- {FUSER} is not told: nvFuser's build is the same at base and head" in (
+        issue.body or ""
+    )
 
 
 def test_without_a_token_it_says_what_it_would_file(
@@ -161,10 +176,10 @@ def test_without_a_token_it_says_what_it_would_file(
     out = capsys.readouterr().out
     assert "DRY RUN (no GITHUB_TOKEN or PERFBOT_ISSUES_TOKEN): no issue was touched." in out
     assert (
-        f"[016e16b1..63e9dde7] Would open or update the alert's issues in {THUNDER} (primary), "
-        f"{FUSER} (linked)\n  key: {KEY}\n  owner: what moved points at Thunder\n"
+        f"[016e16b1..63e9dde7] Would open or update the alert's issues in {THUNDER} (primary)\n"
+        f"  key: {KEY}\n  owner: what moved points at Thunder\n"
         "  sections: nvidia-h200/ratio (regressed, +2.7%), nvidia-h200/thunder (regressed, +2.8%)"
-    ) in out
+    ) in out  # Thunder's change alone: Fuser is not told (link = "implicated", as shipped)
     assert out.count("  key: ") == 1  # one alert, not one a guard
 
 
@@ -211,8 +226,11 @@ def test_json_to_stdout_is_the_json_alone(
         KEY,
         "regressed",
         THUNDER,
-        [FUSER],
+        [],  # Thunder's change alone: Fuser is not told (link = "implicated", as shipped)
     )
+    assert (alert["repos"], alert["upstream_none"]) == ([THUNDER], "")
+    ((told,),) = [[(t["repo"], t["told"]) for t in alert["told"]]]
+    assert told == (FUSER, False)
     sections = [(s["name"], s["guard"], s["state"], s["owner"]) for s in alert["sections"]]
     assert sections == [
         ("nvidia-h200/ratio", "ratio", "regressed", "thunder"),

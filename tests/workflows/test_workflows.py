@@ -579,6 +579,7 @@ AUDITOR_FINDINGS = {
     ("self-hosted-runner", "calibrate-runner.yml", "measure"),
     ("self-hosted-runner", "nightly.yml", "shard"),
     ("self-hosted-runner", "nightly.yml", "bisect"),
+    ("self-hosted-runner", "nightly.yml", "remeasure"),
 }
 
 
