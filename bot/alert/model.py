@@ -195,10 +195,14 @@ def build_alert(
     elif verdicts and not not_judged and back == everything:
         state = "recovered"
     owners = [s.owner for s in sections]
-    ranked, why = rank_repos(owners, configured, pr_repo, "the PR's repository")
     measured = [known[m] for m in verdicts if m in known]
-    if sections and measured and all(b.known for b in measured):
-        if all(s.owner is None for s in sections):  # the suite's or the stack's own change
+    records = bool(measured) and all(b.known for b in measured)
+    # With records, a section no side owns (the suite's own change) does not pull the owner
+    # towards the PR's repository: the sides that do own sections decide.
+    sided = [o for o in owners if o is not None] if records else owners
+    ranked, why = rank_repos(sided or owners, configured, pr_repo, "the PR's repository")
+    if sections and records:
+        if not sided:  # the suite's or the stack's own change
             words = "; ".join(dict.fromkeys(nobody)) or "no build of either side changed"
             return Alert(key, state, tuple(sections), (), words, tuple(verdicts), ranked, (), words)
     elif link == "implicated":

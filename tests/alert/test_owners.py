@@ -209,3 +209,17 @@ def test_a_real_drift_is_caught_by_the_unchanged_side(
     )
     assert "🔴" not in first and "Thunder's figures from this run are not trusted" in first
     assert "- **Re-run:** re-run the benchmark job: the runner drifted" in first
+
+
+def test_a_section_nobody_owns_does_not_pull_the_owner_home() -> None:
+    """Two machines: one with Thunder's change, one whose only move is this suite's own
+    hand-written definition. The Thunder sections decide the owner, not the PR's repository."""
+    thunder = _report(H200, "06f650c8", "9dc51696")
+    suite = _report(STATES, STOCK_3, SLOW_NVFUSER_5)
+    assert thunder.verdict is not None and suite.verdict is not None
+    alert = build_alert(
+        {"a": thunder.verdict, "b": suite.verdict}, {}, [], key=pr_key(FUSER, 3),
+        configured=CONFIGURED, pr_repo=FUSER, builds={"a": thunder.builds, "b": suite.builds},
+    )  # fmt: skip
+    assert [s.owner for s in alert.sections] == ["thunder", "thunder", None]
+    assert alert.repos == (THUNDER,) and alert.owner_why == "what moved points at Thunder"
