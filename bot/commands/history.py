@@ -55,8 +55,11 @@ def _dry(issues: Sequence[AlertIssue], several: bool, why: str) -> list[str]:
             "hold": "comment on the alert's open issues, if any, opening and closing nothing",
         }[a.state]
         where = ", ".join([f"{a.owner} (primary)", *(f"{r} (linked)" for r in a.repos[1:])])
+        action = f"Would {what} in {where}"
+        if not a.repos and a.state == "regressed":  # nobody's upstream: nothing is filed
+            action = "Would file nothing upstream (no side's build explains it)"
         lines += [
-            f"[{tag}] Would {what} in {where}",
+            f"[{tag}] {action}",
             f"  key: {spec.key}",
             f"  owner: {a.owner_why}",
             "  sections: "

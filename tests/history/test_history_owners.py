@@ -162,6 +162,10 @@ def test_the_suites_own_change_touches_no_tracker_and_the_json_says_why(
     for more in (link_config(tmp_path, "always"), []):  # "always" files it nowhere either
         assert cli.main([*_history(tmp_path, NVFUSER_STEP), *more], env=env) == 1
         assert writes(fake_github) == 0
+    assert cli.main([*_history(tmp_path, NVFUSER_STEP), "--dry-run"], env=env) == 1
+    dry = capsys.readouterr().out
+    assert "Would file nothing upstream (no side's build explains it)" in dry
+    assert " (primary)" not in dry
     later = [*NVFUSER_STEP, *STOCK[6:9]]  # back at the stock runs
     assert cli.main(_history(tmp_path, later), env=env) == ExitCode.OK_NO_REGRESSION
     assert writes(fake_github) == 0 and _bots(fake_github) == []
