@@ -231,7 +231,8 @@ def test_the_pr_flow_posts_the_summary_over_real_http(
     assert len(comment.body) <= SUMMARY_CHARS and HINTS in comment.body
     assert sum(f"\n**{m}**: " in comment.body for m in MACHINES) == 3
     issues = [i for repo in REPOS for i in fake_github.state.issues(repo) if i.pull is None]
-    assert len(issues) == 2 and all(i.author == BOT_LOGIN for i in issues)
+    # Thunder's change alone (nvFuser's build is the same): one issue, in Thunder.
+    assert len(issues) == 1 and all(i.author == BOT_LOGIN for i in issues)
     for issue in issues:  # the filer adds its key marker and the cross-links to the body
         assert len(issue.body or "") <= SUMMARY_CHARS + 1_000, issue.title
     (primary,) = [i for i in issues if i.repo == thunder]
