@@ -126,9 +126,9 @@ def _slowdown_diff(b: Mapping[str, Any], h: Mapping[str, Any], side: str) -> lis
     if bs == hs:
         return []
     if hs is not None and bs is None:
-        return [f"a {hs} slowdown injected at head (the suite's slowdown hook)"]
+        return [f"a {hs} slowdown injected at head by the suite's slowdown hook"]
     if bs is not None and hs is None:
-        return [f"a {bs} slowdown injected at base (the suite's slowdown hook)"]
+        return [f"a {bs} slowdown injected at base by the suite's slowdown hook"]
     return [f"the injected slowdown {bs} → {hs}"]
 
 

@@ -59,7 +59,7 @@ def _rerun_why(m: MachineReport) -> str | None:
     failed runner check); an uncalibrated machine needs a noise model, not a re-run."""
     if m.uncalibrated is not None:
         return None
-    return m.not_gating
+    return m.drift.short if m.drift is not None else m.held
 
 
 def _headline(reports: Sequence[MachineReport]) -> tuple[str, str]:

@@ -42,8 +42,8 @@ NVFUSER_STEP = [*STOCK[:6], *NVFUSER_2]
 NVFUSER_KEY = "rmsnorm-bwd|nvidia-h200|016e16b1cc86..3f0f630db3be"
 #: Why the nvFuser step is nobody's upstream, as the records say it (bot/alert/owners.py).
 SUITES_OWN = (
-    "this suite's own definition changed (a +2% slowdown injected at head (the suite's "
-    "slowdown hook))"
+    "this suite's own definition changed (a +2% slowdown injected at head by the suite's "
+    "slowdown hook)"
 )
 FUSER_UNCHANGED = "nvFuser's build is the same at base and head (nvFuser 0.2.36+git7e04d26)"
 
