@@ -131,8 +131,8 @@ def _why_not(side: Owner, builds: Sequence[Builds]) -> str:
     hints = "and the fusion hints do not point at it"
     if builds and all(b.known and not any(map(b.changed, SIDE_PARTS[side])) for b in builds):
         version = "; ".join(dict.fromkeys(b.versions.get(part, "") for b in builds)).strip("; ")
-        at = f" ({name} {version})" if version else ""
-        return f"{name}'s build is the same at base and head{at} {hints}"
+        build = f"{name} {version}" if version else f"{name}'s build"
+        return f"{build} is the same at base and head {hints}"
     return f"no section of this alert is {name}'s {hints}"
 
 

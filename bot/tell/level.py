@@ -13,9 +13,12 @@ bot/decide/level.py ``RatioLevel.alike``) each has its own figure, in the same l
     11.9x (1.05x); worst 25.0x thunder-prims float16 16384x8192
 
 One line, not one a variant: the regressed comment's budget (tests/tell/test_budgets.py, 8,000
-characters) had about 150 characters left for it, two lines take 200. The 95% intervals are
-in the verdict JSON (``levels``), not in the line: at +-0.3% on the H200 they would add a
-figure a variant without changing what a reader takes from it.
+characters) had about 150 characters left for it, two lines take 200. The head figure carries
+its 95% interval as a half-width ("1.05x ±0.3%": the geometric mean of the interval's two
+relative distances from the estimate, exact for the symmetric-in-log intervals the level has);
+a level whose interval sees within-run noise only (no noise model, one run a side) says so
+("±0.1% within-run"), since that one is far too narrow for a level. The bounds themselves are
+in the verdict JSON (``levels``).
 
 A figure that reads below 1.00x means Thunder is the faster one, and the line says so in words
 ("0.71x (Thunder faster) at head"): on a head figure, and on a base figure when its head figure
@@ -25,6 +28,7 @@ the results is escaped.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from bot.decide.level import RatioLevel, VariantLevel, WorstPoint, level_of
@@ -47,11 +51,20 @@ def _below_one(x: float) -> bool:
     return float(ratio(x)[:-1]) < 1
 
 
+def half_width(x: VariantLevel) -> str:
+    """The head level's 95% interval as "±0.3%" (see the module docstring)."""
+    i = x.head
+    if not (0 < i.low <= i.estimate <= i.high) or i.low == i.high:  # none computed
+        return ""
+    pm = 100 * (math.sqrt(i.high / i.low) - 1)
+    return f" ±{pm:.1f}%" + ("" if x.between_runs else " within-run")
+
+
 def _figures(x: VariantLevel, *, words: bool) -> str:
-    """A variant's figures, "1.05x at head (1.04x at base)"; "1.05x (1.04x)" when not
-    ``words`` (a later variant of the line: the first one said which is which)."""
+    """A variant's figures, "1.05x ±0.3% at head (1.04x at base)"; "1.05x ±0.3% (1.04x)" when
+    not ``words`` (a later variant of the line: the first one said which is which)."""
     head_faster = _below_one(x.head.estimate)
-    head = ratio(x.head.estimate) + (f" ({FASTER})" if head_faster else "")
+    head = ratio(x.head.estimate) + half_width(x) + (f" ({FASTER})" if head_faster else "")
     base = ratio(x.base.estimate) + (" at base" if words else "")
     if _below_one(x.base.estimate) and not head_faster:
         base += f", {FASTER}"

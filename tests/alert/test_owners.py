@@ -119,7 +119,7 @@ def test_the_other_repository_is_told_only_when_implicated() -> None:
     (told,) = _alert(m).told
     assert (told.repo, told.told) == (FUSER, False)
     assert told.why == (
-        "nvFuser's build is the same at base and head (nvFuser 0.2.36+git7e04d26) and the "
+        "nvFuser 0.2.36+git7e04d26 is the same at base and head and the "
         "fusion hints do not point at it"
     )
     always = _alert(m, link="always")

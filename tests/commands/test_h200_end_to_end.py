@@ -141,8 +141,8 @@ def test_regression_rerun_and_recovery(
     (thunder,) = issues[THUNDER]
     assert issues[FUSER] == [] and thunder.state == "open"
     assert (
-        f"\n{FUSER} is not told: nvFuser's build is the same at base and head \\(nvFuser "
-        "0.2.36\\+git7e04d26\\) and the fusion hints do not point at it.\n"
+        f"\n{FUSER} is not told: nvFuser 0.2.36\\+git7e04d26 is the same at base and head and "
+        "the fusion hints do not point at it.\n"
     ) in (thunder.body or "")
     assert f"in {THUNDER}#{number}: base" in (thunder.body or "")  # a reference GitHub links
     assert thunder.title.startswith("RMSNorm backward: Thunder") and "and 1 more" in thunder.title
@@ -155,7 +155,7 @@ def test_regression_rerun_and_recovery(
         "relative to nvFuser at the geometric mean (18 of 18 points regressed)\n"
     ) in (thunder.body or "")
     (comment,) = fake_github.state.comments_on(THUNDER, number)
-    assert f"{FUSER} is not told: nvFuser's build is the same" in comment.body
+    assert f"{FUSER} is not told: nvFuser 0.2.36\\+git7e04d26 is the same" in comment.body
     assert f"[{THUNDER}#{thunder.number} (primary)]" in comment.body
     capsys.readouterr()
 

@@ -45,7 +45,7 @@ SUITES_OWN = (
     "this suite's own definition changed (a +2% slowdown injected at head by the suite's "
     "slowdown hook)"
 )
-FUSER_UNCHANGED = "nvFuser's build is the same at base and head (nvFuser 0.2.36+git7e04d26)"
+FUSER_UNCHANGED = "nvFuser 0.2.36+git7e04d26 is the same at base and head"
 
 
 @functools.cache
@@ -178,7 +178,7 @@ def test_thunders_step_opens_one_issue_in_thunder_and_none_in_fuser(
     assert cli.main(_history(tmp_path, THUNDER_STEP), env=env) == ExitCode.REGRESSION
     assert fake_github.state.issues(FUSER) == []
     (issue,) = fake_github.state.issues(THUNDER)
-    assert f"- {FUSER} is not told: nvFuser's build is the same at base and head" in (
+    assert f"- {FUSER} is not told: nvFuser 0.2.36\\+git7e04d26 is the same at base and head" in (
         issue.body or ""
     )
     assert "(primary): this issue" in (issue.body or "") and f"- {FUSER}:" not in (issue.body or "")

@@ -29,8 +29,8 @@ MODEL = read_noise_model(REPO_ROOT / "noise" / "nvidia-h200.json")
 CTX = Context(repo="Lightning-AI/lightning-thunder", pr=7)
 #: The A/A pair stock-3 -> stock-4: thunder-prims 2.3% above thunder-func, past the threshold.
 A_A = (
-    "Thunder/nvFuser kernel time: thunder-func 1.03x at head (1.02x at base), thunder-prims "
-    "1.05x (1.05x); worst 1.12x thunder-prims float32 2048x8192"
+    "Thunder/nvFuser kernel time: thunder-func 1.03x ±0.3% at head (1.02x at base), "
+    "thunder-prims 1.05x ±0.3% (1.05x); worst 1.12x thunder-prims float32 2048x8192"
 )
 
 
@@ -39,7 +39,7 @@ def _verdict(head: str, base: str = "6c840f30") -> Verdict:
 
 
 def _one(head: float, base: float, variant: str = "thunder-prims") -> VariantLevel:
-    iv = Interval  # a level's interval does not reach the line
+    iv = Interval  # a zero-width interval: none computed, no half-width in the line
     worst = WorstPoint(PointKey(variant, "float32", "2048x8192"), iv(head * 1.1, 0, 0))
     return VariantLevel(variant, 9, iv(base, base, base), iv(head, head, head), worst)
 
@@ -50,15 +50,15 @@ def _level(*levels: VariantLevel, alike: bool = False) -> RatioLevel:
 
 def test_the_line_of_an_a_a_pair() -> None:
     assert level_text(_verdict("022fefdd")) == A_A
-    assert len(A_A) <= 150
+    assert len(A_A) <= 160
 
 
 def test_thunder_faster_is_said_in_words() -> None:
     # slow-nvfuser-5: the hand-written fusion 5% slower, thunder-func's ratio falls below 1.
     line = level_text(_verdict("93486aaf"))
     assert line.startswith(
-        f"{PREFIX}: thunder-func 0.98x (Thunder faster) at head (1.02x at base), "
-        "thunder-prims 1.00x (1.05x); worst 1.07x "
+        f"{PREFIX}: thunder-func 0.98x ±0.3% (Thunder faster) at head (1.02x at base), "
+        "thunder-prims 1.00x ±0.3% (1.05x); worst 1.07x "
     ), line
     assert level_line(_level(_one(0.71, 0.72))) == (
         f"{PREFIX}: 0.71x (Thunder faster) at head (0.72x at base); worst 0.78x thunder-prims "
@@ -104,8 +104,16 @@ def test_the_line_follows_the_first_line_of_both_issues() -> None:
     )  # fmt: skip
     spec = alert_spec(alert, {v.machine: v}, CTX, {}, "perf")
     line = level_text(v)
-    assert line.startswith(f"{PREFIX}: thunder-func 1.08x at head (1.02x at base), ")
+    assert line.startswith(f"{PREFIX}: thunder-func 1.08x ±0.3% at head (1.02x at base), ")
     primary = spec.body.splitlines()
     assert primary[1:3] == ["", line], primary[:4]
     linked = spec.linked_body
     assert linked is not None and linked.splitlines()[1:3] == ["", line]
+
+
+def test_the_head_level_carries_its_interval() -> None:
+    """The 95% interval as a half-width; one that sees within-run noise only says so."""
+    x = replace(_one(1.05, 1.04), head=Interval(1.05, 1.05 / 1.01, 1.05 * 1.01))
+    assert level_line(_level(x)).startswith(f"{PREFIX}: 1.05x ±1.0% at head (1.04x at base)")
+    narrow = replace(x, between_runs=False)
+    assert "1.05x ±1.0% within-run at head" in level_line(_level(narrow))
