@@ -186,6 +186,20 @@ def _secret_refs(node: Any, path: tuple[str, ...]) -> Iterator[str]:
             yield ".".join(path)
 
 
+def check_git_alone(steps: list[dict[str, Any]]) -> list[str]:
+    """For a job that holds a write token: it downloads its artifact and runs git, nothing
+    else (no checkout, no Python, no pip, no script of ours)."""
+    problems = []
+    used = [str(s.get("uses", "")).split("@")[0] for s in steps if "uses" in s]
+    if used != ["actions/download-artifact"]:
+        problems.append(f"uses {used}, not the artifact download alone")
+    for step in steps:
+        for word in (r"\bpython", r"\bpip\b", r"\bbash\b", r"\.github/", r"\bsource\b"):
+            if re.search(word, str(step.get("run", ""))):
+                problems.append(f"a step runs {word}")
+    return problems
+
+
 def check_no_secrets_no_write(wf: Workflow) -> list[str]:
     """For a workflow that runs PR code: nothing in it worth stealing."""
     problems = ["refers to secrets"] if re.search(r"\bsecrets\s*[.\[]", wf.text) else []
