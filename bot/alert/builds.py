@@ -33,7 +33,7 @@ from bot.results.provenance import definition_fingerprints
 from bot.results.types import REFERENCE, Provenance
 
 #: Who a guard's move is news for: a package's repository, this suite itself (its own
-#: definition of a side changed), or the stack under both (neither repository's code).
+#: hand-written definition changed), or the stack under both (neither repository's code).
 Party = Literal["fuser", "thunder", "suite", "stack"]
 #: The parts of a build that can differ between base and head, and whose news each is.
 Part = Literal["nvfuser", "thunder", "definition", "thunder_code", "stack"]

@@ -126,7 +126,9 @@ def test_the_demo_files_one_alert_owned_by_thunder_with_the_hints() -> None:
     assert [line.split(": opened ")[0] for line in filed] == [
         "alert issue (primary) in Lightning-AI/lightning-thunder",
     ]
-    assert "NVIDIA/Fuser is not told: nvFuser 0.2.36\\+git7e04d26 is the same at base and head" in out
+    assert (
+        "NVIDIA/Fuser is not told: nvFuser 0.2.36\\+git7e04d26 is the same at base and head" in out
+    )
     opened_at = out.index("2. the PR is merged")
     assert out.index(filed[0]) > opened_at  # not while the PR was open
 
