@@ -8,6 +8,12 @@ not let it gate (docs/DATA.md). A machine without ``nvidia-smi`` gets a failed c
 never a silent pass.
 
     python3 -m benchmarks.runner_check --when before|after --commit SHA --out FILE
+    python3 -m benchmarks.runner_check --explain
+
+``--explain`` answers another question: what a GPU runner host needs (driver, CUDA, torch,
+nvFuser, Thunder and its nvFuser executor, asv, nvidia-ml-py, the GPU lock folder, git, flock,
+Python) and whether this host has it, one line an item with the command that fixes what is not
+there; its exit code says which (benchmarks/doctor.py, docs/RUNNER.md).
 """
 
 from __future__ import annotations
@@ -193,10 +199,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--when", choices=["before", "after"], required=True)
-    p.add_argument("--commit", required=True)
-    p.add_argument("--out", required=True)
+    p.add_argument("--when", choices=["before", "after"])
+    p.add_argument("--commit")
+    p.add_argument("--out")
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="list what a GPU runner needs and what this host lacks (exit codes below)",
+    )
+    from benchmarks import doctor
+
+    p.epilog = "--explain's " + doctor.exit_codes_help()
     args = p.parse_args(argv)
+    if args.explain:
+        if args.when or args.commit or args.out:
+            p.error("--explain takes no other argument")
+        return int(doctor.main())
+    if not (args.when and args.commit and args.out):
+        p.error("--when, --commit and --out are required (or --explain alone)")
     index = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or "0"
     record = check(args.when, args.commit, index)
     with open(args.out, "a", encoding="utf-8") as fh:
