@@ -357,6 +357,15 @@ MUTATIONS = (
         "        if _far_in(v, guard, direction) is None:\n            continue\n",
         area="tests/history",
     ),
+    Mutation(
+        "runner-explain-broken-passes",
+        "runner_check --explain lets a broken item (a failing import, a lock folder that is a "
+        "link, nvidia-smi that cannot reach the driver) pass instead of exiting 3",
+        "benchmarks/doctor.py",
+        "if statuses & {Status.MISSING, Status.BROKEN}:",
+        "if statuses & {Status.MISSING}:",
+        area="tests/suite",
+    ),
 )
 
 
