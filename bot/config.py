@@ -112,8 +112,21 @@ class Config:
     run_url: str | None = None
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str], toml_path: Path | None) -> Config:
-        return _build(env, read_toml(toml_path) if toml_path is not None else {}, toml_path)
+    def from_env(
+        cls,
+        env: Mapping[str, str],
+        toml_path: Path | None,
+        caller: Path | None = None,
+        caller_repo: str | None = None,
+    ) -> Config:
+        """``caller``: a calling repository's perfbot.toml, merged over ``toml_path`` under
+        the trust rules (bot/config_caller.py); ``caller_repo`` is that repository."""
+        data = read_toml(toml_path) if toml_path is not None else {}
+        if caller is None:
+            return _build(env, data, toml_path)
+        from bot.config_caller import with_caller  # it builds on this module's loader
+
+        return with_caller(env, data, toml_path, caller, caller_repo)
 
 
 def _thresholds(raw: Any, source: str) -> tuple[Threshold, ...]:

@@ -366,6 +366,31 @@ MUTATIONS = (
         "if statuses & {Status.MISSING}:",
         area="tests/suite",
     ),
+    Mutation(
+        "caller-config-trust-rules-skipped",
+        "a caller's perfbot.toml is merged without its refused keys checked ([github] logins, "
+        "noise_model, ... pass)",
+        "bot/config_caller.py",
+        "    _refused(caller, source)\n",
+        "    pass  # the trust rules skipped\n",
+        area="tests/commands",
+    ),
+    Mutation(
+        "caller-config-max-machines-unbounded",
+        "a caller may raise [results] max_machines above the pinned bot's bound",
+        "bot/config_caller.py",
+        "if config.max_machines > bound.max_machines:",
+        "if config.max_machines > 64:",
+        area="tests/commands",
+    ),
+    Mutation(
+        "caller-config-from-the-pr-head",
+        "the poster reads the caller's perfbot.toml without naming the default branch",
+        ".github/workflows/post-results.yml",
+        "contents/${CONFIG_PATH}?ref=${DEFAULT_BRANCH}",
+        "contents/${CONFIG_PATH}",
+        area="tests/workflows",
+    ),
 )
 
 

@@ -48,7 +48,7 @@ def load(sel: Selection, env: Mapping[str, str]) -> Loaded:
     from bot.tell.machines import MachineReport
 
     with step("load configuration", ExitCode.USAGE):
-        config = Config.from_env(env, sel.config)
+        config = Config.from_env(env, sel.config, sel.caller_config, sel.caller_repo)
     s = config.verdict
     models = configured_noise_models(s)
     with step("read results", ExitCode.BAD_INPUT):
@@ -89,7 +89,14 @@ def _selection(args: argparse.Namespace) -> Selection:
 
     captures = (getattr(args, "captures_base", None), getattr(args, "captures_head", None))
     return Selection(
-        tuple(args.results or ()), args.base, args.head, args.machine, args.config, captures
+        tuple(args.results or ()),
+        args.base,
+        args.head,
+        args.machine,
+        args.config,
+        captures,
+        getattr(args, "caller_config", None),
+        getattr(args, "repo", None),
     )
 
 

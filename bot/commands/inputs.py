@@ -30,6 +30,10 @@ class Selection:
     config: Path | None
     #: Fusion captures of base and head (bot/fusion); None: look beside the results.
     captures: tuple[Path | None, Path | None] = (None, None)
+    #: A calling repository's perfbot.toml (``pr --caller-config``), merged over ``config``
+    #: under the trust rules of bot/config.py, and that repository (``pr --repo``).
+    caller_config: Path | None = None
+    caller_repo: str | None = None
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,14 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
     captures_options(p)
     p.add_argument("--repo", type=repo, required=True, help="OWNER/NAME of the pull request")
     p.add_argument("--pr", type=pr_number, required=True, help="pull request number")
+    p.add_argument(
+        "--caller-config",
+        type=Path,
+        metavar="FILE",
+        help="the calling repository's perfbot.toml (post-results.yml's config-path, read from "
+        "its default branch): merged over --config; what a caller may not set is refused "
+        "(exit 2, bot/config_caller.py CALLER_REFUSED)",
+    )
     p.add_argument("--pr-title", help="PR title to show (untrusted; escaped)")
     p.add_argument("--head-ref", help="PR branch to show (untrusted; escaped)")
     p.add_argument(

@@ -9,6 +9,12 @@ GITHUB_TOKEN that can do what its `permissions:` say: a job without a write scop
 fake refuses every write. What a runner does and this does not: `actions/checkout` (the tree
 given is the checkout), `actions/setup-python` and the `pip install` steps (the bot is
 installed here already); upload-artifact and download-artifact copy folders within the run.
+
+A calling repository's files (examples/thunder/.github/workflows) run as GitHub would run them:
+`run_recorders` runs each workflow an event starts (its jobs' `if:`, its scripts for real, what
+it uploads kept), `posters` names the workflows a finished run's name starts (`workflow_run`),
+and `run_caller` runs the reusable post-results.yml its job `uses:`, from the pinned checkout
+given, with the job's `with:` as inputs and its `secrets:`.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from workflow_expr import _text, evaluate_if, truthy
-from workflow_rules import jobs, load_workflow, outputs, run_step
+from workflow_rules import jobs, load_workflow, outputs, run_step, triggers
 
 #: `gh api [--method M] [-f k=v ...] [--jq Q] PATH`, all the poster's scripts use of gh.
 GH_SHIM = """#!/usr/bin/env python3
@@ -93,9 +99,13 @@ def run_poster(
     workflow_run: dict[str, Any],
     tokens: Tokens,
     tmp: Path,
+    inputs: dict[str, str] | None = None,
+    secrets: dict[str, str] | None = None,
+    default_branch: str = "main",
 ) -> Outcome:
     """One run of the poster on the `workflow_run` event's payload; nothing is raised for a
-    failed step: the outcome says which failed and how."""
+    failed step: the outcome says which failed and how. `inputs` and `secrets`: what a
+    caller's job passes (`with:`, `secrets:`); by default none, and the issues secret."""
     wf = load_workflow(workflow)
     bindir = tmp / "bin"
     bindir.mkdir(parents=True, exist_ok=True)
@@ -113,16 +123,19 @@ def run_poster(
         temp.mkdir(parents=True, exist_ok=True)
         ctx: dict[str, Any] = {
             "github": {
-                "event": {"workflow_run": workflow_run},
+                "event": {
+                    "workflow_run": workflow_run,
+                    "repository": {"full_name": repo, "default_branch": default_branch},
+                },
                 "event_name": "workflow_run",
                 "repository": repo,
                 "token": token,
                 "server_url": web_url,
                 "run_id": "9001",
             },
-            "inputs": {},
+            "inputs": dict(inputs or {}),
             "runner": {"temp": str(temp)},
-            "secrets": {"PERFBOT_ISSUES_TOKEN": tokens.issues},
+            "secrets": {"PERFBOT_ISSUES_TOKEN": tokens.issues} if secrets is None else secrets,
             "needs": {n: done.get(n, {}) for n in needs},
             "steps": {},
         }
@@ -212,3 +225,109 @@ def _one_step(
     except subprocess.TimeoutExpired:
         return 124, "timed out"
     return proc.returncode, proc.stdout + proc.stderr
+
+
+# ----- a calling repository's workflows, as GitHub starts them -----
+
+
+@dataclass
+class Recorded:
+    """A finished run of an unprivileged workflow of the caller, and what it uploaded."""
+
+    path: str  # .github/workflows/<file>, as GitHub's run says
+    name: str  # the workflow's name: what a `workflow_run` trigger lists
+    artifacts: dict[str, dict[str, bytes]]  # artifact name: its files
+
+
+def _started(on: dict[str, Any], event_name: str, action: str | None) -> bool:
+    if event_name not in on:
+        return False
+    types = (on[event_name] or {}).get("types")
+    return types is None or action in types
+
+
+def run_recorders(
+    root: Path, event_name: str, event: dict[str, Any], repo: str, tmp: Path
+) -> list[Recorded]:
+    """Every workflow of the caller at `root` that this event starts, run: each job whose
+    `if:` lets the event through, its `run:` steps for real (env interpolated), upload-artifact
+    kept. A job that calls a reusable workflow is not run here (the GPU bench): a test makes
+    that run's artifacts itself."""
+    done = []
+    github = {"event_name": event_name, "event": event, "repository": repo}
+    for path in sorted((root / ".github" / "workflows").glob("*.yml")):
+        wf = load_workflow(path)
+        if not _started(triggers(wf), event_name, event.get("action")):
+            continue
+        artifacts: dict[str, dict[str, bytes]] = {}
+        for job_id, job in jobs(wf).items():
+            gate = job.get("if")
+            if gate is not None and not truthy(evaluate_if(str(gate), {"github": github})):
+                continue
+            assert "uses" not in job, f"{path.name}/{job_id}: a reusable workflow, not run here"
+            work = tmp / "recorders" / path.stem / job_id
+            work.mkdir(parents=True, exist_ok=True)
+            for step in job["steps"]:
+                ctx = {"github": github}
+                given = {k: interpolate(str(v), ctx) for k, v in (step.get("with") or {}).items()}
+                if str(step.get("uses", "")).startswith("actions/upload-artifact@"):
+                    files = [work / line.strip() for line in given["path"].splitlines()]
+                    found = {f.name: f.read_bytes() for f in files if f.is_file()}
+                    assert found, f"{path.name}: nothing to upload at {given['path']}"
+                    artifacts[given["name"]] = found
+                    continue
+                assert "uses" not in step, f"{path.name}: the harness cannot run {step['uses']}"
+                env = {k: interpolate(str(v), ctx) for k, v in (step.get("env") or {}).items()}
+                proc = run_step(step, work, env, script_dir=tmp)
+                assert proc.returncode == 0, f"{path.name}/{job_id}: {proc.stdout}{proc.stderr}"
+        name = str(wf.data.get("name", f".github/workflows/{path.name}"))
+        done.append(Recorded(f".github/workflows/{path.name}", name, artifacts))
+    return done
+
+
+def posters(root: Path, run_name: str) -> list[Path]:
+    """The caller's workflows that a completed run of the workflow named `run_name` starts."""
+    found = []
+    for path in sorted((root / ".github" / "workflows").glob("*.yml")):
+        on = triggers(load_workflow(path)).get("workflow_run")
+        lists = isinstance(on, dict) and run_name in on.get("workflows", [])
+        if lists and "completed" in on.get("types", ["completed"]):
+            found.append(path)
+    return found
+
+
+def called(caller: Path) -> tuple[str, dict[str, Any]]:
+    """The caller's one job: what it `uses:` (owner/name/path@ref) and the job itself."""
+    (job,) = jobs(load_workflow(caller)).values()
+    return str(job["uses"]), job
+
+
+def run_caller(
+    caller: Path,
+    pinned: Path,
+    api_url: str,
+    web_url: str,
+    repo: str,
+    workflow_run: dict[str, Any],
+    tokens: Tokens,
+    tmp: Path,
+) -> Outcome:
+    """The caller's poster workflow on the `workflow_run` payload: the reusable workflow its
+    job `uses:` (a path in `pinned`, the fusion-perfbot checkout of the pinned commit), with
+    the job's `with:` as inputs and `secrets:` evaluated in the caller's context."""
+    uses, job = called(caller)
+    target = uses.split("@", 1)[0].split("/", 2)[2]
+    ctx = {
+        "github": {"repository": repo, "event": {"workflow_run": workflow_run}},
+        "secrets": {"PERFBOT_ISSUES_TOKEN": tokens.issues},
+    }
+    declared = triggers(load_workflow(pinned / target))["workflow_call"].get("inputs") or {}
+    unknown = set(job.get("with") or {}) - set(declared)
+    assert not unknown, f"{caller.name}: {target} takes no input {sorted(unknown)}"
+    # GitHub gives an input the caller left out its default.
+    inputs = {k: str(v.get("default", "")) for k, v in declared.items()}
+    inputs |= {k: interpolate(str(v), ctx) for k, v in (job.get("with") or {}).items()}
+    secrets = {k: interpolate(str(v), ctx) for k, v in (job.get("secrets") or {}).items()}
+    return run_poster(
+        pinned / target, pinned, api_url, web_url, repo, workflow_run, tokens, tmp, inputs, secrets
+    )

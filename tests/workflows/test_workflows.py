@@ -247,7 +247,10 @@ def test_poster_permissions_and_secret_placement() -> None:
         "event-workflow-path",
         "perfbot-repository",
         "perfbot-ref",
+        "config-path",
     }
+    # A caller's perfbot.toml: none by default (the bot's own alone).
+    assert call["inputs"]["config-path"]["default"] == ""
     assert call["inputs"]["bench-workflow-path"]["default"] == ".github/workflows/bench-pr.yml"
     assert call["inputs"]["event-workflow-path"]["default"] == f".github/workflows/{EVENT}"
     assert set(call["secrets"]) == {"PERFBOT_ISSUES_TOKEN"}
@@ -285,7 +288,8 @@ def test_poster_checks_before_it_trusts_and_installs_by_hash() -> None:
             *("install", "event", "event-meta", "target"),
             *("fetch", "meta", "fresh", "verify"),
         ],
-        "post": ["install-poster", "bot", "status"],
+        # caller-config: a caller's perfbot.toml from its default branch, before the bot
+        "post": ["install-poster", "caller-config", "bot", "status"],
     }
     uses = {
         job: [s.get("uses", "").split("@")[0] for s in j["steps"]] for job, j in jobs(wf).items()

@@ -6,6 +6,8 @@ state lock, so handlers are plain, single-threaded code.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -49,6 +51,22 @@ def get_named_user(call: Call) -> Reply:
 
 def get_repo(call: Call) -> Reply:
     return Reply(200, repo_json(call.state, call.urls, call.repo()))
+
+
+def get_contents(call: Call) -> Reply:
+    """GET contents/{path}?ref=: a file as GitHub gives it, base64 in lines of 60."""
+    repo, path = call.repo(), unquote(call.params[2])
+    data = repo.files.get((call.arg("ref") or "main", path))
+    if data is None:
+        raise ApiError(404, "Not Found")
+    text = base64.b64encode(data).decode()
+    lines = "".join(text[i : i + 60] + "\n" for i in range(0, len(text), 60))
+    digest = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    return Reply(
+        200,
+        {"type": "file", "encoding": "base64", "size": len(data), "name": path.split("/")[-1]}
+        | {"path": path, "sha": digest, "content": lines},
+    )
 
 
 def list_issues(call: Call) -> Reply:
@@ -254,6 +272,7 @@ ROUTES: list[tuple[str, re.Pattern[str], Handler]] = [
         ("GET", r"/rate_limit", rate_limit),
         ("GET", r"/search/issues", search_issues),
         ("GET", REPO_PATH, get_repo),
+        ("GET", REPO_PATH + r"/contents/(.+)", get_contents),
         ("GET", REPO_PATH + r"/issues", list_issues),
         ("POST", REPO_PATH + r"/issues", create_issue),
         ("GET", REPO_PATH + r"/issues/comments/(\d+)", get_comment),

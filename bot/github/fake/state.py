@@ -104,6 +104,8 @@ class Repo:
     full_name: str
     issues: dict[int, Issue] = field(default_factory=dict)
     labels: dict[str, Label] = field(default_factory=dict)  # keyed by lower-case name
+    #: Files of a branch, keyed (branch, path): what GET contents/{path}?ref= answers.
+    files: dict[tuple[str, str], bytes] = field(default_factory=dict)
 
     @property
     def owner(self) -> str:
@@ -207,6 +209,11 @@ class State:
     def repo(self, full_name: str) -> Repo:
         with self.lock:
             return self.repos[full_name.lower()]
+
+    def put_file(self, repo: str, path: str, data: bytes, *, branch: str = "main") -> None:
+        """A file of `repo`'s `branch` (the default branch is "main")."""
+        with self.lock:
+            self.repo(repo).files[(branch, path)] = data
 
     def add_label(
         self, repo: str, name: str, color: str = "ededed", description: str = ""
