@@ -3,7 +3,7 @@
 The transcripts in docs/CALIBRATION.md are compared with a fresh run of their command (the
 quick `noise` always; the two `calibrate` runs, minutes each, and the other figures whose
 command takes a second or more, under `pytest -m docs`, part of `pytest -m slow`, which CI
-runs), and the figures README.md and data/README.md quote are read back from those transcripts
+runs), and the figures docs/BOT.md and data/README.md quote are read back from those transcripts
 or recomputed from the results files.
 """
 
@@ -29,7 +29,7 @@ from bot.decide.verdict import decide
 from bot.results.locate import load_commit
 
 CALIBRATION = (REPO_ROOT / "docs" / "CALIBRATION.md").read_text(encoding="utf-8")
-README = " ".join((REPO_ROOT / "README.md").read_text(encoding="utf-8").split())
+BOT_DOC = " ".join((REPO_ROOT / "docs" / "BOT.md").read_text(encoding="utf-8").split())
 DATA_README = " ".join((DATA / "README.md").read_text(encoding="utf-8").split())
 
 
@@ -123,18 +123,19 @@ def _cal_rows(side: int) -> dict[str, tuple[int, ...]]:
     return rows
 
 
-def test_calibration_doc_and_readme_figures() -> None:
+def test_calibration_doc_and_bot_doc_figures() -> None:
     one, two = _cal_rows(1), _cal_rows(2)
     alarm, thunder = "A/A: false alarm (regressed or broken)", "+2% Thunder kernels at every point"
     nv, improved = "+2% nvFuser fusion at every point", '... of which read as "improved"'
     assert two[alarm] == (0, 300, 0, 30) and one[alarm][:2] == (0, 300)
     assert "**A/A false alarms at PR level: 0 of 300 trials** (upper bound 1.0%" in CAL_DOC
-    assert "0 of 300 A/A trials flagged (95% upper bound 1.0%)" in README
-    assert two[thunder][:2] == (300, 300) and "caught 300 of 300, +2% on the hand-written" in README
+    assert "0 of 300 A/A trials flagged (95% upper bound 1.0%)" in BOT_DOC
+    assert two[thunder][:2] == (300, 300)
+    assert "caught 300 of 300, +2% on the hand-written" in BOT_DOC
     assert two[nv][:2] == (300, 300)
     hits, trials = one[nv][:2]
     assert f"at one run a side {hits} of {trials} ({100 * hits / trials:.1f}%)" in CAL_DOC
-    assert f"nvFuser regression 300 of 300 ({hits} of {trials} with one run a side" in README
+    assert f"nvFuser regression 300 of 300 ({hits} of {trials} with one run a side" in BOT_DOC
     assert one[improved][:2] == two[improved][:2] == (0, 300)
     lone = [v for k, v in two.items() if k.startswith("lone +5% at ")]
     assert len(lone) == 6 and {v[:2] for v in lone} == {(300, 300)}
@@ -152,7 +153,7 @@ def test_calibration_doc_and_readme_figures() -> None:
     assert "+3% at the four bf16 and fp16 (16384, 8192) points, +5% at 13 others, +7.5% at" in (
         CAL_DOC
     )
-    assert "from +3% (bf16 and fp16 at (16384, 8192)) to +7.5% (thunder-func fp32" in README
+    assert "from +3% (bf16 and fp16 at (16384, 8192)) to +7.5% (thunder-func fp32" in BOT_DOC
 
 
 STATE_ROWS = re.findall(
@@ -184,7 +185,7 @@ def test_calibration_doc_time_figures() -> None:
     total = re.search(r"2 repeats: [\d.]+ s measuring, ([\d.]+) s in all", timing)
     assert total is not None
     assert f"took {float(total.group(1)):.0f} s on a fresh H200" in CAL_DOC
-    assert f"took {float(total.group(1)):.0f} s of H200 time" in README
+    assert f"took {float(total.group(1)):.0f} s of H200 time" in BOT_DOC
     walls = []
     for n in (1, 2, 3):
         text = (DATA / "h200-repeats" / f"call-{n}" / "logs" / "timing.txt").read_text()
@@ -214,10 +215,10 @@ def test_data_readme_ratio_ranges() -> None:
     assert quoted in DATA_README
 
 
-def test_readme_exit_codes_are_the_ones_the_bot_uses() -> None:
+def test_bot_doc_exit_codes_are_the_ones_the_bot_uses() -> None:
     from bot.exitcodes import ExitCode
 
-    table = re.findall(r"\| (\d+) \| ([A-Z_]+) \|", README)
+    table = re.findall(r"\| (\d+) \| ([A-Z_]+) \|", BOT_DOC)
     assert [(int(code), name) for code, name in table] == [(c.value, c.name) for c in ExitCode]
 
 

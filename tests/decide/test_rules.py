@@ -106,7 +106,7 @@ BROAD = T / 2  # the shipped broad_effect (1%) against the point threshold (2%)
 
 
 def test_fewer_than_min_broad_points_never_decide() -> None:
-    """README: "a variant's geometric mean over at least 3 points regresses from 1% on"; with
+    """docs/BOT.md: "a variant's geometric mean over at least 3 points regresses from 1% on"; with
     fewer it never decides, however strong."""
     strong = cmp(1.5, 1.4, 1.6)
     for points in range(3):

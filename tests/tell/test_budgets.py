@@ -71,9 +71,10 @@ def test_the_primary_issue_carries_the_reproducer(posted: dict[str, dict[str, ob
     assert "```python" in body and "How this is decided" in body
 
 
-def test_the_readme_quotes_these_lengths(posted: dict[str, dict[str, object]]) -> None:
-    """README's figures are what the demo posts now, not what it posted once."""
-    text = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+def test_the_bot_doc_quotes_these_lengths(posted: dict[str, dict[str, object]]) -> None:
+    """docs/BOT.md's figures are what the demo posts now, not what it posted once."""
+    bot_doc = Path(__file__).resolve().parents[2] / "docs" / "BOT.md"
+    text = " ".join(bot_doc.read_text(encoding="utf-8").split())
     issues = [int(i["chars"]) for n in PAIRS for i in posted[n]["issues"]]  # type: ignore[attr-defined]
     assert (
         f"the demo's regression comment is {_comment(posted, 'demo'):,} characters, a no-change "
