@@ -1,6 +1,6 @@
 """What the linked issues of an alert do on this run (pure), given the PR's state and the policy.
 
-The rules, as README and the comment's footer state them:
+The rules, as docs/ALERTS.md and the comment's footer state them:
 
 - A PR closed without merging closes its alert's open issues as not planned, saying why.
 - An acknowledgement that holds closes them as not planned, saying who acknowledged and why.

@@ -92,7 +92,7 @@ def test_a_results_folder_that_holds_anything_is_refused(tmp_path: Path) -> None
     assert done.returncode == Exit.USAGE and "is not empty" in done.stderr
 
 
-@pytest.mark.slow  # seconds of real pip, asv or bash end to end (README: pytest -m slow)
+@pytest.mark.slow  # seconds of real pip, asv or bash end to end (docs/BOT.md: pytest -m slow)
 @pytest.mark.skipif(find_spec("torch") is not None, reason="torch is here: a GPU may be too")
 def test_without_a_gpu_the_bisect_stops_and_records_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]

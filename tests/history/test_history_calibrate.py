@@ -71,7 +71,7 @@ def test_quiet_on_real_aa_orders_and_finds_every_real_step() -> None:
     assert "slow-thunder-2 (63e9dde7, 8b5a6516)" in report_text(result)
 
 
-@pytest.mark.slow  # process pools of 1 to 3 workers, seconds (README: pytest -m slow)
+@pytest.mark.slow  # process pools of 1 to 3 workers, seconds (docs/BOT.md: pytest -m slow)
 @pytest.mark.usefixtures("few")
 def test_any_number_of_workers_gives_the_same_figures() -> None:
     s, model = shipped()

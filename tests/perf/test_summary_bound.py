@@ -195,7 +195,7 @@ def test_any_number_of_points_past_the_limit(
         assert len(text) <= SUMMARY_CHARS, f"{name}: {len(text)} characters"
 
 
-@pytest.mark.slow  # at the nightly set's size: seconds (README: pytest -m slow)
+@pytest.mark.slow  # at the nightly set's size: seconds (docs/BOT.md: pytest -m slow)
 def test_the_console_report_and_its_full_tables(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -211,7 +211,7 @@ def test_the_console_report_and_its_full_tables(
     assert "_and " not in folded and "left out" not in full.stdout
 
 
-@pytest.mark.slow  # at the nightly set's size: seconds (README: pytest -m slow)
+@pytest.mark.slow  # at the nightly set's size: seconds (docs/BOT.md: pytest -m slow)
 def test_the_pr_flow_posts_the_summary_over_real_http(
     nightly: Callable[[str], Path], fake_github: LocalGitHub
 ) -> None:

@@ -243,7 +243,7 @@ def test_this_repositorys_commits_link_to_show_commit_url(
     assert report.commit_kinds == {"repository": len(STEP)}
 
 
-@pytest.mark.slow  # at the nightly set's size: seconds (README: pytest -m slow)
+@pytest.mark.slow  # at the nightly set's size: seconds (docs/BOT.md: pytest -m slow)
 def test_a_run_of_another_size_set_joins_the_history(tmp_path: Path) -> None:
     """TILED TEST INPUT (tests/perf/tile.py) standing in for a nightly-set run after the pr-set
     nightlies: asv's benchmarks.json gets every shape, each run keeps its own."""
@@ -271,7 +271,7 @@ def plain(benchmarks: dict[str, Any], axis: int) -> list[str]:
     return [v.strip("'") for v in benchmarks[RATIO]["params"][axis]]
 
 
-@pytest.mark.slow  # at the nightly set's size: seconds (README: pytest -m slow)
+@pytest.mark.slow  # at the nightly set's size: seconds (docs/BOT.md: pytest -m slow)
 def test_the_real_nightly_sweep_joins_the_history_as_one_graph(
     whole_history_site: SiteReport,
 ) -> None:

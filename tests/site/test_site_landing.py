@@ -237,7 +237,7 @@ def test_a_graph_that_does_not_fit_its_parameters_is_refused() -> None:
 # --- at the nightly sweep's size -----------------------------------------------------------------
 
 
-@pytest.mark.slow  # seconds of real pip, asv or bash end to end (README: pytest -m slow)
+@pytest.mark.slow  # seconds of real pip, asv or bash end to end (docs/BOT.md: pytest -m slow)
 def test_the_landing_view_stays_short_at_the_nightly_size(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -44,7 +44,7 @@ def thin(store: Path, *more: str) -> tuple[int, str]:
     return proc.returncode, proc.stdout + proc.stderr
 
 
-@pytest.mark.slow  # two years of nights, seconds (README: pytest -m slow)
+@pytest.mark.slow  # two years of nights, seconds (docs/BOT.md: pytest -m slow)
 def test_old_runs_are_stripped_or_retired_and_still_read(
     nights: tuple[Path, Path], tmp_path: Path
 ) -> None:

@@ -116,7 +116,7 @@ def test_a_run_of_some_points_declares_only_their_dtypes_and_shapes(tmp_path: Pa
     assert set(map(tuple, found.values())) == {(5, 2, 2)} and len(found) == 5
 
 
-@pytest.mark.slow  # seconds of real asv end to end (README: pytest -m slow)
+@pytest.mark.slow  # seconds of real asv end to end (docs/BOT.md: pytest -m slow)
 def test_run_without_gpu_skips_with_the_reason(lab_repo: Path) -> None:
     sha = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=lab_repo, capture_output=True, text=True, check=True
@@ -230,7 +230,7 @@ def _replay(
     return mine, theirs
 
 
-@pytest.mark.slow  # seconds of real pip, asv or bash end to end (README: pytest -m slow)
+@pytest.mark.slow  # seconds of real pip, asv or bash end to end (docs/BOT.md: pytest -m slow)
 def test_replaying_a_recorded_measurement_stores_the_same_asv_results(lab_repo: Path) -> None:
     """What run_gpu.sh does after measuring, here on the committed H200 baseline: asv's results
     from the replayed record equal (value for value, sample for sample) those asv stored on the
@@ -254,7 +254,7 @@ def _same(a: object, b: object) -> bool:
     return json.dumps(a) == json.dumps(b)
 
 
-@pytest.mark.slow  # seconds of real asv end to end (README: pytest -m slow)
+@pytest.mark.slow  # seconds of real asv end to end (docs/BOT.md: pytest -m slow)
 def test_replaying_the_h200_bisect_step_stores_its_points_alone(lab_repo: Path) -> None:
     """The bisect's known-good step (data/h200-bisect): replayed with its RMSNORM_BENCH_POINTS,
     asv stores the two points' combinations alone, each value and sample equal to the one asv

@@ -288,7 +288,7 @@ def _installed(
     return Installed(spec, Path("/nowhere"), dist, version, digest, None, "/nowhere/thunder.py")
 
 
-@pytest.mark.slow  # seconds of real pip, asv or bash end to end (README: pytest -m slow)
+@pytest.mark.slow  # seconds of real pip, asv or bash end to end (docs/BOT.md: pytest -m slow)
 def test_the_same_wheel_gets_the_same_key_and_another_wheel_another(tmp_path: Path) -> None:
     one = make_wheel(tmp_path / "a", "0.2.7.dev20260201")
     same = make_wheel(tmp_path / "b", "0.2.7.dev20260201")  # the same bytes, another folder
@@ -367,7 +367,7 @@ def test_the_committed_keys_are_made_again_from_the_committed_manifest(tmp_path:
     assert git(tmp_path / "keys", "rev-parse", "main") in logged
 
 
-@pytest.mark.slow  # seconds of real pip, asv or bash end to end (README: pytest -m slow)
+@pytest.mark.slow  # seconds of real pip, asv or bash end to end (docs/BOT.md: pytest -m slow)
 def test_asv_stores_a_committed_record_under_its_remade_key(tmp_path: Path) -> None:
     """What the pair's store phase does, on CPU: run_gpu.sh --phase store with the repository
     of keys as asv's repository; asv's file equals the one asv wrote on the H200."""
@@ -489,7 +489,7 @@ def test_install_only_writes_the_manifest_of_both_sides(
     assert not list(results.glob("rep-*"))  # nothing measured
 
 
-@pytest.mark.slow  # seconds of real pip, asv or bash end to end (README: pytest -m slow)
+@pytest.mark.slow  # seconds of real pip, asv or bash end to end (docs/BOT.md: pytest -m slow)
 def test_install_only_with_pinned_versions_from_a_local_index(tmp_path: Path) -> None:
     index = tmp_path / "index"
     base, head = make_wheel(index, "0.2.9"), make_wheel(index, "0.3.0.dev20260315")
@@ -508,7 +508,7 @@ def test_install_only_with_pinned_versions_from_a_local_index(tmp_path: Path) ->
         assert line in (tmp_path / "work" / "head" / "install.log").read_text()
 
 
-@pytest.mark.slow  # seconds of real pip, asv or bash end to end (README: pytest -m slow)
+@pytest.mark.slow  # seconds of real pip, asv or bash end to end (docs/BOT.md: pytest -m slow)
 def test_the_same_build_on_both_sides_is_nothing_to_compare(
     tmp_path: Path, two_wheels: tuple[Path, Path]
 ) -> None:
@@ -571,7 +571,7 @@ def test_a_side_that_does_not_install_is_exit_4(
     assert "install failed" in done.stderr and "installed version 0.2.9, not 0.3.0" in done.stderr
 
 
-@pytest.mark.slow  # seconds of real pip, asv or bash end to end (README: pytest -m slow)
+@pytest.mark.slow  # seconds of real pip, asv or bash end to end (docs/BOT.md: pytest -m slow)
 @pytest.mark.skipif(find_spec("torch") is not None, reason="torch is here: a GPU may be too")
 def test_without_a_gpu_the_command_stops_with_no_gpu(
     tmp_path: Path, two_wheels: tuple[Path, Path]

@@ -302,7 +302,7 @@ def _build(tmp_path: Path, work: str, *spec: str) -> tuple[int, dict[str, str], 
     return proc.returncode, found, proc.stderr
 
 
-@pytest.mark.slow  # seconds of real pip, asv or bash end to end (README: pytest -m slow)
+@pytest.mark.slow  # seconds of real pip, asv or bash end to end (docs/BOT.md: pytest -m slow)
 def test_the_newest_build_is_installed_and_keyed_alike_everywhere(tmp_path: Path) -> None:
     for version in ("0.2.6", "0.2.7.dev20260104", "0.2.7.dev20260201"):
         _wheel(tmp_path / "index", version)
@@ -480,7 +480,7 @@ def _merged(tmp_path: Path) -> Path:
     return work
 
 
-@pytest.mark.slow  # seconds of real pip, asv or bash end to end (README: pytest -m slow)
+@pytest.mark.slow  # seconds of real pip, asv or bash end to end (docs/BOT.md: pytest -m slow)
 def test_the_result_is_added_checked_and_thinned_with_the_real_bot(tmp_path: Path) -> None:
     work = _merged(tmp_path)
     env = {**_bot_env(tmp_path), "KEY": KEY, "MACHINE": MACHINE, "REPLACE": "false"}

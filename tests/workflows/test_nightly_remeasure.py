@@ -257,7 +257,7 @@ def _bot_path(tmp_path: Path) -> str:
     return f"{bindir}:{os.environ['PATH']}"
 
 
-@pytest.mark.slow  # seconds of real pip, asv or bash end to end (README: pytest -m slow)
+@pytest.mark.slow  # seconds of real pip, asv or bash end to end (docs/BOT.md: pytest -m slow)
 def test_a_remeasured_night_stores_the_run_and_the_watch_files_the_change(
     tmp_path: Path, fake_github: LocalGitHub
 ) -> None:
