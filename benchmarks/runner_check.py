@@ -13,7 +13,7 @@ never a silent pass.
 ``--explain`` answers another question: what a GPU runner host needs (driver, CUDA, torch,
 nvFuser, Thunder and its nvFuser executor, asv, nvidia-ml-py, the GPU lock folder, git, flock,
 Python) and whether this host has it, one line an item with the command that fixes what is not
-there; its exit code says which (benchmarks/doctor.py, docs/RUNNER.md).
+there; its exit code says which (benchmarks/doctor.py and doctor_probe.py, docs/RUNNER.md).
 """
 
 from __future__ import annotations
@@ -214,7 +214,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.explain:
         if args.when or args.commit or args.out:
             p.error("--explain takes no other argument")
-        return int(doctor.main())
+        from benchmarks import doctor_probe
+
+        return int(doctor_probe.main())
     if not (args.when and args.commit and args.out):
         p.error("--when, --commit and --out are required (or --explain alone)")
     index = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or "0"

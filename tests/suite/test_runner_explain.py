@@ -20,6 +20,7 @@ import pytest
 from paths import REPO_ROOT
 
 from benchmarks import doctor as d
+from benchmarks import doctor_probe as p
 from benchmarks import runner_check
 from benchmarks.doctor import ExitCode, Facts, Imported, Lock, Ran, Status
 
@@ -240,7 +241,7 @@ def test_the_pins_are_pyprojects_and_the_lock_is_gpu_lock_shs() -> None:
 
 def test_main_prints_the_lines_and_returns_the_code() -> None:
     said: list[str] = []
-    code = d.main(said.append, lambda: dataclasses.replace(READY, git=Ran(None)))
+    code = p.main(said.append, lambda: dataclasses.replace(READY, git=Ran(None)))
     assert code is ExitCode.MISSING
     assert "missing       git" in said[0] and "fix: sudo apt-get install -y git" in said[0]
 
@@ -248,10 +249,10 @@ def test_main_prints_the_lines_and_returns_the_code() -> None:
 def test_runner_check_explain_runs_the_doctor(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(d, "probe", lambda: dataclasses.replace(READY, torch_cuda="12.8"))
+    monkeypatch.setattr(p, "probe", lambda: dataclasses.replace(READY, torch_cuda="12.8"))
     assert runner_check.main(["--explain"]) == 4
     assert "wrong version CUDA" in capsys.readouterr().out
-    monkeypatch.setattr(d, "probe", lambda: READY)
+    monkeypatch.setattr(p, "probe", lambda: READY)
     assert runner_check.main(["--explain"]) == 0
 
 
@@ -280,21 +281,21 @@ def test_run_tool_reads_a_driver_and_a_failing_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PATH", str(fake_tool(tmp_path / "ok", "nvidia-smi", f"printf '{SMI_OK}'")))
-    ran = d.run_tool(["nvidia-smi", "--query-gpu=driver_version,name"])
+    ran = p.run_tool(["nvidia-smi", "--query-gpu=driver_version,name"])
     assert d.check_driver(ran) == d.Finding(
         "NVIDIA driver", Status.OK, "580.159.04, 1 GPU(s): NVIDIA H200"
     )
     said = 'echo "NVIDIA-SMI has failed because it couldn\'t communicate with the driver"; exit 9'
     monkeypatch.setenv("PATH", str(fake_tool(tmp_path / "bad", "nvidia-smi", said)))
-    found = d.check_driver(d.run_tool(["nvidia-smi"]))
+    found = d.check_driver(p.run_tool(["nvidia-smi"]))
     assert found.status is Status.BROKEN and "exit 9: NVIDIA-SMI has failed" in found.detail
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    assert d.run_tool(["nvidia-smi"]) == Ran(path=None)
+    assert p.run_tool(["nvidia-smi"]) == Ran(path=None)
 
 
 def test_probe_lock_sees_what_gpu_lock_sh_refuses(tmp_path: Path) -> None:
     def judged(path: Path) -> Status:
-        return d.check_lock(d.probe_lock(str(path))).status
+        return d.check_lock(p.probe_lock(str(path))).status
 
     assert judged(tmp_path / "none" / "gpu.lock") is Status.MISSING
     (tmp_path / "real").mkdir()
@@ -311,17 +312,17 @@ def test_an_import_is_found_missing_or_broken(
     (tmp_path / "perfbot_fake_broken.py").write_text("raise ImportError('undefined symbol: x')\n")
     (tmp_path / "perfbot_fake_fine.py").write_text("__version__ = '1.2.3'\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    assert d._import("perfbot_fake_not_there", []) is d.NOT_FOUND
-    broken = d._import("perfbot_fake_broken", [])
+    assert p._import("perfbot_fake_not_there", []) is d.NOT_FOUND
+    broken = p._import("perfbot_fake_broken", [])
     assert broken.found and broken.error == "ImportError: undefined symbol: x"
-    assert d._import("perfbot_fake_fine", ["perfbot-no-such-dist"]) == Imported(True, "1.2.3")
-    assert d._import("asv", ["asv"]) == Imported(True, "0.6.6")
+    assert p._import("perfbot_fake_fine", ["perfbot-no-such-dist"]) == Imported(True, "1.2.3")
+    assert p._import("asv", ["asv"]) == Imported(True, "0.6.6")
 
 
 def test_importing_it_imports_nothing_heavy_and_runs_nothing() -> None:
     code = (
         "import sys, subprocess; subprocess.run = None; "
-        "import benchmarks.doctor, benchmarks.runner_check; "
+        "import benchmarks.doctor, benchmarks.doctor_probe, benchmarks.runner_check; "
         "heavy = {'torch', 'thunder', 'nvfuser_direct', 'pynvml', 'asv'} & set(sys.modules); "
         "assert not heavy, heavy"
     )
