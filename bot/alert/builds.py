@@ -83,25 +83,14 @@ class Builds:
 UNKNOWN = Builds(False, {})
 
 
-def _text(record: Mapping[str, Any], *keys: str) -> str | None:
-    value: Any = record
-    for key in keys:
-        value = value.get(key) if isinstance(value, Mapping) else None
-    return None if value is None or isinstance(value, (dict, list)) else str(value)
-
-
-def _package(record: Mapping[str, Any], name: str) -> tuple[str | None, str | None]:
+def _package(prov: Provenance, name: str) -> tuple[str | None, str | None]:
     """(version, wheel sha256) of a package: the version the suite imported, and the wheel's
     hash where that package is the one under test (bot/tell/under_test.py)."""
-    version = _text(record, "versions", name)
-    under = record.get("under_test")
-    sha = None
-    if isinstance(under, Mapping) and under.get("package") == name:
-        sha = _text(under, "sha256")
-    return version, sha
+    under = prov.text("under_test", "package") == name
+    return prov.text("versions", name), prov.text("under_test", "sha256") if under else None
 
 
-def _package_diff(b: Mapping[str, Any], h: Mapping[str, Any], name: str, shown: str) -> list[str]:
+def _package_diff(b: Provenance, h: Provenance, name: str, shown: str) -> list[str]:
     (bv, bs), (hv, hs) = _package(b, name), _package(h, name)
     out = []
     if bv != hv:
@@ -147,18 +136,18 @@ def _definition_diff(base: Provenance, head: Provenance) -> list[str]:
     return out
 
 
-def _thunder_code_diff(b: Mapping[str, Any], h: Mapping[str, Any]) -> list[str]:
-    out = _slowdown_diff(b, h, "thunder")
-    bv, hv = _text(b, "thunder_variant"), _text(h, "thunder_variant")
+def _thunder_code_diff(b: Provenance, h: Provenance) -> list[str]:
+    out = _slowdown_diff(b.record, h.record, "thunder")
+    bv, hv = b.text("thunder_variant"), h.text("thunder_variant")
     if bv != hv:
         out.append(f"the suite's Thunder variant {bv or 'unknown'} → {hv or 'unknown'}")
     return out
 
 
-def _stack_diff(b: Mapping[str, Any], h: Mapping[str, Any]) -> list[str]:
+def _stack_diff(b: Provenance, h: Provenance) -> list[str]:
     out = []
     for keys, shown in _STACK:
-        bv, hv = _text(b, *keys), _text(h, *keys)
+        bv, hv = b.text(*keys), h.text(*keys)
         if bv != hv:
             out.append(f"{shown} {bv or 'unknown'} → {hv or 'unknown'}")
     return out
@@ -168,16 +157,15 @@ def compare_builds(base: Provenance | None, head: Provenance | None) -> Builds:
     """What differs between the two sides' records, part by part."""
     if base is None or head is None:
         return UNKNOWN
-    b, h = base.record, head.record
     differs: dict[Part, tuple[str, ...]] = {
-        "nvfuser": tuple(_package_diff(b, h, "nvfuser", "nvFuser")),
-        "thunder": tuple(_package_diff(b, h, "thunder", "Thunder")),
+        "nvfuser": tuple(_package_diff(base, head, "nvfuser", "nvFuser")),
+        "thunder": tuple(_package_diff(base, head, "thunder", "Thunder")),
         "definition": tuple(_definition_diff(base, head)),
-        "thunder_code": tuple(_thunder_code_diff(b, h)),
-        "stack": tuple(_stack_diff(b, h)),
+        "thunder_code": tuple(_thunder_code_diff(base, head)),
+        "stack": tuple(_stack_diff(base, head)),
     }
     versions: dict[Part, str] = {
-        part: v for part in ("nvfuser", "thunder") if (v := _text(h, "versions", part))
+        part: v for part in ("nvfuser", "thunder") if (v := head.text("versions", part))
     }
     return Builds(True, differs, versions)
 
@@ -193,10 +181,3 @@ def depends_of(g: Guard) -> tuple[Part, ...]:
     if any(p.key.variant != REFERENCE for p in failing):
         parts += DEPENDS["thunder"]
     return tuple(dict.fromkeys(parts)) or DEPENDS["broken"]
-
-
-def parties(g: Guard, builds: Builds) -> tuple[Party, ...]:
-    """Whose news a guard's move is: the parties of the parts it depends on that changed,
-    in the order the parts are listed (a package before the suite before the stack)."""
-    found = [PARTY_OF[p] for p in depends_of(g) if builds.changed(p)]
-    return tuple(dict.fromkeys(found))

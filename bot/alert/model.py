@@ -34,15 +34,12 @@ from bot.alert.owners import (
     WORDS,
     Owner,
     Told,
+    address,
     guard_owner,
-    implicated,
     owns,
     rank_repos,
     section_owner,
-    side_of,
     suite_words,
-    told,
-    told_repos,
 )
 from bot.config import LinkPolicy
 from bot.decide.types import GUARD_TITLES, Guard, GuardKind, Verdict
@@ -194,24 +191,20 @@ def build_alert(
         state = "recovered" if set(previous) <= back else "hold"
     elif verdicts and not not_judged and back == everything:
         state = "recovered"
-    owners = [s.owner for s in sections]
-    measured = [known[m] for m in verdicts if m in known]
-    records = bool(measured) and all(b.known for b in measured)
-    # With records, a section no side owns (the suite's own change) does not pull the owner
-    # towards the PR's repository: the sides that do own sections decide.
-    sided = [o for o in owners if o is not None] if records else owners
-    ranked, why = rank_repos(sided or owners, configured, pr_repo, "the PR's repository")
-    if sections and records:
-        if not sided:  # the suite's or the stack's own change
-            words = "; ".join(dict.fromkeys(nobody)) or "no build of either side changed"
-            return Alert(key, state, tuple(sections), (), words, tuple(verdicts), ranked, (), words)
-    elif link == "implicated":
-        link = "always"  # without records nothing can be told apart: the rule before records
-    sides = implicated(owners, [hinted.get(m) for m in {s.machine for s in sections}])
-    titles = [(s.owner, GUARD_TITLES[s.guard]) for s in sections]
-    decisions = told(ranked, side_of(ranked[0]), sides, link, measured, titles)
-    repos = told_repos(ranked[:1], decisions)
-    return Alert(key, state, tuple(sections), repos, why, tuple(verdicts), ranked, decisions)
+    where = address(
+        [(s.owner, GUARD_TITLES[s.guard]) for s in sections],
+        nobody,
+        [hinted.get(m) for m in {s.machine for s in sections}],
+        [known[m] for m in verdicts if m in known],
+        configured=configured,
+        home=pr_repo,
+        home_is="the PR's repository",
+        link=link,
+    )
+    return Alert(
+        key, state, tuple(sections), where.repos, where.why, tuple(verdicts), where.ranked,
+        where.told, where.upstream_none,
+    )  # fmt: skip
 
 
 #: Who got slower, and against what: "Thunder's kernels" + " 11.4x slower" + "".

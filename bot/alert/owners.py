@@ -16,7 +16,7 @@ nothing (no provenance on a side), the rule of bot/alert/model.py ``guard_owner`
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -27,7 +27,6 @@ from bot.results.types import REFERENCE
 
 Owner = Literal["fuser", "thunder"]
 WORDS: dict[Owner, str] = {"fuser": "nvFuser", "thunder": "Thunder"}
-_PACKAGE_PART: dict[Owner, Part] = {"fuser": "nvfuser", "thunder": "thunder"}
 #: What a side's build is: nvFuser's package; Thunder's package and what the suite runs of it.
 SIDE_PARTS: dict[Owner, tuple[Part, ...]] = {
     "fuser": ("nvfuser",),
@@ -127,7 +126,7 @@ def implicated(owners: Iterable[Owner | None], hinted: Iterable[str | None]) -> 
 
 
 def _why_not(side: Owner, builds: Sequence[Builds]) -> str:
-    name, part = WORDS[side], _PACKAGE_PART[side]
+    name, part = WORDS[side], SIDE_PARTS[side][0]
     hints = "and the fusion hints do not point at it"
     if builds and all(b.known and not any(map(b.changed, SIDE_PARTS[side])) for b in builds):
         version = "; ".join(dict.fromkeys(b.versions.get(part, "") for b in builds)).strip("; ")
@@ -187,5 +186,45 @@ def told_repos(primary: Sequence[str], decisions: Sequence[Told]) -> tuple[str, 
     return (*primary, *(t.repo for t in decisions if t.told))
 
 
-def machine_builds(builds: Mapping[str, Builds], machines: Iterable[str]) -> list[Builds]:
-    return [builds[m] for m in machines if m in builds]
+@dataclass(frozen=True)
+class Addressed:
+    """Where an alert goes: every configured repository ranked (the owner first), why, the
+    repositories told (empty: nobody's upstream), each other repository's decision, and why
+    nothing is filed upstream ("" when something is)."""
+
+    ranked: tuple[str, ...]
+    why: str
+    repos: tuple[str, ...]
+    told: tuple[Told, ...]
+    upstream_none: str
+
+
+def address(
+    sections: Sequence[tuple[Owner | None, str]],
+    nobody: Sequence[str],
+    hinted: Iterable[str | None],
+    builds: Sequence[Builds],
+    *,
+    configured: tuple[str, ...],
+    home: str | None,
+    home_is: str,
+    link: LinkPolicy,
+) -> Addressed:
+    """The PR mode's and the watch's one rule. ``sections``: each section's owner and its
+    guard's title; ``nobody``: why sections no side owns are nobody's (:func:`suite_words`);
+    ``builds``: what changed on each machine judged (a PR) or in the range (the watch).
+
+    With records everywhere, a section no side owns does not pull the owner towards ``home``
+    (the sides that own sections decide), and when no side owns any, nothing is filed. Without
+    records nothing can be told apart: the rule before records (every repository told)."""
+    owners = [o for o, _ in sections]
+    records = bool(builds) and all(b.known for b in builds)
+    sided = [o for o in owners if o is not None] if records else owners
+    ranked, why = rank_repos(sided or owners, configured, home, home_is)
+    if sections and records and not sided:  # the suite's or the stack's own change
+        words = "; ".join(dict.fromkeys(nobody)) or "no build of either side changed"
+        return Addressed(ranked, words, (), (), words)
+    if not records and link == "implicated":
+        link = "always"
+    decisions = told(ranked, side_of(ranked[0]), implicated(owners, hinted), link, builds, sections)
+    return Addressed(ranked, why, told_repos(ranked[:1], decisions), decisions, "")

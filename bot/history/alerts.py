@@ -32,8 +32,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from bot.alert.builds import UNKNOWN, Builds, compare_builds
-from bot.alert.model import FAMILY, Owner, Section, guard_owner, guard_size, rank_repos
-from bot.alert.owners import Told, implicated, section_owner, side_of, suite_words, told, told_repos
+from bot.alert.model import FAMILY, Owner, Section, guard_owner, guard_size
+from bot.alert.owners import Told, address, section_owner, suite_words
 from bot.config import LinkPolicy
 from bot.decide.types import GUARD_TITLES, Guard, GuardKind
 from bot.history.broken import Break
@@ -122,15 +122,6 @@ def combined(states: Iterable[SyncState]) -> SyncState:
     return "recovered" if seen and all(s == "recovered" for s in seen) else "hold"
 
 
-def owner_repos(
-    parts: Sequence[Part], configured: tuple[str, ...], repo: str | None
-) -> tuple[tuple[str, ...], str]:
-    """Every configured repository, the owner first (see the module docstring), and why, in
-    words; the parts' owners are read as they are (:func:`owned` gives them the range's)."""
-    owners = [p.section.owner for p in parts]
-    return rank_repos(owners, configured, repo, "the repository of this branch")
-
-
 def _commit(h: History, sha: str) -> Commit | None:
     return next((c for c in (*h.commits, *h.every) if c.sha == sha and c.runs), None)
 
@@ -208,21 +199,20 @@ def _alert(
     and why, as bot/alert/model.py ``build_alert`` decides on a PR's base and head, here on
     the range's two commits (the watch has no fusion hints)."""
     good, bad = found[0].range
-    key = alert_key(machine, good, bad)
-    state = combined(p.follow for p in found)
-    ranked, why = owner_repos(found, configured, repo)
-    owners = [p.section.owner for p in found]
-    if builds.known and all(o is None for o in owners):  # the suite's or the stack's own change
-        nobody = [suite_words(part_guard(p), builds) for p in found if builds.changed_of(p.guard)]
-        words = "; ".join(dict.fromkeys(nobody)) or "no build of either side changed"
-        return MainAlert(key, machine, good, bad, state, tuple(found), (), words, ranked, (), words)
-    if not builds.known and link == "implicated":
-        link = "always"  # without records nothing can be told apart: the rule before records
-    measured = [builds] if builds.known else []
-    titles = [(p.section.owner, GUARD_TITLES[p.guard]) for p in found]
-    decisions = told(ranked, side_of(ranked[0]), implicated(owners, ()), link, measured, titles)
-    repos = told_repos(ranked[:1], decisions)
-    return MainAlert(key, machine, good, bad, state, tuple(found), repos, why, ranked, decisions)
+    where = address(
+        [(p.section.owner, GUARD_TITLES[p.guard]) for p in found],
+        [suite_words(part_guard(p), builds) for p in found if builds.changed_of(p.guard)],
+        (),
+        [builds] if builds.known else [],
+        configured=configured,
+        home=repo,
+        home_is="the repository of this branch",
+        link=link,
+    )
+    return MainAlert(
+        alert_key(machine, good, bad), machine, good, bad, combined(p.follow for p in found),
+        tuple(found), where.repos, where.why, where.ranked, where.told, where.upstream_none,
+    )  # fmt: skip
 
 
 def alerts_of(
