@@ -14,16 +14,29 @@ import statistics
 import sys
 from typing import Any, ClassVar
 
-from .rmsnorm_bwd.config import BASELINE, CONTENDERS, VARIANTS, SuiteConfig, bandwidth_pct
+from .rmsnorm_bwd.config import (
+    BASELINE,
+    CONTENDERS,
+    VARIANTS,
+    SuiteConfig,
+    bandwidth_pct,
+    load_size_set,
+)
 
 _CONFIG = SuiteConfig.from_env()
 # A run of some points only (RMSNORM_BENCH_POINTS: a bisect step) declares only their dtypes
 # and shapes, in the set's order: asv visits every combination it is given, and storing 2
 # points of the nightly set's 5220 combinations took 85 s on the H200 (data/README.md,
 # h200-bisect).
-_MEASURED_DTYPES, _MEASURED_SHAPES = map(set, zip(*_CONFIG.points_to_measure(), strict=True))
-_DTYPES = [d for d in _CONFIG.dtypes if d in _MEASURED_DTYPES]
-_SHAPES = [s.label for s in _CONFIG.shapes if s in _MEASURED_SHAPES]
+# A run without RMSNorm backward (RMSNORM_BENCH_FUSIONS) declares the pr set's points, all
+# skipped: asv needs parameter values to run a class at all.
+if _CONFIG.points_to_measure():
+    _MEASURED_DTYPES, _MEASURED_SHAPES = map(set, zip(*_CONFIG.points_to_measure(), strict=True))
+    _DTYPES = [d for d in _CONFIG.dtypes if d in _MEASURED_DTYPES]
+    _SHAPES = [s.label for s in _CONFIG.shapes if s in _MEASURED_SHAPES]
+else:
+    _PR_SHAPES, _PR_DTYPES = load_size_set("pr")
+    _DTYPES, _SHAPES = list(_PR_DTYPES), [s.label for s in _PR_SHAPES]
 #: Long enough for the nightly grid on one GPU; the pr set takes a few minutes.
 _SWEEP_TIMEOUT_S = 4 * 3600
 

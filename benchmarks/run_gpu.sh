@@ -9,7 +9,10 @@
 #                              [--rounds N] [--variants nvfuser,thunder-prims,...]
 #                              [--slowdown thunder:0.05|nvfuser:0.02]  (a known, real slowdown)
 #                              [--phase all|measure|store] [--asv-repo DIR] [--capture]
+#                              [--fusions all|rmsnorm_bwd,softmax_bwd,...]
 #
+# --fusions picks fusions of the catalog (benchmarks/fusions/catalog.py; default all of them);
+# --slowdown FUSION/SIDE:FRACTION slows one fusion only.
 # --phase measure stops after the provenance record; --phase store (the same arguments) then
 # has asv store it, touching no GPU: a caller may let it run while the next process starts.
 # --machine NAME skips the probe that derives the name from the GPU's (a torch import, ~3.5 s
@@ -39,6 +42,7 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift 2 ;;
     --variants) export RMSNORM_BENCH_VARIANTS=$2; shift 2 ;;
     --slowdown) export RMSNORM_BENCH_SLOWDOWN=$2; shift 2 ;;
+    --fusions) export RMSNORM_BENCH_FUSIONS=$2; shift 2 ;;
     --phase) phase=$2; shift 2 ;;
     --asv-repo) asv_repo=$2; shift 2 ;;
     --capture) capture=1; shift ;;
@@ -74,7 +78,7 @@ if sys.argv[3]:
 json.dump(conf, open(sys.argv[1], "w"))
 PY
 
-echo "== RMSNorm backward: size set '$size_set' on $gpu (machine '$machine'), commit $commit, thunder '$thunder_variant', slowdown '${RMSNORM_BENCH_SLOWDOWN:-none}', phase $phase"
+echo "== fusions '${RMSNORM_BENCH_FUSIONS:-all}': size set '$size_set' on $gpu (machine '$machine'), commit $commit, thunder '$thunder_variant', slowdown '${RMSNORM_BENCH_SLOWDOWN:-none}', phase $phase"
 export RMSNORM_BENCH_SIZES=$size_set RMSNORM_BENCH_ROUNDS=$rounds RMSNORM_BENCH_MACHINE=$machine
 export RMSNORM_BENCH_THUNDER_VARIANT=$thunder_variant RMSNORM_BENCH_RECORD=$record
 export RMSNORM_BENCH_COMMIT=$commit
@@ -111,7 +115,7 @@ asv machine --config "$conf" --yes --machine "$machine" --os "$(uname -sr)" --ar
 asv_status=0
 RMSNORM_BENCH_REPLAY=$record \
 asv run --config "$conf" -E existing:python3 --set-commit-hash "$commit" --record-samples \
-  --launch-method forkserver --machine "$machine" --show-stderr --bench '^bench_rmsnorm_bwd\.' \
+  --launch-method forkserver --machine "$machine" --show-stderr --bench '^bench_(rmsnorm_bwd|fusions)\.' \
   | while IFS= read -r line; do printf '%s %s\n' "$(date +%T)" "$line"; done || asv_status=$?
 echo "== asv stored the results in $(( $(date +%s) - measured )) s; $(( $(date +%s) - start )) s in all (asv status $asv_status)"
 python3 -m benchmarks.rmsnorm_bwd.summary "$record"

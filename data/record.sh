@@ -10,7 +10,8 @@
 #     regressed         Thunder's nvFuser executor fuses the forward only (backward unfused)
 #     slow-SIDE-PCT     stock code with a known slowdown injected on one side, SIDE thunder or
 #                       nvfuser, PCT percent of that side's kernel time (slow-thunder-2,
-#                       slow-nvfuser-5; benchmarks/rmsnorm_bwd/slowdown.py)
+#                       slow-nvfuser-5; benchmarks/rmsnorm_bwd/slowdown.py); in every fusion
+#     slow-FUSION-SIDE-PCT   the same in one fusion of the catalog (slow-softmax_bwd-thunder-10)
 #     broken-executor   Thunder 0.2.5, whose nvFuser executor does not work with nvFuser 0.2.36
 #                       (every Thunder point fails): needs its wheel in .gpu/extra/
 #     thunder-VERSION   stock code with that Thunder (a nightly: thunder-0.2.7.dev20260201),
@@ -57,7 +58,7 @@ declare -A sha_of args_of pythonpath_of
 
 # prepare STATE: check it, install what it needs, snapshot the tree as its commit.
 prepare() {
-  local state=$1 variant=stock slowdown="" pythonpath="" message side pct version wheel
+  local state=$1 variant=stock slowdown="" pythonpath="" message side pct version wheel rest fusion
   case "$state" in
     baseline|baseline-again|stock-*) message="$state: stock Thunder" ;;
     regressed) variant=unfused-backward; message="regressed: Thunder's nvFuser executor fuses the forward only" ;;
@@ -66,6 +67,12 @@ prepare() {
       case "$pct" in ''|*[!0-9]*) echo "data/record.sh: $state: PCT must be a whole number" >&2; exit 2 ;; esac
       slowdown="$side:$(awk "BEGIN{print $pct/100}")"
       message="$state: stock code, $side made $pct% slower by an injected kernel" ;;
+    slow-*-thunder-*|slow-*-nvfuser-*)
+      # slow-FUSION-SIDE-PCT: one fusion of the catalog only (slow-softmax_bwd-thunder-10)
+      rest=${state#slow-}; pct=${rest##*-}; rest=${rest%-*}; side=${rest##*-}; fusion=${rest%-*}
+      case "$pct" in ''|*[!0-9]*) echo "data/record.sh: $state: PCT must be a whole number" >&2; exit 2 ;; esac
+      slowdown="$fusion/$side:$(awk "BEGIN{print $pct/100}")"
+      message="$state: stock code, $side of $fusion made $pct% slower by an injected kernel" ;;
     broken-executor|thunder-*)
       version=${state#thunder-}; [ "$state" != broken-executor ] || version=0.2.5
       wheel=$(ls .gpu/extra/lightning_thunder-"$version"-*.whl 2>/dev/null | head -1)

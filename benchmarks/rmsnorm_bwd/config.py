@@ -1,7 +1,9 @@
-"""Which points, variants and dtypes the suite measures, and how hard.
+"""Which fusions, points, variants and dtypes the suite measures, and how hard.
 
 Size sets live in ``benchmarks/size_sets.toml`` so that a sweep is chosen by name
-(``RMSNORM_BENCH_SIZES``), never by literals scattered through the code.
+(``RMSNORM_BENCH_SIZES``), never by literals scattered through the code: RMSNorm backward's
+under ``[sets]`` (its keys predate the catalog), every other fusion's under the group its
+module names (``[groups.<group>.sets]``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 SIZE_SETS_FILE = Path(__file__).resolve().parent.parent / "size_sets.toml"
 
+#: The fusion every result from before the catalog names (benchmarks/fusions/catalog.py).
+DEFAULT_FUSION = "rmsnorm_bwd"
 #: The hand-written fusion every other variant is compared with.
 BASELINE = "nvfuser"
 #: Variants compared with the baseline, in the order they are reported.
@@ -82,17 +86,35 @@ class SuiteConfig:
     #: ``dtype/MxN`` keys to measure (empty: every point of the set). asv then declares only
     #: these points' dtypes and shapes (bench_rmsnorm_bwd.py); readers take each result's
     #: params from its file, so a partial run still lines up with a full one point by point.
+    #: Another fusion's points are ``fusion/dtype/MxN``.
     points: tuple[str, ...] = ()
+    #: The fusions of the catalog this run measures (benchmarks/fusions/catalog.py).
+    fusions: tuple[str, ...] = (DEFAULT_FUSION,)
+    #: Fusions whose size set says ``context = false``: no eager or torch.compile there (a
+    #: PR's budget; the nightly measures them).
+    no_context: tuple[str, ...] = ()
+
+    def measures(self, variant: str, fusion: str) -> bool:
+        """Whether ``variant`` of ``fusion`` runs (the set may leave the context out)."""
+        return variant in self.variants and not (variant in CONTEXT and fusion in self.no_context)
 
     def points_to_measure(self) -> list[tuple[str, Shape]]:
-        """The (dtype, shape) points this run measures, in the set's order."""
+        """RMSNorm backward's (dtype, shape) points this run measures, in the set's order."""
+        return [(d, s) for f, d, s in self.fusion_points() if f == DEFAULT_FUSION]
+
+    def fusion_points(self) -> list[tuple[str, str, Shape]]:
+        """Every (fusion, dtype, shape) this run measures: fusion by fusion, in catalog order."""
         wanted = set(self.points)
-        return [
-            (dtype, shape)
-            for dtype in self.dtypes
-            for shape in self.shapes
-            if not wanted or point_key(dtype, shape) in wanted
-        ]
+        out = []
+        for fusion in self.fusions:
+            shapes, dtypes = sizes_of(fusion, self.size_set)
+            out += [
+                (fusion, dtype, shape)
+                for dtype in dtypes
+                for shape in shapes
+                if not wanted or point_key(dtype, shape, fusion) in wanted
+            ]
+        return out
 
     def calls_for(self, variant: str) -> int:
         """Calls averaged into one sample of ``variant`` (the context baselines get fewer)."""
@@ -104,7 +126,13 @@ class SuiteConfig:
     def from_env(cls, env: Mapping[str, str] | None = None) -> SuiteConfig:
         env = os.environ if env is None else env
         size_set = env.get("RMSNORM_BENCH_SIZES", "pr")
-        shapes, dtypes = load_size_set(size_set)
+        fusions = _catalog().parse_fusions(env.get("RMSNORM_BENCH_FUSIONS", ""))
+        try:
+            shapes, dtypes = load_size_set(size_set)
+        except ValueError:
+            if DEFAULT_FUSION in fusions:
+                raise
+            shapes, dtypes = (), ()  # a set of the other fusions only (the catalog's fp32)
         rounds = int(env.get("RMSNORM_BENCH_ROUNDS", DEFAULT_ROUNDS))
         if rounds < 10:
             raise ValueError(f"RMSNORM_BENCH_ROUNDS={rounds}: at least 10 samples are needed")
@@ -129,25 +157,65 @@ class SuiteConfig:
             calls_per_sample=calls,
             slowdown=Slowdown.parse(env.get("RMSNORM_BENCH_SLOWDOWN", "")),
             context_calls_per_sample=context,
-            points=parse_points(env.get("RMSNORM_BENCH_POINTS", ""), shapes, dtypes, size_set),
+            points=parse_points(
+                env.get("RMSNORM_BENCH_POINTS", ""), shapes, dtypes, size_set, fusions
+            ),
+            fusions=fusions,
+            no_context=tuple(f for f in fusions if not context_of(f, size_set)),
         )
 
 
-def point_key(dtype: str, shape: Shape) -> str:
-    """A point's name everywhere: records, shard files, ``RMSNORM_BENCH_POINTS``."""
-    return f"{dtype}/{shape.label}"
+def _catalog() -> Any:
+    """The catalog module, imported late: it imports this module's neighbours."""
+    from ..fusions import catalog
+
+    return catalog
+
+
+def sizes_of(fusion: str, size_set: str) -> tuple[tuple[Shape, ...], tuple[str, ...]]:
+    """The shapes and dtypes ``fusion`` runs in the named set (its module names its group)."""
+    if fusion == DEFAULT_FUSION:
+        return load_size_set(size_set)
+    return load_size_set(size_set, group=_catalog().FUSIONS[fusion].size_group)
+
+
+def context_of(fusion: str, size_set: str) -> bool:
+    """Whether the set measures the context baselines for ``fusion`` (``context``, default yes)."""
+    with SIZE_SETS_FILE.open("rb") as fh:
+        doc: dict[str, Any] = tomllib.load(fh)
+    if fusion != DEFAULT_FUSION:
+        doc = doc.get("groups", {}).get(_catalog().FUSIONS[fusion].size_group, {})
+    return bool(doc.get("sets", {}).get(size_set, {}).get("context", True))
+
+
+def point_key(dtype: str, shape: Shape, fusion: str = "rmsnorm_bwd") -> str:
+    """A point's name everywhere: records, shard files, ``RMSNORM_BENCH_POINTS``. RMSNorm
+    backward's keep the name they had before the catalog; another fusion's lead with it."""
+    key = f"{dtype}/{shape.label}"
+    return key if fusion == DEFAULT_FUSION else f"{fusion}/{key}"
 
 
 def parse_points(
-    text: str, shapes: tuple[Shape, ...], dtypes: tuple[str, ...], size_set: str
+    text: str,
+    shapes: tuple[Shape, ...],
+    dtypes: tuple[str, ...],
+    size_set: str,
+    fusions: tuple[str, ...] = ("rmsnorm_bwd",),
 ) -> tuple[str, ...]:
-    """A comma list of ``dtype/MxN`` keys of the chosen set (empty: all of it).
+    """A comma list of ``dtype/MxN`` (or ``fusion/dtype/MxN``) keys of the chosen set (empty:
+    all of it).
 
     Why: a shard of the nightly sweep, or a bisect that re-measures only the regressed
     points, runs a part of a set; a key outside the set is a typo that would measure nothing.
     """
     names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
-    known = {point_key(d, s) for d in dtypes for s in shapes}
+    known = (
+        {point_key(d, s) for d in dtypes for s in shapes} if DEFAULT_FUSION in fusions else set()
+    )
+    for fusion in fusions:
+        if fusion != DEFAULT_FUSION and names:
+            f_shapes, f_dtypes = sizes_of(fusion, size_set)
+            known |= {point_key(d, s, fusion) for d in f_dtypes for s in f_shapes}
     unknown = sorted(set(names) - known)
     if unknown:
         raise ValueError(
@@ -176,11 +244,14 @@ def parse_variants(text: str) -> tuple[str, ...]:
 
 
 def load_size_set(
-    name: str, path: Path = SIZE_SETS_FILE
+    name: str, path: Path = SIZE_SETS_FILE, group: str | None = None
 ) -> tuple[tuple[Shape, ...], tuple[str, ...]]:
-    """Shapes and dtypes of the named set; unknown names fail loudly with the known ones."""
+    """Shapes and dtypes of the named set (of ``group``, else RMSNorm backward's); unknown
+    names fail loudly with the known ones."""
     with path.open("rb") as fh:
         doc: dict[str, Any] = tomllib.load(fh)
+    if group is not None:
+        doc = {"dtypes": doc.get("dtypes", DTYPES), **doc.get("groups", {}).get(group, {})}
     sets = doc.get("sets", {})
     if name not in sets:
         raise ValueError(f"unknown size set {name!r} (known: {', '.join(sorted(sets))}) in {path}")

@@ -16,9 +16,11 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from . import model, timing, variants
+from ..fusions.catalog import DEFAULT, FUSIONS
+from ..fusions.spec import Fusion
 from . import slowdown as slow
-from .config import BASELINE, REL_TOLERANCE, Shape, SuiteConfig, bytes_moved, point_key
+from . import timing, variants
+from .config import BASELINE, REL_TOLERANCE, Shape, SuiteConfig, point_key
 from .session import SCHEMA, Run, open_run, progress, run_header
 from .session import missing_stack as missing_stack  # re-exported: the GPU tests ask here
 
@@ -31,19 +33,43 @@ def _rel_error(got: Any, want: Any) -> tuple[float, float]:
     return diff, diff / scale
 
 
-def _check(variant: variants.Variant, ref: tuple[Any, Any], dtype: str) -> dict[str, Any]:
+class _Reference:
+    """The float64 outputs a variant must match: computed once for a deterministic fusion,
+    per variant for one that draws random numbers (it is judged with its own mask)."""
+
+    def __init__(self, fusion: Fusion, inputs: dict[str, Any]) -> None:
+        self.fusion, self.inputs = fusion, inputs
+        self.cached: tuple[Any, ...] | None = None
+
+    def __call__(self, got: tuple[Any, ...]) -> tuple[Any, ...]:
+        if self.fusion.sanity is not None:
+            return self.fusion.reference(self.inputs, got)
+        if self.cached is None:
+            self.cached = self.fusion.reference(self.inputs, got)
+        return self.cached
+
+
+def _check(variant: variants.Variant, ref: _Reference, dtype: str) -> dict[str, Any]:
     """Correctness before speed: a wrong result is a failed point, never a timed one."""
     import torch
 
     variant.clear()
     variant.call()
     torch.cuda.synchronize()
-    errors = [_rel_error(got, want) for got, want in zip(variant.outputs(), ref, strict=True)]
+    got = variant.outputs()
+    want = ref(got)
+    if len(got) != len(want):
+        raise ValueError(f"{len(got)} outputs, the reference has {len(want)}")
+    errors = [_rel_error(g, w) for g, w in zip(got, want, strict=True)]
     max_abs = max(e[0] for e in errors)
     rel = max(e[1] for e in errors)
     tol = REL_TOLERANCE[dtype]
     status = "ok" if rel <= tol and rel == rel else "incorrect"  # rel != rel: NaN
-    return {"max_abs_error": max_abs, "rel_error": rel, "tolerance": tol, "status": status}
+    insane = ref.fusion.sanity(ref.inputs, got) if ref.fusion.sanity else None
+    if insane:
+        status = "incorrect"
+    out = {"max_abs_error": max_abs, "rel_error": rel, "tolerance": tol, "status": status}
+    return {**out, "sanity": insane} if insane else out
 
 
 def _definition(variant: variants.Variant, key: str) -> dict[str, Any]:
@@ -101,22 +127,28 @@ def measure_point(
     cfg: SuiteConfig,
     flush: timing.L2Flusher,
     sleep_fit: slow.SleepFit | None = None,
+    fusion: str = DEFAULT,
 ) -> dict[str, Any]:
     import torch
 
+    f = FUSIONS[fusion]
     phases: dict[str, float] = {}
     phase_start = time.perf_counter()
-    inputs = model.make_inputs(shape, dtype)
-    ref = model.reference_grads(inputs)
+    inputs = f.make_inputs(shape.m, shape.n, dtype, 0)
+    ref = _Reference(f, inputs)
     built: dict[str, variants.Variant] = {}
     report: dict[str, dict[str, Any]] = {}
     for name in cfg.variants:
         variant: variants.Variant | None = None
+        if not cfg.measures(name, fusion) or (name == "thunder-func" and f.functional is None):
+            continue  # left out by the size set, or no torch.nn.functional form
         try:
-            variant = variants.build(name, inputs, dtype, cfg.thunder_variant)
+            variant = variants.build(name, inputs, dtype, cfg.thunder_variant, f)
             entry = {"compile_s": variant.compile_s, **_check(variant, ref, dtype)}
             if entry["status"] == "ok":
                 built[name] = variant
+            elif entry.get("sanity"):
+                entry["error"] = f"incorrect result: {entry['sanity']}"
             else:
                 entry["error"] = (
                     f"incorrect result: max |error| {entry['max_abs_error']:.3g}, "
@@ -127,7 +159,7 @@ def measure_point(
             entry = {"status": "error", "error": f"{exc.__class__.__name__}: {exc}"}
             progress(traceback.format_exc())
         if variant is not None:
-            entry.update(_definition(variant, f"{dtype}/{shape.label}"))
+            entry.update(_definition(variant, point_key(dtype, shape, fusion)))
         entry.update(kernel_us=[], host_us=[], kernel_names=[], kernel_count=None)
         report[name] = entry
     del ref
@@ -140,7 +172,7 @@ def measure_point(
             built[name].call()
     if cfg.slowdown is not None and sleep_fit is not None:
         for name in order:
-            if cfg.slowdown.applies_to(name):
+            if cfg.slowdown.applies_to(name, fusion):
                 report[name]["slowdown"] = _inject(built[name], cfg.slowdown, sleep_fit, flush)
     phase_start = time.perf_counter()
     fallbacks = 0
@@ -188,24 +220,33 @@ def measure_point(
     torch.cuda.empty_cache()
     itemsize = torch.empty((), dtype=getattr(torch, dtype)).element_size()
     return {
+        **({} if fusion == DEFAULT else {"fusion": fusion}),
         "dtype": dtype,
         "shape": shape.label,
-        "bytes_moved": bytes_moved(shape, itemsize),
+        "bytes_moved": f.bytes_moved(shape.m, shape.n, itemsize),
         "variants": report,
         "phases_s": phases,
     }
 
 
-def measure_key(run: Run, cfg: SuiteConfig, dtype: str, shape: Shape) -> dict[str, Any]:
+def measure_key(
+    run: Run, cfg: SuiteConfig, dtype: str, shape: Shape, fusion: str = DEFAULT
+) -> dict[str, Any]:
     """One point, or its error: one broken point must not sink the sweep."""
     import torch
 
     try:
-        return measure_point(shape, dtype, cfg, run.flush, run.sleep_fit)
+        return measure_point(shape, dtype, cfg, run.flush, run.sleep_fit, fusion)
     except Exception as exc:
         progress(traceback.format_exc())
         torch.cuda.empty_cache()
-        return {"dtype": dtype, "shape": shape.label, "error": f"{exc.__class__.__name__}: {exc}"}
+        where = {} if fusion == DEFAULT else {"fusion": fusion}
+        return {
+            **where,
+            "dtype": dtype,
+            "shape": shape.label,
+            "error": f"{exc.__class__.__name__}: {exc}",
+        }
 
 
 def progress_line(done: int, total: int, key: str, point: dict[str, Any]) -> str:
@@ -220,11 +261,11 @@ def measure_suite(cfg: SuiteConfig) -> dict[str, Any]:
     if isinstance(run, str):
         return {"schema": SCHEMA, "skip": run}
     points: dict[str, Any] = {}
-    keys = cfg.points_to_measure()
-    for dtype, shape in keys:
-        key = point_key(dtype, shape)
+    keys = cfg.fusion_points()
+    for fusion, dtype, shape in keys:
+        key = point_key(dtype, shape, fusion)
         progress(f"[{len(points) + 1}/{len(keys)}] {key} ...")
-        points[key] = measure_key(run, cfg, dtype, shape)
+        points[key] = measure_key(run, cfg, dtype, shape, fusion)
         progress(progress_line(len(points), len(keys), key, points[key]))
     record = {**run_header(cfg, run), "points": points}
     target = os.environ.get("RMSNORM_BENCH_RECORD")

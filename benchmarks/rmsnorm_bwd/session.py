@@ -68,6 +68,7 @@ def open_run(cfg: SuiteConfig) -> Run | str:
         sleep_fit, fit_points = slow.fit_on_device()
         injected = {
             "side": cfg.slowdown.side,
+            **({"fusion": cfg.slowdown.fusion} if cfg.slowdown.fusion else {}),
             "fraction": cfg.slowdown.fraction,
             "sleep_floor_us": sleep_fit.floor_us,
             "sleep_us_per_cycle": sleep_fit.us_per_cycle,
@@ -93,6 +94,7 @@ def run_header(cfg: SuiteConfig, run: Run) -> dict[str, Any]:
         "thunder_variant": cfg.thunder_variant,
         "slowdown": run.injected,
         "variants": list(cfg.variants),
+        "fusions": list(cfg.fusions),
         "started_at": run.started_at,
         "finished_at": provenance.utc_now(),
         "gpu": gpu,

@@ -9,8 +9,9 @@ like any of its own kernels. Its length is fitted on the device at the start of 
 measured again for every point, and both are kept in the record, so the data say how much was
 really added (at the smallest points the sleep kernel's floor can exceed the asked fraction).
 
-Selected with ``RMSNORM_BENCH_SLOWDOWN=SIDE:FRACTION``: ``thunder:0.05`` slows both Thunder
-variants by 5% of their own kernel time, ``nvfuser:0.02`` the hand-written fusion by 2%.
+Selected with ``RMSNORM_BENCH_SLOWDOWN=[FUSION/]SIDE:FRACTION``: ``thunder:0.05`` slows both
+Thunder variants by 5% of their own kernel time, ``nvfuser:0.02`` the hand-written fusion by 2%,
+in every fusion measured; ``softmax_bwd/thunder:0.1`` slows Thunder's softmax backward only.
 """
 
 from __future__ import annotations
@@ -33,32 +34,46 @@ FIT_REPEATS = 5
 class Slowdown:
     side: str
     fraction: float
+    #: The one fusion it slows; None: every fusion measured.
+    fusion: str | None = None
 
     @classmethod
     def parse(cls, text: str) -> Slowdown | None:
-        """``SIDE:FRACTION`` (``thunder:0.05``), or None for an empty setting."""
+        """``[FUSION/]SIDE:FRACTION`` (``thunder:0.05``), or None for an empty setting."""
         if not text.strip():
             return None
-        side, _, value = text.strip().partition(":")
+        scope, _, rest = text.strip().rpartition("/")
+        side, _, value = rest.partition(":")
         try:
             fraction = float(value)
         except ValueError:
             fraction = float("nan")
         if side not in SIDES or not 0 < fraction <= 1:
             raise ValueError(
-                f"RMSNORM_BENCH_SLOWDOWN={text!r}: expected SIDE:FRACTION with SIDE one of "
-                f"{', '.join(SIDES)} and 0 < FRACTION <= 1 (e.g. thunder:0.05)"
+                f"RMSNORM_BENCH_SLOWDOWN={text!r}: expected [FUSION/]SIDE:FRACTION with SIDE one "
+                f"of {', '.join(SIDES)} and 0 < FRACTION <= 1 (e.g. thunder:0.05)"
             )
-        return cls(side, fraction)
+        if scope:
+            from ..fusions.catalog import FUSIONS
 
-    def applies_to(self, variant: str) -> bool:
+            if scope not in FUSIONS:
+                raise ValueError(
+                    f"RMSNORM_BENCH_SLOWDOWN={text!r}: unknown fusion {scope!r} "
+                    f"(known: {', '.join(FUSIONS)})"
+                )
+        return cls(side, fraction, scope or None)
+
+    def applies_to(self, variant: str, fusion: str = "rmsnorm_bwd") -> bool:
+        if self.fusion is not None and fusion != self.fusion:
+            return False
         if self.side == "nvfuser":
             return variant == "nvfuser"
         return variant.startswith("thunder-")
 
     @property
     def label(self) -> str:
-        return f"{self.side}:{self.fraction:g}"
+        scope = f"{self.fusion}/" if self.fusion else ""
+        return f"{scope}{self.side}:{self.fraction:g}"
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,8 @@ def _slowdown_line(injected: dict[str, Any] | None) -> str:
     if not injected:
         return "no injected slowdown"
     return (
-        f"injected slowdown: {injected['side']} +{100 * injected['fraction']:g}% "
+        f"injected slowdown: {injected.get('fusion', '')}{'/' if injected.get('fusion') else ''}"
+        f"{injected['side']} +{100 * injected['fraction']:g}% "
         f"(sleep kernel {injected['sleep_floor_us']:.2f} us + "
         f"{1000 * injected['sleep_us_per_cycle']:.3f} ns/cycle)"
     )
@@ -37,6 +38,7 @@ def render(record: dict[str, Any]) -> str:
         return f"suite skipped: {record['skip']}"
     gpu = record["gpu"]
     peak = gpu["peak_bandwidth_gbps"]
+    w = max([22, *(len(k) + 2 for k in record["points"])])
     lines = [
         f"GPU {gpu['name']} | driver {gpu['driver']} | CUDA {gpu['cuda']} | peak {peak:.0f} GB/s "
         f"({gpu['peak_bandwidth_source']}) | copy {gpu['copy_bandwidth_gbps']:.0f} GB/s",
@@ -47,22 +49,22 @@ def render(record: dict[str, Any]) -> str:
         f"thunder {record['thunder_variant']}",
         _slowdown_line(record.get("slowdown")),
         "",
-        f"{'point':<22}{'variant':<15}{'kernel us':>10}{'ratio':>8}{'CoV %':>7}{'% peak':>8}"
+        f"{'point':<{w}}{'variant':<15}{'kernel us':>10}{'ratio':>8}{'CoV %':>7}{'% peak':>8}"
         f"{'kernels':>8}{'host us':>9}{'compile s':>10}",
     ]
     for key, point in record["points"].items():
         if "error" in point:
-            lines.append(f"{key:<22}FAILED: {point['error']}")
+            lines.append(f"{key:<{w}}FAILED: {point['error']}")
             continue
         if point.get("phases_s"):
             phases = ", ".join(f"{k} {v:.1f}" for k, v in point["phases_s"].items())
-            lines.append(f"{key:<22}(seconds: {phases})")
+            lines.append(f"{key:<{w}}(seconds: {phases})")
         for name in (BASELINE, *CONTENDERS):
             if name not in point["variants"]:
                 continue
             entry = point["variants"][name]
             if entry["status"] != "ok":
-                lines.append(f"{key:<22}{name:<15}{entry['status'].upper()}: {entry.get('error')}")
+                lines.append(f"{key:<{w}}{name:<15}{entry['status'].upper()}: {entry.get('error')}")
                 continue
             kernel = statistics.median(entry["kernel_us"])
             pct = bandwidth_pct(point["bytes_moved"], kernel, peak)
@@ -73,13 +75,13 @@ def render(record: dict[str, Any]) -> str:
                 else f"{'':8}{'':7}"
             )
             lines.append(
-                f"{key:<22}{name:<15}{kernel:10.1f}{ratio_txt}{pct:8.1f}{entry['kernel_count']:8d}"
+                f"{key:<{w}}{name:<15}{kernel:10.1f}{ratio_txt}{pct:8.1f}{entry['kernel_count']:8d}"
                 f"{statistics.median(entry['host_us']):9.0f}{entry['compile_s']:10.2f}"
             )
             if entry.get("slowdown"):
                 s = entry["slowdown"]
                 lines.append(
-                    f"{'':<22}{'':<15}  + sleep kernel {s['sleep_us']:.2f} us = "
+                    f"{'':<{w}}{'':<15}  + sleep kernel {s['sleep_us']:.2f} us = "
                     f"{100 * s['added_fraction']:.1f}% of {s['base_kernel_us']:.1f} us "
                     f"(asked {100 * s['fraction']:g}%, {s['cycles']} cycles)"
                 )

@@ -1,8 +1,10 @@
-"""Build each contender as a ready-to-time backward call.
+"""Build each contender of one fusion as a ready-to-time call.
 
-Expensive state (JIT compiles, forward graphs) is built once per point; what the suite times is
+Expensive state (JIT compiles, forward graphs) is built once per point. A backward fusion times
 only the backward call, as nvFuser's harness does (``outputs.backward(grads)`` for the autograd
-variants, ``fd.execute`` for the hand-written fusion).
+variants, ``fd.execute`` for the hand-written fusion); a forward fusion times the function
+itself, on inputs that need no gradient. What a fusion computes comes from its module
+(benchmarks/fusions/); nothing here knows any fusion's math.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import model
+from ..fusions.catalog import DEFAULT, FUSIONS
+from ..fusions.spec import Fusion
 
 Tensor = Any  # torch.Tensor, kept lazy so the suite imports without torch
 
@@ -34,7 +37,7 @@ class Variant:
     name: str
     call: Callable[[], None]
     clear: Callable[[], None]
-    outputs: Callable[[], tuple[Tensor, Tensor]]
+    outputs: Callable[[], tuple[Tensor, ...]]
     compile_s: float
     #: The hand-written definition's fingerprint (the ``nvfuser`` variant only; None elsewhere).
     fingerprint: Fingerprint | None = None
@@ -53,35 +56,44 @@ def definition_fingerprint(fd: Any) -> Fingerprint:
         return Fingerprint(None, f"{exc.__class__.__name__}: {exc}")
 
 
-def build(name: str, inputs: dict[str, Tensor], dtype_name: str, thunder_variant: str) -> Variant:
-    """The variant called ``name``; raises whatever its stack raises, the caller records it."""
+def build(
+    name: str,
+    inputs: dict[str, Tensor],
+    dtype_name: str,
+    thunder_variant: str,
+    fusion: Fusion | None = None,
+) -> Variant:
+    """The variant called ``name`` of ``fusion`` (RMSNorm backward by default); raises whatever
+    its stack raises, the caller records it."""
+    f = fusion or FUSIONS[DEFAULT]
     if name == "nvfuser":
-        return _nvfuser(inputs, dtype_name)
+        return _nvfuser(f, inputs, dtype_name)
     if name == "thunder-prims":
-        return _autograd(name, _thunder(model.rmsnorm_prims, thunder_variant), inputs)
+        return _timed(name, f, _thunder(f.prims, thunder_variant), inputs)
     if name == "thunder-func":
-        return _autograd(name, _thunder(model.rmsnorm_func, thunder_variant), inputs)
+        if f.functional is None:
+            raise NotImplementedError(f"{f.title} has no torch.nn.functional form")
+        return _timed(name, f, _thunder(f.functional, thunder_variant), inputs)
     if name == "eager":
-        return _autograd(name, model.rmsnorm_prims, inputs)
+        return _timed(name, f, f.prims, inputs)
     if name == "torch-compile":
         import torch
 
         torch._dynamo.reset()  # a fresh cache per point: no silent fallback at the recompile limit
-        return _autograd(name, torch.compile(model.rmsnorm_prims, dynamic=False), inputs)
+        return _timed(name, f, torch.compile(f.prims, dynamic=False), inputs)
     raise ValueError(f"unknown variant {name!r}")
 
 
-def _nvfuser(inputs: dict[str, Tensor], dtype_name: str) -> Variant:
+def _nvfuser(f: Fusion, inputs: dict[str, Tensor], dtype_name: str) -> Variant:
     import torch
     from nvfuser_direct import FusionDefinition
 
-    x, grad, weight = inputs["x"], inputs["grad"], inputs["weight"]
-    args = [x, model.saved_rms(x), grad, weight]
+    args = f.fusion_args(inputs)
     holder: dict[str, Any] = {}
 
     start = time.perf_counter()
     with FusionDefinition() as fd:
-        model.define_backward_fusion(fd, dtype_name)
+        f.define(fd, dtype_name)
     defined_s = time.perf_counter() - start
     # Printed as defined, before the first execute hands the fusion to its executor cache;
     # kept out of compile_s.
@@ -95,9 +107,8 @@ def _nvfuser(inputs: dict[str, Tensor], dtype_name: str) -> Variant:
     torch.cuda.synchronize()
     compile_s = defined_s + time.perf_counter() - start
 
-    def outputs() -> tuple[Tensor, Tensor]:
-        grad_input, grad_weight = holder["out"]
-        return grad_input, grad_weight
+    def outputs() -> tuple[Tensor, ...]:
+        return tuple(holder["out"])
 
     def clear() -> None:
         holder.pop("out", None)
@@ -105,18 +116,51 @@ def _nvfuser(inputs: dict[str, Tensor], dtype_name: str) -> Variant:
     return Variant("nvfuser", call, clear, outputs, compile_s, fingerprint)
 
 
-def _autograd(
-    name: str, fn: Callable[[Tensor, Tensor], Tensor], inputs: dict[str, Tensor]
-) -> Variant:
+def _timed(name: str, f: Fusion, fn: Callable[..., Any], inputs: dict[str, Tensor]) -> Variant:
+    return (
+        _autograd(name, f, fn, inputs)
+        if f.direction == "backward"
+        else _forward(name, f, fn, inputs)
+    )
+
+
+def _forward(name: str, f: Fusion, fn: Callable[..., Any], inputs: dict[str, Tensor]) -> Variant:
+    """Time the function itself, on inputs that need no gradient (no graph is recorded)."""
+    import torch
+
+    args = [inputs[k] for k in f.call_inputs]
+    holder: dict[str, Any] = {}
+
+    def call() -> None:
+        holder["out"] = fn(*args)
+
+    start = time.perf_counter()
+    call()
+    torch.cuda.synchronize()
+    compile_s = time.perf_counter() - start
+
+    def outputs() -> tuple[Tensor, ...]:
+        out = holder["out"]
+        return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+    def clear() -> None:
+        holder.pop("out", None)
+
+    return Variant(name, call, clear, outputs, compile_s)
+
+
+def _autograd(name: str, f: Fusion, fn: Callable[..., Any], inputs: dict[str, Tensor]) -> Variant:
     """Forward once, then time only ``y.backward(grad)`` with the graph retained."""
     import torch
 
-    x = inputs["x"].detach().clone().requires_grad_()
-    w = inputs["weight"].detach().clone().requires_grad_()
+    leaves = {
+        k: inputs[k].detach().clone().requires_grad_() if k in f.grad_inputs else inputs[k]
+        for k in f.call_inputs
+    }
     grad = inputs["grad"]
 
     start = time.perf_counter()
-    y = fn(x, w)
+    y = fn(*(leaves[k] for k in f.call_inputs))
     y.backward(grad, retain_graph=True)
     torch.cuda.synchronize()
     compile_s = time.perf_counter() - start
@@ -126,18 +170,19 @@ def _autograd(
 
     def clear() -> None:
         # Accumulating into .grad would add elementwise kernels to the timed call.
-        x.grad = None
-        w.grad = None
+        for k in f.grad_inputs:
+            leaves[k].grad = None
 
-    def outputs() -> tuple[Tensor, Tensor]:
-        assert x.grad is not None and w.grad is not None
-        return x.grad, w.grad
+    def outputs() -> tuple[Tensor, ...]:
+        grads = tuple(leaves[k].grad for k in f.grad_inputs)
+        assert all(g is not None for g in grads)
+        return grads
 
     clear()
     return Variant(name, call, clear, outputs, compile_s)
 
 
-def _thunder(fn: Callable[[Tensor, Tensor], Tensor], thunder_variant: str) -> Callable[..., Tensor]:
+def _thunder(fn: Callable[..., Any], thunder_variant: str) -> Callable[..., Any]:
     """``thunder.jit`` with the nvFuser executor, as nvFuser's harness builds its baseline.
 
     ``thunder_variant`` selects a deliberately slower Thunder for producing a real regressed

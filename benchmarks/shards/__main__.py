@@ -40,8 +40,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
         "size_set": cfg.size_set,
         "count": len(shards),
         "budget_s": args.budget_s,
-        "shards": [{"shard": s.label, "points": list(s.points), "estimate_s": s.estimate_s}
-                   for s in shards],
+        "shards": [
+            {"shard": s.label, "points": list(s.points), "estimate_s": s.estimate_s} for s in shards
+        ],
     }
     if args.json:
         print(json.dumps(doc))
@@ -59,13 +60,17 @@ def cmd_status(args: argparse.Namespace) -> int:
     for s in plan_for(args, cfg):
         left = [p for p in s.points if p not in done]
         missing += len(left)
-        print(f"shard {s.label}: {len(s.points) - len(left)}/{len(s.points)} measured"
-              + (f"; missing {', '.join(left)}" if left else ""))
+        print(
+            f"shard {s.label}: {len(s.points) - len(left)}/{len(s.points)} measured"
+            + (f"; missing {', '.join(left)}" if left else "")
+        )
     for run in store.read_runs(folder) if folder.is_dir() else []:
         h = run["header"]
-        print(f"run {run['id']}: shard {run['shard']}, {len(run['points'])} points, "
-              f"{run['process_wall_s']} s on {run['host']} ({h['gpu']['name']}, "
-              f"{h['started_at']} to {h['finished_at']})")
+        print(
+            f"run {run['id']}: shard {run['shard']}, {len(run['points'])} points, "
+            f"{run['process_wall_s']} s on {run['host']} ({h['gpu']['name']}, "
+            f"{h['started_at']} to {h['finished_at']})"
+        )
     return Exit.INCOMPLETE if missing else Exit.OK
 
 
@@ -78,16 +83,24 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     epilog = "exit codes:\n" + "\n".join(f"  {c.value}  {c.name:<13} {MEANING[c]}" for c in Exit)
-    p = argparse.ArgumentParser(prog="python3 -m benchmarks.shards", description=__doc__,
-                                epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python3 -m benchmarks.shards",
+        description=__doc__,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = p.add_subparsers(dest="command", required=True)
 
     def suite(q: argparse.ArgumentParser) -> None:
         q.add_argument("--size-set", default="nightly")
         q.add_argument("--variants", help="as run_gpu.sh --variants (default: every variant)")
         q.add_argument("--rounds", type=int, help="paired rounds a point (default: the suite's)")
-        q.add_argument("--budget-s", type=float, default=DEFAULT_BUDGET_S,
-                       help="estimated seconds a shard may take (default: %(default)s)")
+        q.add_argument(
+            "--budget-s",
+            type=float,
+            default=DEFAULT_BUDGET_S,
+            help="estimated seconds a shard may take (default: %(default)s)",
+        )
         q.add_argument("--costs", default=str(COSTS_FILE), help="the fitted cost model")
 
     def where(q: argparse.ArgumentParser) -> None:
@@ -119,8 +132,13 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    handler = {"plan": cmd_plan, "run": cmd_run, "status": cmd_status, "merge": cmd_merge,
-               "fit": cmd_fit}[args.command]
+    handler = {
+        "plan": cmd_plan,
+        "run": cmd_run,
+        "status": cmd_status,
+        "merge": cmd_merge,
+        "fit": cmd_fit,
+    }[args.command]
     try:
         return int(handler(args))
     except (ValueError, OSError) as exc:

@@ -88,8 +88,10 @@ def fit(paths: Iterable[Path], root: Path | None = None) -> Costs:
             calls = 0
             kernel_total_us = 0.0
             for name, entry in ok.items():
-                per_sample = len(entry["kernel_us_calls"][0]) if entry.get("kernel_us_calls") else (
-                    calls_ctx if name in CONTEXT else record["calls_per_sample"]
+                per_sample = (
+                    len(entry["kernel_us_calls"][0])
+                    if entry.get("kernel_us_calls")
+                    else (calls_ctx if name in CONTEXT else record["calls_per_sample"])
                 )
                 n = len(entry["kernel_us"]) * per_sample
                 calls += n
@@ -121,7 +123,9 @@ def fit(paths: Iterable[Path], root: Path | None = None) -> Costs:
 def _walls(records: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any], float]]:
     return [
         (r, s, float(s["process_wall_s"]))
-        for r in records for s in r.get("shards", []) if s.get("process_wall_s") is not None
+        for r in records
+        for s in r.get("shards", [])
+        if s.get("process_wall_s") is not None
     ]
 
 

@@ -39,18 +39,35 @@ def cmd_merge(args: argparse.Namespace) -> int:
         return Exit.DISAGREE
     target = results / args.machine / f"{args.commit}.provenance.jsonl"
     if not _write_once(target, json.dumps(record, sort_keys=True) + "\n", args.replace):
-        print(f"shards: merge: {target} exists with another record (--replace to overwrite)",
-              file=sys.stderr)
+        print(
+            f"shards: merge: {target} exists with another record (--replace to overwrite)",
+            file=sys.stderr,
+        )
         return Exit.DISAGREE
-    _write_once(results / args.machine / f"{args.commit}.hygiene.jsonl",
-                store.merged_hygiene(folder), True)
-    print(f"shards: merged {len(record['points'])} points from {len(record['shards'])} runs "
-          f"into {target}", file=sys.stderr)
+    _write_once(
+        results / args.machine / f"{args.commit}.hygiene.jsonl", store.merged_hygiene(folder), True
+    )
+    print(
+        f"shards: merged {len(record['points'])} points from {len(record['shards'])} runs "
+        f"into {target}",
+        file=sys.stderr,
+    )
     if not args.store:
         return Exit.OK
-    cmd = ["bash", str(ROOT / "benchmarks" / "run_gpu.sh"), "--phase", "store",
-           "--size-set", size_set, "--commit", args.commit, "--results", str(results),
-           "--machine", args.machine]
+    cmd = [
+        "bash",
+        str(ROOT / "benchmarks" / "run_gpu.sh"),
+        "--phase",
+        "store",
+        "--size-set",
+        size_set,
+        "--commit",
+        args.commit,
+        "--results",
+        str(results),
+        "--machine",
+        args.machine,
+    ]
     if args.asv_repo:
         cmd += ["--asv-repo", args.asv_repo]
     code = subprocess.call(cmd, cwd=ROOT)

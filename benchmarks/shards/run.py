@@ -20,9 +20,14 @@ from benchmarks.shards.plan import parse_shard
 
 
 def _same_settings(cfg: SuiteConfig, digest: str, runs: list[dict[str, Any]]) -> str | None:
-    mine = {"size_set": cfg.size_set, "rounds": cfg.rounds, "variants": list(cfg.variants),
-            "calls_per_sample": cfg.calls_per_sample, "thunder_variant": cfg.thunder_variant,
-            "suite_digest": digest}
+    mine = {
+        "size_set": cfg.size_set,
+        "rounds": cfg.rounds,
+        "variants": list(cfg.variants),
+        "calls_per_sample": cfg.calls_per_sample,
+        "thunder_variant": cfg.thunder_variant,
+        "suite_digest": digest,
+    }
     for run in runs:
         h = run["header"]
         for key, value in mine.items():
@@ -32,8 +37,20 @@ def _same_settings(cfg: SuiteConfig, digest: str, runs: list[dict[str, Any]]) ->
 
 
 def _check(when: str, commit: str, out: Path) -> None:
-    code = subprocess.call([sys.executable, "-m", "benchmarks.runner_check", "--when", when,
-                            "--commit", commit, "--out", str(out)], cwd=ROOT)
+    code = subprocess.call(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.runner_check",
+            "--when",
+            when,
+            "--commit",
+            commit,
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+    )
     if code != 0:
         raise RuntimeError(f"runner check ({when}) exited {code}")
 
@@ -45,8 +62,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     k, n = parse_shard(args.shard)
     shards = plan_for(args, cfg)
     if n != len(shards):
-        print(f"shards: --shard {args.shard}, but the plan has {len(shards)} shards now "
-              "(costs.json or the budget changed?)", file=sys.stderr)
+        print(
+            f"shards: --shard {args.shard}, but the plan has {len(shards)} shards now "
+            "(costs.json or the budget changed?)",
+            file=sys.stderr,
+        )
         return Exit.USAGE
     folder = store.shards_dir(Path(args.results).resolve(), args.machine, args.commit)
     digest = suite_digest()
@@ -56,8 +76,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         return Exit.USAGE
     done = store.done(folder)
     todo = [p for p in shards[k - 1].points if p not in done]
-    print(f"shards: shard {args.shard}: {len(todo)} of {len(shards[k - 1].points)} points to "
-          f"measure (about {shards[k - 1].estimate_s:.0f} s for all)", file=sys.stderr)
+    print(
+        f"shards: shard {args.shard}: {len(todo)} of {len(shards[k - 1].points)} points to "
+        f"measure (about {shards[k - 1].estimate_s:.0f} s for all)",
+        file=sys.stderr,
+    )
     if not todo:
         return Exit.OK
     run_id = f"{k}of{n}-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{os.getpid()}"
@@ -65,15 +88,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     hygiene = folder / f"hygiene-{run_id}.jsonl"
     _check("before", args.commit, hygiene)
     child_env = {
-        **os.environ, **env,
-        "RMSNORM_BENCH_COMMIT": args.commit, "RMSNORM_BENCH_MACHINE": args.machine,
-        "SHARD_DIR": str(folder), "SHARD_RUN_ID": run_id, "SHARD_LABEL": args.shard,
-        "RMSNORM_BENCH_POINTS": ",".join(todo), "SHARD_SUITE_DIGEST": digest,
+        **os.environ,
+        **env,
+        "RMSNORM_BENCH_COMMIT": args.commit,
+        "RMSNORM_BENCH_MACHINE": args.machine,
+        "SHARD_DIR": str(folder),
+        "SHARD_RUN_ID": run_id,
+        "SHARD_LABEL": args.shard,
+        "RMSNORM_BENCH_POINTS": ",".join(todo),
+        "SHARD_SUITE_DIGEST": digest,
         "SHARD_PROCESS_START": str(started),
     }
-    code = subprocess.call([sys.executable, "-m", "benchmarks.shards.worker"], cwd=ROOT,
-                           env=child_env)
+    code = subprocess.call(
+        [sys.executable, "-m", "benchmarks.shards.worker"], cwd=ROOT, env=child_env
+    )
     _check("after", args.commit, hygiene)
-    print(f"shards: shard {args.shard} took {time.time() - started:.0f} s (exit {code})",
-          file=sys.stderr)
+    print(
+        f"shards: shard {args.shard} took {time.time() - started:.0f} s (exit {code})",
+        file=sys.stderr,
+    )
     return code if code in (Exit.OK, Exit.NO_GPU, Exit.POINT_FAILED) else Exit.FAILED

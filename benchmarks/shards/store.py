@@ -31,8 +31,15 @@ POINT_SCHEMA = "rmsnorm-bwd-shard-point/1"
 RUN_SCHEMA = "rmsnorm-bwd-shard-run/1"
 #: What every run of one commit must share for their points to be one measurement.
 SETTINGS = (
-    "size_set", "rounds", "calls_per_sample", "context_calls_per_sample", "thunder_variant",
-    "variants", "versions", "under_test", "suite_digest",
+    "size_set",
+    "rounds",
+    "calls_per_sample",
+    "context_calls_per_sample",
+    "thunder_variant",
+    "variants",
+    "versions",
+    "under_test",
+    "suite_digest",
 )
 #: The GPU facts that must agree (a shard may run on another runner, of the same kind).
 GPU_KIND = ("name", "capability", "memory_bytes", "sm_count", "cuda", "driver")
@@ -73,9 +80,15 @@ def write_json_atomic(path: Path, doc: dict[str, Any]) -> None:
 
 
 def write_point(folder: Path, key: str, point: dict[str, Any], run_id: str) -> None:
-    write_json_atomic(point_file(folder, key), {
-        "schema": POINT_SCHEMA, "key": key, "run": run_id, "point": point,
-    })
+    write_json_atomic(
+        point_file(folder, key),
+        {
+            "schema": POINT_SCHEMA,
+            "key": key,
+            "run": run_id,
+            "point": point,
+        },
+    )
 
 
 def read_points(folder: Path) -> dict[str, dict[str, Any]]:
@@ -154,7 +167,9 @@ def merge(folder: Path, expected: list[str]) -> dict[str, Any]:
         "points": {k: points[k]["point"] for k in expected},
         "shards": [
             {
-                "id": r["id"], "shard": r["shard"], "host": r["host"],
+                "id": r["id"],
+                "shard": r["shard"],
+                "host": r["host"],
                 "started_at": r["header"]["started_at"],
                 "finished_at": r["header"]["finished_at"],
                 "process_wall_s": r.get("process_wall_s"),

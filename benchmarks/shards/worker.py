@@ -42,17 +42,20 @@ def main() -> int:
         so a re-run keeps them and measures only the rest; rewritten whole at the end."""
         header = run_header(cfg, run)
         header["suite_digest"] = os.environ.get("SHARD_SUITE_DIGEST")
-        write_json_atomic(folder / f"run-{run_id}.json", {
-            "schema": RUN_SCHEMA,
-            "id": run_id,
-            "shard": os.environ.get("SHARD_LABEL"),
-            "host": socket.gethostname(),
-            "finished": finished,
-            "points": [point_key(d, s) for d, s in todo],
-            # From before the imports: what a shard costs, not only its points.
-            "process_wall_s": round(time.time() - start, 1) if finished else None,
-            "header": header,
-        })
+        write_json_atomic(
+            folder / f"run-{run_id}.json",
+            {
+                "schema": RUN_SCHEMA,
+                "id": run_id,
+                "shard": os.environ.get("SHARD_LABEL"),
+                "host": socket.gethostname(),
+                "finished": finished,
+                "points": [point_key(d, s) for d, s in todo],
+                # From before the imports: what a shard costs, not only its points.
+                "process_wall_s": round(time.time() - start, 1) if finished else None,
+                "header": header,
+            },
+        )
 
     write_run(finished=False)
     failed = 0

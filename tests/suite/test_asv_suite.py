@@ -21,6 +21,8 @@ from paths import REPO_ROOT
 
 REPO = REPO_ROOT
 SMOKE = REPO / "data" / "h200-smoke" / "results" / "nvidia-h200"
+#: The pr set's shapes before the catalog (size_sets.toml), which the committed records hold.
+OLD_PR_SHAPES = ("512x4096", "2048x8192", "16384x8192")
 
 
 def _asv(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
@@ -51,13 +53,13 @@ def lab_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_suite_imports_without_the_gpu_stack() -> None:
     code = (
-        "import sys, benchmarks.bench_rmsnorm_bwd as b;"
+        "import sys, benchmarks.bench_rmsnorm_bwd as b, benchmarks.bench_fusions as f;"
         "bad = [m for m in ('torch', 'nvfuser_direct', 'thunder') if m in sys.modules];"
-        "assert not bad, bad; print(len(b._SHAPES))"
+        "assert not bad, bad; print(len(b._SHAPES), f.softmax_bwd.params[2])"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "3"
+    assert done.stdout.strip() == "2 ['16384x4096']"
 
 
 @pytest.mark.parametrize(
@@ -73,14 +75,15 @@ def test_asv_check_passes(lab_repo: Path, size_set: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("size_set", "dtypes", "shapes"), [("pr", 3, 3), ("nightly", 3, 60), ("smoke", 1, 1)]
+    ("size_set", "dtypes", "shapes"), [("pr", 2, 2), ("nightly", 3, 60), ("smoke", 1, 1)]
 )
 def test_asv_discovers_every_point_of_the_size_set(
     tmp_path: Path, size_set: str, dtypes: int, shapes: int
 ) -> None:
     """The six benchmarks the bot reads, over the set's dtypes x shapes (size_sets.toml), and no
-    other benchmark."""
-    found = _discover(tmp_path, RMSNORM_BENCH_SIZES=size_set)
+    other benchmark, in a run of RMSNorm backward alone (the catalog's classes:
+    test_fusion_catalog.py)."""
+    found = _discover(tmp_path, RMSNORM_BENCH_SIZES=size_set, RMSNORM_BENCH_FUSIONS="rmsnorm_bwd")
     ratio = "bench_rmsnorm_bwd.RatioToNvfuser.track_ratio"
     assert found.pop(ratio) == [4, dtypes, shapes]  # nvFuser is the reference, not a contender
     kinds = ("kernel_time", "host_time", "bandwidth_pct", "kernel_count", "compile_time")
@@ -111,6 +114,7 @@ def test_a_run_of_some_points_declares_only_their_dtypes_and_shapes(tmp_path: Pa
         tmp_path,
         RMSNORM_BENCH_SIZES="nightly",
         RMSNORM_BENCH_POINTS="bfloat16/16x49152,float16/16x49152,bfloat16/512x768",
+        RMSNORM_BENCH_FUSIONS="rmsnorm_bwd",
     )
     assert found.pop("bench_rmsnorm_bwd.RatioToNvfuser.track_ratio") == [4, 2, 2]
     assert set(map(tuple, found.values())) == {(5, 2, 2)} and len(found) == 5
@@ -237,7 +241,19 @@ def test_replaying_a_recorded_measurement_stores_the_same_asv_results(lab_repo: 
     H200. Also a way to recover asv results when asv died after a measurement."""
     recorded = REPO / "data" / "h200" / "results" / "nvidia-h200"
     sha = "06f650c87bcca99fe961d28d3bec88c38e1bfdbe"
-    mine, theirs = _replay(lab_repo, "replay", recorded, sha, RMSNORM_BENCH_SIZES="pr")
+    # Recorded before the catalog, when the pr set was 3 dtypes x (512, 4096), (2048, 8192),
+    # (16384, 8192): those points of the nightly set, in the same order, and RMSNorm backward
+    # alone.
+    old_pr = [f"{d}/{s}" for d in ("bfloat16", "float16", "float32") for s in OLD_PR_SHAPES]
+    mine, theirs = _replay(
+        lab_repo,
+        "replay",
+        recorded,
+        sha,
+        RMSNORM_BENCH_SIZES="nightly",
+        RMSNORM_BENCH_POINTS=",".join(old_pr),
+        RMSNORM_BENCH_FUSIONS="rmsnorm_bwd",
+    )
     assert set(mine["results"]) == set(theirs["results"])
 
     def columns(data: dict, bench: str) -> dict:  # type: ignore[type-arg]
@@ -270,6 +286,7 @@ def test_replaying_the_h200_bisect_step_stores_its_points_alone(lab_repo: Path) 
         sha,
         RMSNORM_BENCH_SIZES="nightly",
         RMSNORM_BENCH_POINTS="bfloat16/16x49152,float16/16x49152",
+        RMSNORM_BENCH_FUSIONS="rmsnorm_bwd",
     )
 
     def by_combination(data: dict, bench: str) -> dict:  # type: ignore[type-arg]
