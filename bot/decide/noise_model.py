@@ -95,13 +95,13 @@ class NoiseModel:
         s = self.series.get(series_label(kind, key))
         if s is not None:
             return Between(s.tau2, s.df)
-        pool = self.pool.get(f"{kind}:{key.variant}")
+        pool = self.pool.get(f"{kind}:{key.series}")
         if pool is None:
             pool = max((v for k, v in self.pool.items() if k.startswith(f"{kind}:")), default=0.0)
         return Between(pool, self.prior_df)
 
     def between_aggregate(self, kind: Kind, variant: str, keys: Sequence[PointKey]) -> Between:
-        agg = self.aggregates.get(aggregate_label(kind, variant))
+        agg = self.aggregates.get(aggregate_label(kind, keys[0].series if keys else variant))
         members = tuple(sorted(f"{k.dtype}/{k.shape}" for k in keys))
         if agg is not None and agg.points == members:
             return Between(agg.tau2, agg.df)
@@ -147,18 +147,19 @@ def fit(
         )
         stats = {key: [run_stat(samples_of(kind, r, key) or ()) for r in runs] for key in keys}
         raws = {key: _raw(st) for key, st in stats.items()}
-        for variant in sorted({key.variant for key in keys}):
-            mine = [r[0] for key, r in raws.items() if key.variant == variant]
+        # Per series: a variant within its fusion (PointKey.series).
+        for variant in sorted({key.series for key in keys}):
+            mine = [r[0] for key, r in raws.items() if key.series == variant]
             pool[f"{kind}:{variant}"] = max(sum(mine) / len(mine), 0.0)
         for key, (raw, within, spread) in raws.items():
             raw = max(raw, 0.0)
-            prior = pool[f"{kind}:{key.variant}"]
+            prior = pool[f"{kind}:{key.series}"]
             tau2 = ((k - 1) * raw + prior_df * prior) / (k - 1 + prior_df)
             series[series_label(kind, key)] = SeriesNoise(
                 tau2, k - 1 + prior_df, raw, within, spread
             )
-        for variant in sorted({key.variant for key in keys}):
-            members = [key for key in keys if key.variant == variant]
+        for variant in sorted({key.series for key in keys}):
+            members = [key for key in keys if key.series == variant]
             raw, _, _ = _raw(aggregate([stats[key] for key in members]))
             aggregates[aggregate_label(kind, variant)] = AggregateNoise(
                 max(raw, 0.0), float(k - 1), tuple(sorted(f"{m.dtype}/{m.shape}" for m in members))

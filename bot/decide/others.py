@@ -69,7 +69,8 @@ class PriorSums:
         self.parts = [model.between(kind, k) for k in members] if model else []
         self.tau2 = sum(b.tau2 for b in self.parts)
         self.df = _two_smallest([b.df for b in self.parts])
-        agg = model.aggregates.get(aggregate_label(kind, variant)) if model else None
+        label = aggregate_label(kind, members[0].series if members else variant)
+        agg = model.aggregates.get(label) if model else None
         self.measured: tuple[int, Between] | None = None  # the one member whose others match
         if agg is not None and len(agg.points) == len(members) - 1:
             left = set(self.names) - set(agg.points)

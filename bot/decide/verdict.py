@@ -44,7 +44,7 @@ from bot.decide.rules import (
 from bot.decide.types import Guard, GuardKind, PointVerdict, State, VariantSummary, Verdict
 from bot.decide.wording import guard_summary
 from bot.results.tiled import tiled_words
-from bot.results.types import REFERENCE, CommitResults, PointKey
+from bot.results.types import CommitResults, PointKey
 
 Aggs = tuple[VariantSummary, ...]
 
@@ -55,7 +55,7 @@ def _explain(
     out = []
     for p in rows:
         contender = kernels.get(p.key)
-        nv = kernels.get(PointKey(REFERENCE, p.key.dtype, p.key.shape))
+        nv = kernels.get(p.key.reference())
         c_cmp = contender.cmp if contender else None
         n_cmp = nv.cmp if nv else None
         moved = side_moved(c_cmp, n_cmp, p.cmp, p.threshold) if p.cmp else "unknown"
@@ -97,7 +97,7 @@ def decide(
     h_runs = (head,) if isinstance(head, CommitResults) else tuple(head)
     used, model_note = model_fits(model, (*b_runs, *h_runs))
     contenders = sorted({k for r in (*b_runs, *h_runs) for k in r.contenders()})
-    references = sorted({PointKey(REFERENCE, k.dtype, k.shape) for k in contenders})
+    references = sorted({k.reference() for k in contenders})
     gating = [k for k in contenders if s.is_gating(k.variant)]
     context = [k for k in contenders if not s.is_gating(k.variant)]
 

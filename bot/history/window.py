@@ -36,7 +36,6 @@ from bot.decide.types import Guard, GuardKind, PointVerdict, State, VariantSumma
 from bot.decide.wording import guard_summary
 from bot.history.rows import Span, columns, family_rows
 from bot.history.table import Family, Table
-from bot.results.types import REFERENCE, PointKey
 
 __all__ = ["BROKEN_ALONG", "Span", "columns", "decide_span", "evidence", "headline", "strength"]
 
@@ -48,7 +47,7 @@ def _explain(ratio: Sequence[PointVerdict], kernels: Sequence[PointVerdict]) -> 
     by_key = {p.key: p.cmp for p in kernels}
     out = []
     for p in ratio:
-        mine, nv = by_key.get(p.key), by_key.get(PointKey(REFERENCE, p.key.dtype, p.key.shape))
+        mine, nv = by_key.get(p.key), by_key.get(p.key.reference())
         moved = side_moved(mine, nv, p.cmp, p.threshold) if p.cmp else "unknown"
         out.append(replace(p, moved=moved, contender_kernel=mine, nvfuser_kernel=nv))
     return out

@@ -22,17 +22,14 @@ from typing import Any
 from bot.results.limits import MAX_POINTS, MAX_RESULTS_BYTES, MAX_SAMPLES
 from bot.results.strict_json import read_document
 from bot.results.types import (
-    BENCH_BANDWIDTH,
-    BENCH_COMPILE,
-    BENCH_COUNT,
-    BENCH_HOST,
-    BENCH_KERNEL,
-    BENCH_RATIO,
+    CATALOG_SUITE,
+    DEFAULT_FUSION,
     REFERENCE,
-    REQUIRED,
+    SUITE,
     BadInput,
     Point,
     PointKey,
+    bench_names,
 )
 
 _Row = dict[str, Any]
@@ -134,11 +131,13 @@ def _status(value: Any) -> str | None:
     return None
 
 
-def _table(path: Path, rows: Mapping[str, _Row], bench: str) -> dict[_Combo, _Row]:
+def _table(
+    path: Path, rows: Mapping[str, _Row], bench: str, required: bool = False
+) -> dict[_Combo, _Row]:
     """Per point of one benchmark: result, samples; empty if the benchmark is absent."""
     row = rows.get(bench)
     if row is None:
-        if bench in REQUIRED:
+        if required:
             raise BadInput(f"{path}: benchmark {bench} is missing")
         return {}
     params = _param_values(path, bench, row.get("params"))
@@ -179,7 +178,11 @@ def _scalar(path: Path, bench: str, combo: _Combo, entry: _Row | None) -> float 
 
 
 def _paired(
-    path: Path, combo: _Combo, ratio: tuple[float, ...], kernel_entries: Mapping[str, _Row | None]
+    path: Path,
+    combo: _Combo,
+    ratio: tuple[float, ...],
+    kernel_entries: Mapping[str, _Row | None],
+    bench: str,
 ) -> None:
     """Ratio sample i and kernel sample i must come from the same round (docs/DATA.md): the
     contender's kernel times and nvFuser's, each named when it is the one that differs."""
@@ -188,47 +191,75 @@ def _paired(
             continue
         n = len(entry["samples"]) if isinstance(entry["samples"], list) else 0
         if n != len(ratio):
-            where = _where(path, BENCH_RATIO, combo)
+            where = _where(path, bench, combo)
             raise BadInput(
                 f"{where}: {len(ratio)} ratio samples but {n} kernel-time samples of {variant}: "
                 "rounds are not paired"
             )
 
 
+def fusions_in(rows: Mapping[str, Any]) -> list[str]:
+    """The fusions a results file holds: RMSNorm backward (bench_rmsnorm_bwd, also when the
+    file holds nothing: its benchmarks are then named missing), then each class of
+    bench_fusions by name."""
+    catalog = sorted(
+        {
+            name.split(".")[1]
+            for name in rows
+            if name.startswith(f"{CATALOG_SUITE}.") and name.count(".") == 2
+        }
+    )
+    default = any(name.startswith(f"{SUITE}.") for name in rows) or not catalog
+    return [DEFAULT_FUSION] * default + catalog
+
+
 def parse_points(path: Path, data: Mapping[str, Any], min_samples: int) -> dict[PointKey, Point]:
-    """Every (variant, dtype, shape) of the results file; see the module docstring for no-data."""
+    """Every (variant, dtype, shape) of every fusion of the results file; see the module
+    docstring for no-data."""
     rows = _rows(path, data)
-    ratio, kernel = _table(path, rows, BENCH_RATIO), _table(path, rows, BENCH_KERNEL)
+    points: dict[PointKey, Point] = {}
+    for fusion in fusions_in(rows):
+        points.update(_fusion_points(path, rows, fusion, min_samples))
+    return points
+
+
+def _fusion_points(
+    path: Path, rows: Mapping[str, _Row], fusion: str, min_samples: int
+) -> dict[PointKey, Point]:
+    names = bench_names(fusion)
+    ratio = _table(path, rows, names.ratio, required=True)
+    kernel = _table(path, rows, names.kernel, required=True)
     host, bandwidth, count, compile_ = (
-        _table(path, rows, b) for b in (BENCH_HOST, BENCH_BANDWIDTH, BENCH_COUNT, BENCH_COMPILE)
+        _table(path, rows, b) for b in (names.host, names.bandwidth, names.kernels, names.compile)
     )
     points: dict[PointKey, Point] = {}
     for combo in sorted(set(ratio) | set(kernel)):
-        key = PointKey(*combo)
+        key = PointKey(*combo, fusion)
         k_entry, h_entry = kernel.get(combo), host.get(combo)
         k_status = "missing" if k_entry is None else _status(k_entry["result"])
         kernel_s = None
         if k_entry is not None and k_status is None:
-            kernel_s = _checked(path, BENCH_KERNEL, combo, k_entry["samples"], min_samples)
+            kernel_s = _checked(path, names.kernel, combo, k_entry["samples"], min_samples)
         host_s = None
         if h_entry is not None and _status(h_entry["result"]) is None:
-            host_s = _checked(path, BENCH_HOST, combo, h_entry["samples"], 1)
+            host_s = _checked(path, names.host, combo, h_entry["samples"], 1)
         ratio_s, no_data = None, k_status
         if key.variant != REFERENCE:
             r_entry = ratio.get(combo)
             no_data = "missing" if r_entry is None else _status(r_entry["result"])
             if r_entry is not None and no_data is None:
-                ratio_s = _checked(path, BENCH_RATIO, combo, r_entry["samples"], min_samples)
+                ratio_s = _checked(path, names.ratio, combo, r_entry["samples"], min_samples)
                 reference = kernel.get((REFERENCE, key.dtype, key.shape))
-                _paired(path, combo, ratio_s, {key.variant: k_entry, REFERENCE: reference})
+                entries = {key.variant: k_entry, REFERENCE: reference}
+                _paired(path, combo, ratio_s, entries, names.ratio)
         points[key] = Point(
             key=key,
             ratio=ratio_s,
             kernel_s=kernel_s,
             host_s=host_s,
-            bandwidth_pct=_scalar(path, BENCH_BANDWIDTH, combo, bandwidth.get(combo)),
-            kernel_count=_scalar(path, BENCH_COUNT, combo, count.get(combo)),
-            compile_s=_scalar(path, BENCH_COMPILE, combo, compile_.get(combo)),
+            bandwidth_pct=_scalar(path, names.bandwidth, combo, bandwidth.get(combo)),
+            kernel_count=_scalar(path, names.kernels, combo, count.get(combo)),
+            compile_s=_scalar(path, names.compile, combo, compile_.get(combo)),
             no_data=no_data,
         )
     return points

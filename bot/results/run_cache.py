@@ -37,7 +37,8 @@ import numpy as np
 from bot.results.packed import PackedPoints
 from bot.results.types import CommitResults, PointKey, Provenance
 
-FORMAT = "perfbot-run-cache/4"
+_KEY_FIELDS = ("variant", "dtype", "shape", "fusion")
+FORMAT = "perfbot-run-cache/5"  # 5: keys carry the fusion (the catalog)
 
 
 def entry_path(
@@ -78,7 +79,7 @@ def _points(data: dict[str, Any], samples: np.ndarray[Any, Any]) -> PackedPoints
     that checking 100 runs of ~900 points each is a few whole-array tests, not a loop, and kept
     so (bot/results/packed.py: a Point is built when one is asked for)."""
     keys = data.get("keys")
-    if not isinstance(keys, list) or len(keys) != 3:
+    if not isinstance(keys, list) or len(keys) != len(_KEY_FIELDS):
         return None
     n = len(keys[0]) if isinstance(keys[0], list) else -1
     if n < 0 or not all(_strings(k, n) for k in keys):
@@ -172,7 +173,7 @@ def write_entry(path: Path, run: CommitResults) -> None:
         "provenance": None if prov is None else {"line": prov.line, "record": prov.record},
     }
     points = list(run.points.values())
-    data["keys"] = [[getattr(p.key, f) for p in points] for f in ("variant", "dtype", "shape")]
+    data["keys"] = [[getattr(p.key, f) for p in points] for f in _KEY_FIELDS]
     data["no_data"] = [p.no_data for p in points]
     lists = [(p.ratio, p.kernel_s, p.host_s) for p in points]
     data["lengths"] = _packed([-1 if x is None else len(x) for t in lists for x in t], "<i4")

@@ -7,7 +7,7 @@ result *is*, never on how asv lays it out on disk (docs/DATA.md); nothing here d
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -18,10 +18,13 @@ __all__ = [
     "BENCH_HOST",
     "BENCH_KERNEL",
     "BENCH_RATIO",
+    "CATALOG_SUITE",
+    "DEFAULT_FUSION",
     "REFERENCE",
     "REQUIRED",
     "SUITE",
     "BadInput",
+    "BenchNames",
     "CommitInfo",
     "CommitResults",
     "Point",
@@ -29,6 +32,7 @@ __all__ = [
     "Provenance",
     "RunCheck",
     "RunChecks",
+    "bench_names",
     "compared_keys",
 ]
 
@@ -42,6 +46,43 @@ BENCH_COMPILE = f"{SUITE}.RMSNormBackward.track_compile_time"
 #: The verdict needs these two; the others only add context to the comment.
 REQUIRED = (BENCH_RATIO, BENCH_KERNEL)
 REFERENCE = "nvfuser"
+#: The fusion every result, noise model and issue from before the catalog names.
+DEFAULT_FUSION = "rmsnorm_bwd"
+#: The asv module of every other fusion of the catalog: one class a fusion, named as it.
+CATALOG_SUITE = "bench_fusions"
+
+
+class BenchNames(NamedTuple):
+    """One fusion's asv benchmark names (docs/DATA.md)."""
+
+    ratio: str
+    kernel: str
+    host: str
+    bandwidth: str
+    kernels: str  # the kernel count
+    compile: str
+
+
+def bench_names(fusion: str) -> BenchNames:
+    """RMSNorm backward keeps the names it had before the catalog; every other fusion's are
+    ``bench_fusions.<fusion>.track_*``."""
+    if fusion == DEFAULT_FUSION:
+        return BenchNames(
+            BENCH_RATIO, BENCH_KERNEL, BENCH_HOST, BENCH_BANDWIDTH, BENCH_COUNT, BENCH_COMPILE
+        )
+    stem = f"{CATALOG_SUITE}.{fusion}.track_"
+    return BenchNames(*(stem + m for m in BENCH_METRICS))
+
+
+#: The metric names behind ``track_`` in a catalog fusion's class, in BenchNames' order.
+BENCH_METRICS = (
+    "ratio",
+    "kernel_time",
+    "host_time",
+    "bandwidth_pct",
+    "kernel_count",
+    "compile_time",
+)
 
 
 class BadInput(Exception):
@@ -55,11 +96,30 @@ class PointKey(NamedTuple):
     variant: str
     dtype: str
     shape: str
+    fusion: str = DEFAULT_FUSION
+
+    @property
+    def series(self) -> str:
+        """The variant within its fusion: ``thunder-prims`` for RMSNorm backward (its names
+        from before the catalog), ``softmax_bwd:thunder-prims`` for another fusion. Noise
+        pools and geometric means are per series."""
+        return self.variant if self.fusion == DEFAULT_FUSION else f"{self.fusion}:{self.variant}"
 
     @property
     def label(self) -> str:
-        """The name thresholds are matched against, e.g. ``thunder-prims/bfloat16/2048x8192``."""
-        return f"{self.variant}/{self.dtype}/{self.shape}"
+        """The name thresholds are matched against, e.g. ``thunder-prims/bfloat16/2048x8192``
+        (RMSNorm backward) or ``softmax_bwd:thunder-prims/bfloat16/16384x4096``."""
+        return f"{self.series}/{self.dtype}/{self.shape}"
+
+    @property
+    def point(self) -> str:
+        """The point's key in a provenance record (benchmarks/rmsnorm_bwd/config.point_key)."""
+        at = f"{self.dtype}/{self.shape}"
+        return at if self.fusion == DEFAULT_FUSION else f"{self.fusion}/{at}"
+
+    def reference(self) -> PointKey:
+        """The hand-written fusion's key at this point."""
+        return self._replace(variant=REFERENCE)
 
 
 @dataclass(frozen=True)
@@ -94,7 +154,7 @@ class Provenance:
     def point_error(self, key: PointKey) -> str | None:
         """Why the suite recorded no data for a point, where it says so."""
         point = self.record.get("points", {})
-        point = point.get(f"{key.dtype}/{key.shape}") if isinstance(point, Mapping) else None
+        point = point.get(key.point) if isinstance(point, Mapping) else None
         if not isinstance(point, Mapping):
             return None
         if point.get("error"):
@@ -161,7 +221,17 @@ class CommitResults:
         return sorted(k for k in self.points if k.variant != REFERENCE)
 
     def reference(self, key: PointKey) -> Point | None:
-        return self.points.get(PointKey(REFERENCE, key.dtype, key.shape))
+        return self.points.get(key.reference())
+
+    def fusions(self) -> tuple[str, ...]:
+        """The fusions with points here, RMSNorm backward first, then by name."""
+        found = {k.fusion for k in self.points}
+        return tuple(sorted(found, key=lambda f: (f != DEFAULT_FUSION, f)))
+
+    def of_fusion(self, fusion: str) -> CommitResults:
+        """This run with one fusion's points only (each fusion is judged on its own)."""
+        points = {k: p for k, p in self.points.items() if k.fusion == fusion}
+        return replace(self, points=points)
 
 
 @dataclass(frozen=True)
