@@ -17,7 +17,7 @@ from pathlib import Path
 
 from bot.fusion.hints import build_hints
 from bot.fusion.read import read_side
-from bot.results.types import BadInput, CommitResults
+from bot.results.types import DEFAULT_FUSION, BadInput, CommitResults
 from bot.tell.machines import MachineReport
 
 
@@ -32,7 +32,8 @@ def _beside(runs: tuple[CommitResults, ...]) -> Path | None:
 def with_hints(
     reports: list[MachineReport], given: tuple[Path | None, Path | None]
 ) -> list[MachineReport]:
-    compared = [m for m in reports if m.verdict is not None]
+    # The captures are RMSNorm backward's (benchmarks/rmsnorm_bwd/capture.py).
+    compared = [m for m in reports if m.verdict is not None and m.fusion == DEFAULT_FUSION]
     if any(given) and not all(given):
         raise BadInput("give both --captures-base and --captures-head, or neither")
     if all(given) and len(compared) != 1:
@@ -42,7 +43,7 @@ def with_hints(
         )
     out = []
     for m in reports:
-        if m.verdict is None:
+        if m.verdict is None or m.fusion != DEFAULT_FUSION:
             out.append(m)
             continue
         base_dir, head_dir = given if all(given) else (_beside(m.base_runs), _beside(m.head_runs))

@@ -45,6 +45,7 @@ def load(sel: Selection, env: Mapping[str, str]) -> Loaded:
     from bot.config import Config
     from bot.decide.verdict import decide, model_fits
     from bot.results.machines import load_machines
+    from bot.results.types import fusions_of
     from bot.tell.machines import MachineReport
 
     with step("load configuration", ExitCode.USAGE):
@@ -69,13 +70,16 @@ def load(sel: Selection, env: Mapping[str, str]) -> Loaded:
                 others = ", ".join(sorted(models))
                 why = f"no noise model for machine {m.machine} (perfbot.toml names {others})"
             uncalibrated = None if used is not None or s.judge_without_noise_model else why
-            verdict = decide(m.base_runs, m.head_runs, config.verdict, model)
-            verdict = replace(verdict, notes=(*verdict.notes, *m.notes, *warnings))
-            reports.append(
-                MachineReport(
-                    m.machine, verdict, m.base_runs, m.head_runs, uncalibrated=uncalibrated
+            for fusion in fusions_of((*m.base_runs, *m.head_runs)):  # each judged on its own
+                base = tuple(r.of_fusion(fusion) for r in m.base_runs)
+                head = tuple(r.of_fusion(fusion) for r in m.head_runs)
+                verdict = decide(base, head, config.verdict, model)
+                verdict = replace(verdict, notes=(*verdict.notes, *m.notes, *warnings))
+                reports.append(
+                    MachineReport(
+                        m.machine, verdict, base, head, uncalibrated=uncalibrated, fusion=fusion
+                    )
                 )
-            )
     with step("read fusion captures", ExitCode.BAD_INPUT):
         reports = with_hints(reports, sel.captures)
     first = next(r for r in reports if r.verdict is not None)

@@ -72,11 +72,12 @@ def check_machines(reports: Sequence[MachineReport], limit: int) -> None:
     than the configured runner kinds could have measured: each machine is a section of the
     comment and may be a section of the alert, so the bound on machines bounds what one run
     posts."""
-    if len(reports) > limit:
-        names = ", ".join(quoted(m.machine, 60) for m in reports[:10])
-        more = f" and {len(reports) - 10} more" if len(reports) > 10 else ""
+    machines = list(dict.fromkeys(m.machine for m in reports))  # a report a fusion each
+    if len(machines) > limit:
+        names = ", ".join(quoted(m, 60) for m in machines[:10])
+        more = f" and {len(machines) - 10} more" if len(machines) > 10 else ""
         raise ValueError(
-            f"{len(reports)} machines in the results ({names}{more}), more than "
+            f"{len(machines)} machines in the results ({names}{more}), more than "
             f"[results] max_machines = {limit}: nothing was posted"
         )
 
@@ -86,18 +87,18 @@ def neutral_reasons(reports: Sequence[MachineReport]) -> list[str]:
     out = []
     for m in reports:
         if m.verdict is None:
-            out.append(f"{m.machine} not compared")
+            out.append(f"{m.where} not compared")
         elif m.uncalibrated:
-            out.append(f"{m.machine} uncalibrated (no noise model)")
+            out.append(f"{m.machine} uncalibrated (no noise model)")  # the machine's model
         elif m.held:
-            out.append(f"runner check failed on {m.machine}")
+            out.append(f"runner check failed on {m.machine}")  # the machine's check
         elif m.drift:
-            out.append(f"the runner drifted on {m.machine}: re-run")
+            out.append(f"the runner drifted on {m.where}: re-run")
         elif m.verdict.overall == "unsure":
-            out.append(f"unsure on {m.machine}: more repeats would settle it")
+            out.append(f"unsure on {m.where}: more repeats would settle it")
         elif m.verdict.overall == "inconclusive (no data)":
-            out.append(f"no data on {m.machine}")
-    return out
+            out.append(f"no data on {m.where}")
+    return list(dict.fromkeys(out))  # a machine's words once, not once a fusion
 
 
 def _alert(
@@ -105,21 +106,23 @@ def _alert(
 ) -> tuple[Alert, IssueSpec]:
     assert ctx.repo is not None and ctx.pr is not None
     cfg, reports = got.config, got.reports()
-    judged = {m.machine: m.verdict for m in reports if m.gates and m.verdict is not None}
-    hinted = {m.machine: (m.hints.attribution.owner if m.hints else None) for m in reports}
+    # A section is one guard of one fusion on one machine: keyed by the unit (the machine
+    # alone for RMSNorm backward, as before the catalog).
+    judged = {m.unit: m.verdict for m in reports if m.gates and m.verdict is not None}
+    hinted = {m.unit: (m.hints.attribution.owner if m.hints else None) for m in reports}
     alert = build_alert(
         judged,
         hinted,
-        [m.machine for m in reports if not m.gates],
+        [m.unit for m in reports if not m.gates],
         key=pr_key(ctx.repo, ctx.pr),
         configured=cfg.issue_repos,
         pr_repo=ctx.repo,
         previous=previous,
-        builds={m.machine: m.builds for m in reports},
+        builds={m.unit: m.builds for m in reports},
         link=cfg.alerts.link,
     )
-    hints = {m.machine: m.hints for m in reports}
-    sides = {m.machine: (m.base, m.head) for m in reports}
+    hints = {m.unit: m.hints for m in reports}
+    sides = {m.unit: (m.base, m.head) for m in reports}
     return alert, alert_spec(alert, judged, ctx, hints, cfg.issue_label, sides)
 
 

@@ -49,6 +49,7 @@ def _checks(m: MachineReport) -> list[dict[str, object]]:
 def machine_json(m: MachineReport) -> dict[str, object]:
     return {
         "machine": m.machine,
+        "fusion": m.fusion,
         "compared": m.verdict is not None,
         "not_compared": m.missing,
         "overall": m.verdict.overall if m.verdict else "not compared",

@@ -34,6 +34,7 @@ __all__ = [
     "RunChecks",
     "bench_names",
     "compared_keys",
+    "fusions_of",
 ]
 
 SUITE = "bench_rmsnorm_bwd"
@@ -240,6 +241,12 @@ class CommitInfo:
     commit: str
     date: int
     thunder_variant: str | None
+
+
+def fusions_of(runs: Sequence[CommitResults]) -> tuple[str, ...]:
+    """Every fusion with points in any of the runs: RMSNorm backward first, then by name."""
+    found = {f for r in runs for f in r.fusions()}
+    return tuple(sorted(found, key=lambda f: (f != DEFAULT_FUSION, f))) or (DEFAULT_FUSION,)
 
 
 def compared_keys(base: CommitResults, head: CommitResults) -> Sequence[PointKey]:

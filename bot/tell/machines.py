@@ -19,7 +19,8 @@ from bot.alert.control import Drift, drifted
 from bot.decide.types import Verdict
 from bot.decide.unjudged import unjudged
 from bot.fusion.hints import Hints
-from bot.results.types import CommitResults, Provenance, RunCheck
+from bot.fusion.names import fusion_title, unit_key
+from bot.results.types import DEFAULT_FUSION, CommitResults, Provenance, RunCheck
 from bot.tell.markdown import escape_md
 
 __all__ = [
@@ -57,6 +58,23 @@ class MachineReport:
     hints: Hints | None = None  # what changed inside the fusion, when both sides were captured
     #: Why no noise model covers this machine (it is shown, not judged), or None.
     uncalibrated: str | None = None
+    #: The fusion of the catalog this verdict is of: each fusion is judged on its own.
+    fusion: str = DEFAULT_FUSION
+
+    @property
+    def unit(self) -> str:
+        """The key of this fusion on this machine (alert sections, the comment's memory)."""
+        return unit_key(self.machine, self.fusion)
+
+    @property
+    def title(self) -> str:
+        """The fusion as a person reads it: "Softmax backward"."""
+        return fusion_title(self.fusion)
+
+    @property
+    def where(self) -> str:
+        """The machine, and the fusion when it is not RMSNorm backward: for plain words."""
+        return self.machine if self.fusion == DEFAULT_FUSION else f"{self.machine} ({self.title})"
 
     @property
     def base(self) -> Provenance | None:

@@ -1,0 +1,32 @@
+"""A fusion's name as a person reads it (pure). The keys are the suite's
+(benchmarks/fusions/catalog.py); the bot does not import the suite, so it keeps the words."""
+
+from __future__ import annotations
+
+from bot.results.types import DEFAULT_FUSION
+
+_MATH = {
+    "rmsnorm": "RMSNorm",
+    "layernorm": "LayerNorm",
+    "dropout_rmsnorm": "Dropout+RMSNorm",
+    "dropout_layernorm": "Dropout+LayerNorm",
+    "softmax": "Softmax",
+    "gelu": "Bias+GELU",
+    "silu_mul": "SiLU·mul",
+}
+_DIRECTION = {"fwd": "forward", "bwd": "backward"}
+
+
+def fusion_title(fusion: str) -> str:
+    """``softmax_bwd`` -> "Softmax backward"; a name it does not know is shown as it is."""
+    math, _, direction = fusion.rpartition("_")
+    if math in _MATH and direction in _DIRECTION:
+        return f"{_MATH[math]} {_DIRECTION[direction]}"
+    return fusion
+
+
+def unit_key(machine: str, fusion: str) -> str:
+    """What an alert section and the comment's memory name one fusion on one machine: the
+    machine alone for RMSNorm backward (the keys from before the catalog), else
+    ``machine:fusion``."""
+    return machine if fusion == DEFAULT_FUSION else f"{machine}:{fusion}"
