@@ -158,6 +158,7 @@ def cmd_noise(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) ->
         config_path=args.config,
         json_path=args.json,
         model_path=args.write_model,
+        extend_path=args.extend,
     )
 
 

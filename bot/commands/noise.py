@@ -16,11 +16,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
+from bot.commands.noise_file import read_noise_model
 from bot.commands.steps import emit_json, step, write_json_atomically
 from bot.config import Config
 from bot.decide.config_check import check_gating
 from bot.decide.noise import report_text
-from bot.decide.noise_model import fit, to_json
+from bot.decide.noise_model import extended, fit, to_json
 from bot.exitcodes import ExitCode
 from bot.results.locate import expand_repeats, list_commits, load_commit
 from bot.results.types import REFERENCE, BadInput, CommitResults
@@ -101,6 +102,7 @@ def run_noise(
     config_path: Path | None,
     json_path: Path | None = None,
     model_path: Path | None = None,
+    extend_path: Path | None = None,
 ) -> int:
     with step("load configuration", ExitCode.USAGE):
         config = Config.from_env(env, config_path)
@@ -113,6 +115,9 @@ def run_noise(
         check_gating(s, runs)
     with step("fit the between-run noise model", ExitCode.BAD_INPUT):
         model = fit(runs, keep=lambda v: s.is_gating(v) or v == REFERENCE)
+    if extend_path is not None:
+        with step(f"extend {extend_path}", ExitCode.BAD_INPUT):
+            model = extended(read_noise_model(extend_path), model)
     if model_path is not None:
         with step(f"write {model_path}", ExitCode.USAGE):
             write_json_atomically(model_path, to_json(model))

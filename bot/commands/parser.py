@@ -195,6 +195,13 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
         metavar="FILE",
         help="write the model as JSON to FILE, for perfbot.toml's [verdict] noise_model",
     )
+    p.add_argument(
+        "--extend",
+        type=Path,
+        metavar="MODEL",
+        help="keep every entry of the model in MODEL and add what these runs fit that it "
+        "lacks (a fusion new to the catalog): written with --write-model",
+    )
     json_option(p, "the model")
 
     p = add(

@@ -45,7 +45,7 @@ def report_text(runs: Sequence[CommitResults], model: NoiseModel, s: VerdictSett
     ]
 
     def shown(label: str) -> bool:
-        variant = label.split(":", 1)[1].split("/", 1)[0]
+        variant = label.split("/", 1)[0].rsplit(":", 1)[1]  # kind:[fusion:]variant/...
         return s.is_gating(variant) or variant == REFERENCE
 
     gating = {label: n for label, n in model.series.items() if shown(label)}

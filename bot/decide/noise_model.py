@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from bot.decide.stats import PRIOR_DF as STATS_PRIOR_DF
 from bot.decide.stats import Between, RunStat, aggregate, run_stat
-from bot.results.types import REFERENCE, BadInput, CommitResults, PointKey
+from bot.results.types import DEFAULT_FUSION, REFERENCE, BadInput, CommitResults, PointKey
 
 Kind = Literal["ratio", "kernel"]
 KINDS: tuple[Kind, ...] = ("ratio", "kernel")
@@ -90,6 +90,13 @@ class NoiseModel:
     pool: Mapping[str, float]  # "kind:variant" -> pooled tau^2
     series: Mapping[str, SeriesNoise]
     aggregates: Mapping[str, AggregateNoise] = field(default_factory=dict)
+    #: The A/A runs of the fusions added by :func:`extended`, per fusion: their series came
+    #: from these runs, not from ``runs``.
+    fusion_runs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def runs_for(self, fusion: str) -> tuple[str, ...]:
+        """The A/A runs behind ``fusion``'s series."""
+        return self.fusion_runs.get(fusion, self.runs)
 
     def between(self, kind: Kind, key: PointKey) -> Between:
         s = self.series.get(series_label(kind, key))
@@ -180,12 +187,45 @@ def fit(
     )
 
 
+def extended(kept: NoiseModel, new: NoiseModel) -> NoiseModel:
+    """``kept`` with what ``new`` fitted that it lacks: a fusion new to the catalog gets its
+    series from its own A/A runs while every entry already in use (and the verdicts made with
+    it) stays as it was; ``fusion_runs`` names the runs each added fusion was fitted on."""
+    if (new.machine, new.calls_per_sample) != (kept.machine, kept.calls_per_sample):
+        raise BadInput(
+            f"the model to extend is for {kept.machine} at {kept.calls_per_sample} call(s) per "
+            f"sample; these runs are {new.machine} at {new.calls_per_sample}"
+        )
+    fusions = {_fusion_of(label) for label in new.series} - {
+        _fusion_of(label) for label in kept.series
+    }
+    return replace(
+        kept,
+        fusion_runs={**dict.fromkeys(sorted(fusions), new.runs), **kept.fusion_runs},
+        pool={**new.pool, **kept.pool},
+        series={**new.series, **kept.series},
+        aggregates={**new.aggregates, **kept.aggregates},
+    )
+
+
+def _fusion_of(label: str) -> str:
+    """A series label's fusion: ``kind:fusion:variant/...``, or RMSNorm backward's
+    ``kind:variant/...``."""
+    parts = label.split("/", 1)[0].split(":")
+    return parts[1] if len(parts) == 3 else DEFAULT_FUSION
+
+
 def to_json(model: NoiseModel) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
         "machine": model.machine,
         "calls_per_sample": model.calls_per_sample,
         "runs": list(model.runs),
+        **(
+            {"fusion_runs": {f: list(r) for f, r in model.fusion_runs.items()}}
+            if model.fusion_runs
+            else {}
+        ),
         "prior_df": model.prior_df,
         "pool": dict(model.pool),
         "series": {
@@ -275,4 +315,8 @@ def from_json(data: Any, where: str) -> NoiseModel:
         pool=pool,
         series=series,
         aggregates=aggregates,
+        fusion_runs={
+            str(f): _texts(f"{where}: fusion_runs.{f}", r)
+            for f, r in _table(f"{where}: fusion_runs", data.get("fusion_runs", {})).items()
+        },
     )

@@ -44,7 +44,7 @@ from bot.decide.rules import (
 from bot.decide.types import Guard, GuardKind, PointVerdict, State, VariantSummary, Verdict
 from bot.decide.wording import guard_summary
 from bot.results.tiled import tiled_words
-from bot.results.types import CommitResults, PointKey
+from bot.results.types import DEFAULT_FUSION, CommitResults, PointKey
 
 Aggs = tuple[VariantSummary, ...]
 
@@ -83,7 +83,9 @@ def model_fits(model: NoiseModel | None, runs: Runs) -> tuple[NoiseModel | None,
             f"the noise model is for {model.calls_per_sample} call(s) per sample, these runs "
             f"have {', '.join(sorted(map(str, calls)))}: not used"
         )
-    return model, f"between-run noise from {len(model.runs)} A/A runs on {model.machine}"
+    fusion = next((k.fusion for r in runs for k in r.points), DEFAULT_FUSION)
+    used = len(model.runs_for(fusion))
+    return model, f"between-run noise from {used} A/A runs on {model.machine}"
 
 
 def decide(

@@ -25,13 +25,51 @@ MODEL_RUNS = [
 ]
 
 
+#: The catalog's A/A runs (data/h200-catalog/README.md): the model's other fusions come from
+#: these, added with --extend; RMSNorm backward's entries stay those of MODEL_RUNS.
+CATALOG = ROOT / "data" / "h200-catalog"
+CATALOG_RUNS = [
+    CATALOG / "aa",
+    CATALOG / "pair" / "rep-2",
+    CATALOG / "aa2",
+    CATALOG / "pair" / "rep-1",
+]
+
+
 def test_shipped_model_is_what_the_recorded_runs_give(tmp_path: Path) -> None:
     argv = [str(a) for d in MODEL_RUNS for a in ("--results", d)]
+    rmsnorm = tmp_path / "rmsnorm.json"
+    assert cli.main(["noise", *argv, "--write-model", str(rmsnorm)], env={}) == 0
+    argv = [str(a) for d in CATALOG_RUNS for a in ("--results", d)]
     out = tmp_path / "model.json"
-    assert cli.main(["noise", *argv, "--write-model", str(out)], env={}) == 0
+    extend = ["--extend", str(rmsnorm), "--write-model", str(out)]
+    assert cli.main(["noise", *argv, *extend], env={}) == 0
     shipped = Config.from_env({}, ROOT / "perfbot.toml").verdict.noise_model
     assert shipped == ROOT / "noise" / "nvidia-h200.json"
     assert json.loads(out.read_text()) == json.loads(shipped.read_text())
+
+
+def test_extending_keeps_every_entry_and_names_the_new_fusions_runs(tmp_path: Path) -> None:
+    """A fusion new to the catalog gets its own series; RMSNorm backward's (and the verdicts
+    made with them) do not move, and each verdict names the runs behind its own fusion."""
+    from bot.decide.noise_model import from_json
+
+    argv = [str(a) for d in MODEL_RUNS for a in ("--results", d)]
+    rmsnorm = tmp_path / "rmsnorm.json"
+    assert cli.main(["noise", *argv, "--write-model", str(rmsnorm)], env={}) == 0
+    argv = [str(a) for d in CATALOG_RUNS for a in ("--results", d)]
+    out = tmp_path / "model.json"
+    extend = ["--extend", str(rmsnorm), "--write-model", str(out)]
+    assert cli.main(["noise", *argv, *extend], env={}) == 0
+    kept, grown = json.loads(rmsnorm.read_text()), json.loads(out.read_text())
+    for table in ("series", "pool", "aggregates"):
+        assert {k: grown[table][k] for k in kept[table]} == kept[table]
+    added = set(grown["series"]) - set(kept["series"])
+    assert added and all(label.split("/")[0].count(":") == 2 for label in added)
+    assert grown["runs"] == kept["runs"]
+    model = from_json(grown, "model")
+    assert len(model.runs_for("softmax_bwd")) == 4
+    assert model.runs_for("rmsnorm_bwd") == tuple(kept["runs"])
 
 
 def test_cli_noise_prints_the_model_and_refuses_a_lone_run(
