@@ -98,7 +98,9 @@ def decide(
     b_runs = (base,) if isinstance(base, CommitResults) else tuple(base)
     h_runs = (head,) if isinstance(head, CommitResults) else tuple(head)
     used, model_note = model_fits(model, (*b_runs, *h_runs))
-    contenders = sorted({k for r in (*b_runs, *h_runs) for k in r.contenders()})
+    contenders = sorted(
+        {k for r in (*b_runs, *h_runs) for k in r.contenders() if _measured(k, (*b_runs, *h_runs))}
+    )
     references = sorted({k.reference() for k in contenders})
     gating = [k for k in contenders if s.is_gating(k.variant)]
     context = [k for k in contenders if not s.is_gating(k.variant)]
@@ -163,6 +165,15 @@ def decide(
         runs=(len(b_runs), len(h_runs)),
         model=model_note,
         levels=ratio_level(gating_rows, ratio.aggregates, s.effect),
+    )
+
+
+def _measured(key: PointKey, runs: Runs) -> bool:
+    """Whether any run measured the point or failed at it: a variant that no run measured
+    by choice (the context baselines a PR leaves out of the catalog's fusions) is no news."""
+    return any(
+        (p := r.points.get(key)) is not None and p.no_data not in ("skipped", "missing")
+        for r in runs
     )
 
 

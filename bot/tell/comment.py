@@ -9,12 +9,14 @@ whose runner check failed, or that no noise model covers, says so first and does
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from bot.alert.status import CONTEXT
 from bot.tell.context import Context, doc_link
+from bot.tell.level import level_text
 from bot.tell.machines import (
+    ORDER,
     MachineReport,
     check_notes,
     check_warning,
@@ -34,15 +36,18 @@ __all__ = ["MARKER", "AlertPart", "Context", "comment_view", "render_report"]
 MARKER = "<!-- fusion-perfbot:rmsnorm-bwd -->"
 
 
-def _machine(m: MachineReport, ctx: Context, *, full: bool, script: bool) -> MachineView:
+def _machine(
+    m: MachineReport, ctx: Context, *, full: bool, script: bool, name: str | None = None
+) -> MachineView:
+    name = name or m.machine
     if m.verdict is None:
         why = escape_md(m.missing or "one side only", 300)
-        return MachineView(escape_md(m.machine, 100), "not compared", "⚫", "", not_compared=why)
+        return MachineView(escape_md(name, 100), "not compared", "⚫", "", not_compared=why)
     view = machine_view(
         shown(m),
         m.base,
         m.head,
-        name=m.machine,
+        name=name,
         warning=[*uncalibrated_warning(m), *check_warning(m), *drift_warning(m)],
         notes=check_notes(m),
         hints=m.hints,
@@ -62,8 +67,12 @@ def _rerun_why(m: MachineReport) -> str | None:
     return m.drift.short if m.drift is not None else m.held
 
 
-def _headline(reports: Sequence[MachineReport]) -> tuple[str, str]:
-    """(icon, words): one machine's own headline, or the worst state and who has it."""
+def _headline(
+    reports: Sequence[MachineReport], name: Callable[[MachineReport], str] | None = None
+) -> tuple[str, str]:
+    """(icon, words): one machine's own headline, or the worst state and who has it (a
+    catalog that did not move says so without naming every fusion)."""
+    name = name or (lambda m: m.machine)
     compared = [m for m in reports if m.verdict is not None]
     if len(reports) == 1 and compared:
         v = shown(compared[0])
@@ -71,10 +80,52 @@ def _headline(reports: Sequence[MachineReport]) -> tuple[str, str]:
     worst = worst_state(reports)
     having = [m for m in compared if shown(m).overall == worst]
     lead = headline(shown(having[0])) if having else STATE_WORDS.get(worst, worst)
+    if _is_catalog(reports) and all(_quiet(m) for m in reports):
+        return ICON.get(worst, "⚫"), lead
     names = ", ".join(
-        escape_md(m.machine, 100) + (" (not gating)" if m.not_gating else "") for m in having
+        escape_md(name(m), 100) + (" (not gating)" if m.not_gating else "") for m in having
     )
     return ICON.get(worst, "⚫"), f"{lead} on {names}" if names else lead
+
+
+def _is_catalog(reports: Sequence[MachineReport]) -> bool:
+    """More than one fusion: the comment is the catalog's (bot/tell/machines.py)."""
+    return len({m.fusion for m in reports}) > 1
+
+
+def _quiet(m: MachineReport) -> bool:
+    """A fusion the catalog's comment tells in its one "no change" line: judged, unmoved."""
+    return m.verdict is not None and m.gates and shown(m).overall == "no change"
+
+
+def _namer(reports: Sequence[MachineReport]) -> Callable[[MachineReport], str]:
+    """How the comment names a report: its machine; in a catalog its fusion, and the machine
+    too when there are several."""
+    if not _is_catalog(reports):
+        return lambda m: m.machine
+    if len({m.machine for m in reports}) == 1:
+        return lambda m: m.title
+    return lambda m: f"{m.title} on {m.machine}"
+
+
+def _catalog_parts(
+    reports: Sequence[MachineReport], name: Callable[[MachineReport], str]
+) -> tuple[list[MachineReport], str, tuple[str, ...]]:
+    """The fusions that moved (worst first), the line for the rest, and every fusion's level
+    (a line each, for a fold): a catalog that did not move needs one screen to say so."""
+    moved = [m for m in reports if not _quiet(m)]
+    moved.sort(key=lambda m: ORDER.index(shown(m).overall) if m.verdict is not None else 99)
+    quiet = [name(m) for m in reports if _quiet(m)]
+    line = ""
+    if quiet:
+        names = escape_md(", ".join(quiet), 1500)
+        line = f"⚪ {len(quiet)} fusion{'s' * (len(quiet) > 1)}: no change ({names})"
+    levels = tuple(
+        f"- {escape_md(name(m), 100)} · {text}"
+        for m in reports
+        if m.verdict is not None and (text := level_text(shown(m)))
+    )
+    return moved, line, levels
 
 
 def _footer(ctx: Context, part: AlertPart | None) -> str:
@@ -97,7 +148,8 @@ def comment_view(
     full: bool = False,
     script: bool = True,
 ) -> CommentView:
-    icon, words = _headline(reports)
+    name = _namer(reports)
+    icon, words = _headline(reports, name)
     if part is not None and part.ack.holds and words.startswith(("Regressed", "Broken")):
         icon, words = "☑️", f"Acknowledged ({words[0].lower()}{words[1:]})"
     gating = [m for m in reports if m.verdict is not None and m.gates]
@@ -111,12 +163,19 @@ def comment_view(
         has_reproducer=hinted and script,
         provenance=(gating[0].base, gating[0].head) if gating else (None, None),
         filed=bool(part and part.issues),
-        not_gating=[why for m in reports if m.verdict is not None and (why := _rerun_why(m))],
+        not_gating=list(
+            dict.fromkeys(why for m in reports if m.verdict is not None and (why := _rerun_why(m)))
+        ),
     )
-    machines = [_machine(m, ctx, full=full, script=script) for m in reports]
+    levels: tuple[str, ...] = ()
+    parts, quiet = list(reports), ""
+    catalog = _is_catalog(reports)
+    if catalog:
+        parts, quiet, levels = _catalog_parts(reports, name)
+    machines = [_machine(m, ctx, full=full, script=script, name=name(m)) for m in parts]
     if len(machines) > 1:  # the rows and the reproducer once: a gating machine's, if any
         with_rows = [i for i, m in enumerate(machines) if m.lead is not None]
-        gating_rows = [i for i in with_rows if reports[i].gates]
+        gating_rows = [i for i in with_rows if parts[i].gates]
         first = next(iter(gating_rows or with_rows), None)
         machines = [m if i == first else _second(m) for i, m in enumerate(machines)]
     return CommentView(
@@ -125,6 +184,9 @@ def comment_view(
         headline=words,
         machines=tuple(machines),
         several=len(reports) > 1,
+        title=f"{len({m.fusion for m in reports})} fusions" if catalog else "RMSNorm backward",
+        quiet=quiet,
+        levels=levels,
         alert=tuple(alert_lines(part)) if part else (),
         steps=tuple(steps),
         footer=_footer(ctx, part),

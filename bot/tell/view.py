@@ -112,6 +112,12 @@ class CommentView:
     footer: str = ""
     hidden: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: What the heading names: the fusion, or the catalog ("14 fusions").
+    title: str = "RMSNorm backward"
+    #: The catalog's fusions that did not move, in one line ("12 fusions: no change: ...").
+    quiet: str = ""
+    #: The catalog's every fusion's ratio level, a line each (a fold).
+    levels: tuple[str, ...] = ()
 
 
 def worst_guard(v: Verdict) -> Guard | None:
