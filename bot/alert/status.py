@@ -23,6 +23,7 @@ from typing import Literal
 
 from bot.alert.ack import AckDecision
 from bot.alert.model import Alert, moved_words
+from bot.fusion.names import unit_words
 
 StatusKind = Literal["success", "failure", "neutral", "acknowledged"]
 CONTEXT = "perfbot/rmsnorm-bwd"
@@ -49,7 +50,7 @@ def _worst_words(alert: Alert) -> str:
     assert pick is not None  # a regressed alert has a section
     more = len(alert.sections) - 1
     extra = f" (+{more} more)" if more else ""
-    return f"{moved_words(pick.guard, pick.size)} on {pick.machine}{extra}"
+    return f"{moved_words(pick.guard, pick.size)} on {unit_words(pick.machine)}{extra}"
 
 
 def commit_status(alert: Alert, ack: AckDecision, neutral: Sequence[str]) -> Status:

@@ -30,6 +30,16 @@ DEMO_RESULTS = (
     REPO_ROOT / "data" / "h200" / "results",
     REPO_ROOT / "data" / "h200-smoke" / "results",
 )
+#: The default demo: the whole catalog on the H200, 2 repeats a side as a PR runs it, stock
+#: against a head whose Thunder Bias+GELU backward is 5% slower (data/h200-catalog/README.md).
+DEMO_CATALOG = (
+    REPO_ROOT / "data" / "h200-catalog" / "pair" / "rep-1",
+    REPO_ROOT / "data" / "h200-catalog" / "pair" / "rep-2",
+)
+DEMO_CATALOG_PAIR = (
+    "6a438ce967f8e234f948f873364a4e17933c7a4c",
+    "e0cdef8e0a8c185212180a0ad7ba90188ea6f23a",
+)
 DEMO_REPO = "Lightning-AI/lightning-thunder"
 #: The demo pair's two states, captured (bot/fusion): stock Thunder 0.2.6 and unfused-backward.
 DEMO_CAPTURES: tuple[Path | None, Path | None] = (
@@ -56,14 +66,16 @@ def run_demo(
     from bot.github.fake import BOT_LOGIN, BOT_TOKEN, HUMAN_LOGIN, start_server
 
     with step("pick the demo commits", ExitCode.USAGE):
-        default = not results and base is None and head is None
-        if not results:
-            results = [next((d for d in DEMO_RESULTS if d.is_dir()), DEMO_RESULTS[0])]
         if (base is None) != (head is None):
             raise ConfigError("give both --base and --head, or neither")
+        if not results and base is None and all(d.is_dir() for d in DEMO_CATALOG):
+            results, (base, head) = list(DEMO_CATALOG), DEMO_CATALOG_PAIR
+        if not results:
+            results = [next((d for d in DEMO_RESULTS if d.is_dir()), DEMO_RESULTS[0])]
         if base is None or head is None:
             base, head = demo_pair(results[0])
-            if default and results[0] == DEMO_RESULTS[0] and captures == (None, None):
+            plain = [Path(r).resolve() for r in results] == [DEMO_RESULTS[0]]
+            if plain and captures == (None, None):
                 # The same two states (stock Thunder 0.2.6 and its unfused-backward state), same
                 # H200 and stack, captured in a later call: data/README.md, h200-captures/.
                 captures = DEMO_CAPTURES

@@ -30,3 +30,15 @@ def unit_key(machine: str, fusion: str) -> str:
     machine alone for RMSNorm backward (the keys from before the catalog), else
     ``machine:fusion``."""
     return machine if fusion == DEFAULT_FUSION else f"{machine}:{fusion}"
+
+
+def unit_fusion(unit: str) -> str:
+    """The fusion a unit key names (:func:`unit_key`)."""
+    return unit.partition(":")[2] or DEFAULT_FUSION
+
+
+def unit_words(unit: str) -> str:
+    """A unit key for people: ``nvidia-h200`` stays, ``nvidia-h200:gelu_bwd`` reads "Bias+GELU
+    backward on nvidia-h200"."""
+    machine, _, fusion = unit.partition(":")
+    return f"{fusion_title(fusion)} on {machine}" if fusion else machine

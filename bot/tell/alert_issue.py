@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from bot.alert.model import Alert, moved_words
 from bot.decide.types import Verdict
 from bot.fusion.hints import Hints
+from bot.fusion.names import fusion_title, unit_fusion
 from bot.results.types import Provenance
 from bot.tell.context import Context, pr_ref
 from bot.tell.issue import IssueSpec, title_text
@@ -35,11 +36,14 @@ def alert_title(alert: Alert, ctx: Context) -> str:
     more = len(alert.sections) - 1
     extra = f" (and {more} more)" if more else ""
     moved = moved_words(worst.guard, worst.size)
-    return title_text(f"RMSNorm backward: {moved}{extra} in {pr_ref(ctx)}")
+    fusion = fusion_title(unit_fusion(worst.machine))
+    return title_text(f"{fusion}: {moved}{extra} in {pr_ref(ctx)}")
 
 
 def linked_title(alert: Alert, ctx: Context) -> str:
-    return title_text(f"RMSNorm backward slower in {pr_ref(ctx)} (tracked in {alert.owner})")
+    worst = alert.worst
+    fusion = fusion_title(unit_fusion(worst.machine)) if worst else "RMSNorm backward"
+    return title_text(f"{fusion} slower in {pr_ref(ctx)} (tracked in {alert.owner})")
 
 
 def alert_body(

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from bot.alert.status import CONTEXT
 from bot.tell.context import Context, doc_link
+from bot.tell.level import PREFIX as LEVEL_PREFIX
 from bot.tell.level import level_text
 from bot.tell.machines import (
     ORDER,
@@ -120,8 +121,8 @@ def _catalog_parts(
     if quiet:
         names = escape_md(", ".join(quiet), 1500)
         line = f"⚪ {len(quiet)} fusion{'s' * (len(quiet) > 1)}: no change ({names})"
-    levels = tuple(
-        f"- {escape_md(name(m), 100)} · {text}"
+    levels = tuple(  # the fold's summary names what the figures are
+        f"- {escape_md(name(m), 100)}: {text.removeprefix(f'{LEVEL_PREFIX}: ')}"
         for m in reports
         if m.verdict is not None and (text := level_text(shown(m)))
     )

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from bot.alert.model import Alert, moved_words
 from bot.decide.types import Guard, Verdict
 from bot.fusion.hints import Hints
+from bot.fusion.names import unit_words
 from bot.results.limits import REPOSITORY
 from bot.results.types import Provenance
 from bot.tell.context import Context, doc_link, pr_ref
@@ -84,7 +85,7 @@ def _sections(
         out.append(
             SectionView(
                 icon=ICON.get(g.state, "🔴"),
-                machine=escape_md(s.machine, 100),
+                machine=escape_md(unit_words(s.machine), 100),
                 name=GUARD_NAMES[g.kind],
                 words=guard_words(g, v),
                 table=guard_table(g, v, rows),
@@ -157,7 +158,10 @@ def linked_view(
         "owner": escape_md(alert.owner),
         "owner_why": escape_md(alert.owner_why),
         "sections": [
-            {"machine": escape_md(s.machine, 100), "moved": moved_words(s.guard, s.size)}
+            {
+                "machine": escape_md(unit_words(s.machine), 100),
+                "moved": moved_words(s.guard, s.size),
+            }
             for s in alert.sections
         ],
     }

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from bot.decide.stats import Comparison
 from bot.decide.types import PointVerdict, Verdict
-from bot.results.types import BENCH_RATIO, PointKey
+from bot.results.types import PointKey, bench_names
 from bot.site.links import graph_url as site_graph_url
 from bot.tell.markdown import change_text, escape_md, pct, ratio_text
 from bot.tell.tables import bandwidth, state_cell
@@ -24,7 +24,7 @@ MAX_MAIN_ROWS = 30
 def graph_url(site_url: str, key: PointKey, machine: str | None = None) -> str:
     """The asv site's graph of one point's ratio (bot/site/links.py builds the route)."""
     params = {"variant": key.variant, "dtype": key.dtype, "shape": key.shape}
-    return site_graph_url(site_url, BENCH_RATIO, params, machine)
+    return site_graph_url(site_url, bench_names(key.fusion).ratio, params, machine)
 
 
 def _us(c: Comparison | None) -> str:

@@ -114,10 +114,11 @@ def test_one_side_of_captures_or_a_missing_folder_is_bad_input() -> None:
 
 
 def test_the_demo_files_one_alert_owned_by_thunder_with_the_hints() -> None:
-    """Thunder's kernels and the ratio moved, both Thunder's side: one alert, its issue in
-    lightning-thunder with the hints open; nvFuser's build is unchanged and the hints point at
-    Thunder, so Fuser is not told; filed at merge."""
-    done = run_bot("demo", timeout=120)
+    """The RMSNorm pair (demo --results data/h200/results, captured): Thunder's kernels and
+    the ratio moved, both Thunder's side: one alert, its issue in lightning-thunder with the
+    hints open; nvFuser's build is unchanged and the hints point at Thunder, so Fuser is not
+    told; filed at merge."""
+    done = run_bot("demo", "--results", "data/h200/results", timeout=120)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "### What changed inside the fusion" in out  # open, in the issue bodies

@@ -35,7 +35,10 @@ REPO = Path(__file__).resolve().parents[2]
 _DATA = REPO / "data"
 #: The recorded pairs whose posts matter, as ``demo`` arguments (none: the default demo pair).
 PAIRS: dict[str, tuple[str, ...]] = {
-    "demo": (),
+    "demo": (),  # the catalog: every fusion, Bias+GELU backward's Thunder 5% slower
+    "rmsnorm": ("--results", str(_DATA / "h200" / "results")),  # RMSNorm bwd, with its hints
+    "catalog-nochange": ("--results", str(_DATA / "h200-catalog" / "aa2"),
+                         "--base", "c4af5b47", "--head", "baad8fb3"),
     "nochange": ("--results", str(_DATA / "h200-under-test" / "thunder-pair" / "results"),
                  "--base", "977510d7", "--head", "13612769"),
     "nvfuser": ("--results", str(_DATA / "h200-states" / "results"),
