@@ -27,8 +27,13 @@ def cmd_merge(args: argparse.Namespace) -> int:
     folder = store.shards_dir(results, args.machine, args.commit)
     runs = store.read_runs(folder) if folder.is_dir() else []
     size_set = args.size_set or (runs[0]["header"]["size_set"] if runs else "nightly")
-    cfg = suite_config({"RMSNORM_BENCH_SIZES": size_set})
-    expected = [point_key(d, s) for d, s in cfg.points_to_measure()]
+    # The fusions the runs measured (a header from before the catalog: RMSNorm backward's).
+    fusions = runs[0]["header"].get("fusions", ["rmsnorm_bwd"]) if runs else []
+    env = {"RMSNORM_BENCH_SIZES": size_set}
+    if fusions:
+        env["RMSNORM_BENCH_FUSIONS"] = ",".join(fusions)
+    cfg = suite_config(env)
+    expected = [point_key(d, s, f) for f, d, s in cfg.fusion_points()]
     try:
         record = store.merge(folder, expected)
     except store.MissingPoints as exc:

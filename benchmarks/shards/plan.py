@@ -82,8 +82,10 @@ def point_seconds(costs: Costs, cfg: SuiteConfig, dtype: str, shape: Shape) -> f
 def plan(cfg: SuiteConfig, costs: Costs, budget_s: float) -> list[Shard]:
     """The fewest shards, each estimated at most ``budget_s`` (process start included)."""
     room = budget_s - costs.safety * costs.process_s
+    # Another fusion's point is estimated with RMSNorm backward's fitted costs (costs.json):
+    # an estimate for packing shards, which the shards' own wall times then correct.
     estimates = {
-        point_key(d, s): point_seconds(costs, cfg, d, s) for d, s in cfg.points_to_measure()
+        point_key(d, s, f): point_seconds(costs, cfg, d, s) for f, d, s in cfg.fusion_points()
     }
     too_big = [k for k, est in estimates.items() if est > room]
     if too_big:

@@ -29,7 +29,7 @@ def main() -> int:
     cfg = SuiteConfig.from_env()
     folder = Path(os.environ["SHARD_DIR"])
     run_id = os.environ["SHARD_RUN_ID"]
-    todo = cfg.points_to_measure()
+    todo = cfg.fusion_points()  # every fusion of the run, the catalog's order
     run = open_run(cfg)
     if isinstance(run, str):
         print(f"shards: {run}", file=sys.stderr)
@@ -50,7 +50,7 @@ def main() -> int:
                 "shard": os.environ.get("SHARD_LABEL"),
                 "host": socket.gethostname(),
                 "finished": finished,
-                "points": [point_key(d, s) for d, s in todo],
+                "points": [point_key(d, s, f) for f, d, s in todo],
                 # From before the imports: what a shard costs, not only its points.
                 "process_wall_s": round(time.time() - start, 1) if finished else None,
                 "header": header,
@@ -59,9 +59,9 @@ def main() -> int:
 
     write_run(finished=False)
     failed = 0
-    for i, (dtype, shape) in enumerate(todo, 1):
-        key = point_key(dtype, shape)
-        point = measure_key(run, cfg, dtype, shape)
+    for i, (fusion, dtype, shape) in enumerate(todo, 1):
+        key = point_key(dtype, shape, fusion)
+        point = measure_key(run, cfg, dtype, shape, fusion)
         failed += "error" in point
         write_point(folder, key, point, run_id)
         print(progress_line(i, len(todo), key, point), file=sys.stderr, flush=True)
