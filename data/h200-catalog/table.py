@@ -40,8 +40,7 @@ def _us(records: list[dict], key: str, variant: str) -> float | None:  # type: i
     runs = [
         statistics.median(v["kernel_us"])
         for r in records
-        if (v := r["points"].get(key, {}).get("variants", {}).get(variant))
-        and v["status"] == "ok"
+        if (v := r["points"].get(key, {}).get("variants", {}).get(variant)) and v["status"] == "ok"
     ]
     return statistics.median(runs) if runs else None
 
@@ -58,8 +57,10 @@ def main() -> int:
     model = json.loads((ROOT / "noise" / "nvidia-h200.json").read_text())
     peak = aa[0]["gpu"]["peak_bandwidth_gbps"]
     fusions = aa[0]["fusions"]
-    print("| fusion | bf16 nvFuser µs | bf16 thunder-prims | bf16 thunder-func | fp32 nvFuser µs "
-          "| fp32 thunder-prims | fp32 thunder-func | nvFuser bf16 % of peak | ratio A/A SD |")
+    print(
+        "| fusion | bf16 nvFuser µs | bf16 thunder-prims | bf16 thunder-func | fp32 nvFuser µs "
+        "| fp32 thunder-prims | fp32 thunder-func | nvFuser bf16 % of peak | ratio A/A SD |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for f in fusions:
         row = [f"`{f}`"]

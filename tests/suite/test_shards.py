@@ -28,7 +28,6 @@ COMMIT = "4e57021e32936a96ba33e0293901790ffae9e73d"
 VARIANTS = "thunder-prims,thunder-func"
 
 
-
 @pytest.fixture(autouse=True)
 def _rmsnorm_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests hold the shard mechanics on RMSNorm backward's nightly grid (its costs and
