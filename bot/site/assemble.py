@@ -9,7 +9,7 @@ import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from bot.results.types import BENCH_RATIO
+from bot.results.types import BENCH_RATIO, bench_names
 from bot.site.check import audit
 from bot.site.commits import CommitNote, describe
 from bot.site.commits_page import commits_page
@@ -17,7 +17,7 @@ from bot.site.history import History
 from bot.site.inputs import Inputs
 from bot.site.landing import legend, machine_block, render
 from bot.site.lockfile import ASSETS, load_lock
-from bot.site.overview import MachineSummary, Settings, summaries
+from bot.site.overview import MachineSummary, Settings, fusions_published, summaries
 from bot.site.page import SCRIPTS, patch_index
 
 #: Written into every built site; ``out_dir`` is replaced only if it is empty or has this.
@@ -78,6 +78,11 @@ def finish(
     for name in ("perfbot.css", *SCRIPTS):
         shutil.copyfile(ASSETS / name, html / name)
     index, found = summaries(html, settings, kinds)
+    # Every fusion's ratio graphs draw the line of parity, RMSNorm backward's as before.
+    lines = {
+        **REFERENCE_LINES,
+        **{bench_names(f).ratio: REFERENCE_LINES[BENCH_RATIO] for f in fusions_published(index)},
+    }
     drawn = set(index.get("revision_to_hash", {}).values())
     by_hash: Mapping[str, CommitNote] = {n.commit: n for n in notes}
     key = legend(*colours)
@@ -86,9 +91,7 @@ def finish(
     landing = render(template, str(index.get("project", "")), blocks, changes)
     page = commits_page([n for n in notes if n.commit in drawn])
     path = html / "index.html"
-    text = patch_index(
-        path.read_text(encoding="utf-8"), lock, landing, page, REFERENCE_LINES, marks
-    )
+    text = patch_index(path.read_text(encoding="utf-8"), lock, landing, page, lines, marks)
     path.write_text(text, encoding="utf-8")
     (html / MARKER).write_text("built by python -m bot site build\n", encoding="utf-8")
     problems = audit(html, lock)

@@ -13,6 +13,8 @@ import html
 from collections.abc import Iterable, Mapping, Sequence
 from string import Template
 
+from bot.fusion.names import fusion_title
+from bot.results.types import DEFAULT_FUSION
 from bot.site.change import WORDS, Delta, Kind
 from bot.site.commits import CommitNote
 from bot.site.overview import MachineSummary, Row
@@ -163,9 +165,19 @@ def machine_block(
     summary: MachineSummary, notes: Mapping[str, CommitNote], legend_html: str
 ) -> str:
     s = summary
+    if s.fusion == DEFAULT_FUSION:
+        opening = f'<section class="machine" data-machine="{e(s.machine)}">'
+        heading = f"<h2>{e(s.machine)}</h2>"
+    else:  # a fusion of the catalog: its own section, with an anchor a link can name
+        anchor = e(f"fusion-{s.fusion}-{s.machine}")
+        opening = (
+            f'<section class="machine" id="{anchor}" data-machine="{e(s.machine)}" '
+            f'data-fusion="{e(s.fusion)}">'
+        )
+        heading = f"<h2>{e(fusion_title(s.fusion))} · {e(s.machine)}</h2>"
     parts = [
-        f'<section class="machine" data-machine="{e(s.machine)}">',
-        f"<h2>{e(s.machine)}</h2>",
+        opening,
+        heading,
         commit_line("Latest commit", s.commit, notes.get(s.commit)),
     ]
     if s.previous is not None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from bot.results.types import BENCH_KERNEL, BENCH_RATIO, REFERENCE, PointKey
+from bot.results.types import CATALOG_SUITE, DEFAULT_FUSION, REFERENCE, PointKey, bench_names
 from bot.site.change import Delta, Thresholds
 from bot.site.links import graph_href
 
@@ -53,6 +53,8 @@ class MachineSummary:
     #: Contenders with no value at this commit at any point: not measured in this run (the
     #: nightlies measure Thunder only), or failed everywhere. Their history is in the graphs.
     absent: tuple[str, ...]
+    #: The fusion of the catalog this summary is of (the landing view has a section a fusion).
+    fusion: str = DEFAULT_FUSION
 
 
 def plain_params(benchmark: Mapping[str, Any]) -> list[list[str]]:
@@ -107,6 +109,7 @@ def summarize(
     kernel_series: Sequence[Sequence[Any]],
     settings: Settings,
     kinds: Mapping[str, object] | None = None,
+    fusion: str = DEFAULT_FUSION,
 ) -> MachineSummary | None:
     """The latest revision that has a ratio, against the newest earlier one like it (like with
     like, ``kinds`` by hash: the same kind of commit and size set, so that a nightly of 180
@@ -124,13 +127,15 @@ def summarize(
     want = like(latest)
     previous = next((r for r in reversed(revisions[:-1]) if like(r) == want), None)
     benches = index["benchmarks"]
-    ratios = _table(benches[BENCH_RATIO], _at(ratio_series, latest))
-    ratios_before = _table(benches[BENCH_RATIO], _at(ratio_series, previous))
-    kernels = _table(benches[BENCH_KERNEL], _at(kernel_series, latest))
-    kernels_before = _table(benches[BENCH_KERNEL], _at(kernel_series, previous))
+    names = bench_names(fusion)
+    ratios = _table(benches[names.ratio], _at(ratio_series, latest))
+    ratios_before = _table(benches[names.ratio], _at(ratio_series, previous))
+    kernels = _table(benches[names.kernel], _at(kernel_series, latest))
+    kernels_before = _table(benches[names.kernel], _at(kernel_series, previous))
 
     def kernel(combo: tuple[str, ...]) -> Delta:
-        label = PointKey(*combo).label
+        variant, dtype, shape = combo
+        label = PointKey(variant, dtype, shape, fusion).label
         return Delta(
             kernels_before.get(combo), kernels.get(combo), settings.kernel_threshold_for(label)
         )
@@ -139,7 +144,7 @@ def summarize(
     for combo in ratios:
         variant, dtype, shape = combo
         point = {"dtype": dtype, "shape": shape}
-        label = PointKey(variant, dtype, shape).label
+        label = PointKey(variant, dtype, shape, fusion).label
         rows.append(
             Row(
                 variant,
@@ -149,12 +154,12 @@ def summarize(
                 Delta(ratios_before.get(combo), ratios[combo], settings.threshold_for(label)),
                 kernel(combo),
                 kernel((REFERENCE, dtype, shape)),
-                graph_href(BENCH_RATIO, {"variant": variant, **point}, machine),
-                graph_href(BENCH_KERNEL, {"variant": variant, **point}, machine),
-                graph_href(BENCH_KERNEL, {"variant": REFERENCE, **point}, machine),
+                graph_href(names.ratio, {"variant": variant, **point}, machine),
+                graph_href(names.kernel, {"variant": variant, **point}, machine),
+                graph_href(names.kernel, {"variant": REFERENCE, **point}, machine),
             )
         )
-    order = {v: i for i, v in enumerate(plain_params(benches[BENCH_RATIO])[0])}
+    order = {v: i for i, v in enumerate(plain_params(benches[names.ratio])[0])}
     present = {
         r.variant for r in rows if r.ratio.after is not None or r.contender.after is not None
     }
@@ -170,6 +175,7 @@ def summarize(
         len(revisions),
         tuple(kept),
         absent,
+        fusion,
     )
 
 
@@ -184,18 +190,35 @@ def load_series(html_dir: Path, graph_params: Mapping[str, Any], benchmark: str)
     return data if isinstance(data, list) else []
 
 
+def fusions_published(index: Mapping[str, Any]) -> list[str]:
+    """The fusions asv published: RMSNorm backward first when present, then the catalog's."""
+    benches = index.get("benchmarks", {})
+    catalog = sorted(
+        {
+            n.split(".")[1]
+            for n in benches
+            if n.startswith(f"{CATALOG_SUITE}.") and n.count(".") == 2
+        }
+    )
+    found = [DEFAULT_FUSION] if bench_names(DEFAULT_FUSION).ratio in benches else []
+    return found + [f for f in catalog if bench_names(f).ratio in benches]
+
+
 def summaries(
     html_dir: Path, settings: Settings, kinds: Mapping[str, object] | None = None
 ) -> tuple[Mapping[str, Any], list[MachineSummary]]:
-    """asv's index.json and every machine's summary, from asv's output in ``html_dir``;
-    ``kinds``: what kind of commit each hash is (the commits page's kind and nightly flag)."""
+    """asv's index.json and every machine's summary of every fusion, from asv's output in
+    ``html_dir``; ``kinds``: what kind of commit each hash is (the commits page's kind and
+    nightly flag)."""
     index = json.loads((html_dir / "index.json").read_text(encoding="utf-8"))
     out = []
-    for params in index.get("graph_param_list", []):
-        machine = str(params.get("machine", ""))
-        ratio = load_series(html_dir, params, BENCH_RATIO)
-        kernel = load_series(html_dir, params, BENCH_KERNEL)
-        summary = summarize(index, machine, ratio, kernel, settings, kinds)
-        if summary is not None:
-            out.append(summary)
+    for fusion in fusions_published(index) or [DEFAULT_FUSION]:
+        names = bench_names(fusion)
+        for params in index.get("graph_param_list", []):
+            machine = str(params.get("machine", ""))
+            ratio = load_series(html_dir, params, names.ratio)
+            kernel = load_series(html_dir, params, names.kernel)
+            summary = summarize(index, machine, ratio, kernel, settings, kinds, fusion)
+            if summary is not None:
+                out.append(summary)
     return index, out

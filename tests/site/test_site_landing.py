@@ -263,3 +263,20 @@ def test_the_landing_view_stays_short_at_the_nightly_size(
 def built_commit(prefix: str) -> str:
     (full,) = [p.name[:40] for p in SITE.results.glob(f"*/{prefix}*.provenance.jsonl")]
     return full
+
+
+def test_every_fusion_of_the_catalog_has_its_section(tmp_path: Path) -> None:
+    """The catalog's A/A runs (data/h200-catalog/aa2): RMSNorm backward's section as before,
+    and one section a fusion with its own anchor, heading and rows, its values linking to its
+    own benchmark's graphs."""
+    import re
+
+    build_site([REPO / "data" / "h200-catalog" / "aa2"], tmp_path / "site")
+    page = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    fusions = re.findall(r'<section class="machine" id="fusion-(\w+)-nvidia-h200"', page)
+    assert len(fusions) == 13 and "softmax_bwd" in fusions and "rmsnorm_bwd" not in fusions
+    assert "<h2>nvidia-h200</h2>" in page  # RMSNorm backward's, as before the catalog
+    assert "<h2>Softmax backward · nvidia-h200</h2>" in page
+    section = page.split('id="fusion-softmax_bwd-nvidia-h200"')[1].split("</section>")[0]
+    assert "bench_fusions.softmax_bwd.track_ratio" in section
+    assert "16384x4096" in section
