@@ -20,7 +20,7 @@ from bot.results.types import Provenance
 from bot.tell.context import Context, doc_link, pr_ref
 from bot.tell.level import levels_text
 from bot.tell.markdown import escape_md, link
-from bot.tell.next_steps import measure_command, told_lines
+from bot.tell.next_steps import measure_command, moved_fusions, told_lines
 from bot.tell.rows import graph_url
 from bot.tell.tables import FOLD_ROWS, Table, guard_table, provenance
 from bot.tell.under_test import side_label
@@ -139,7 +139,9 @@ def issue_view(
         ),
         several=len(machines) > 1,
         footer=footer,
-        reproduce=measure_command(first.base[:12], first.head[:12], (b, h)),
+        reproduce=measure_command(
+            first.base[:12], first.head[:12], (b, h), moved_fusions(list(verdicts.values()))
+        ),
         cause=cause_line(hints.get(machines[0])),
         level=levels_text([(m, verdicts[m]) for m in machines], names=len(machines) > 1),
         told=told_lines(alert),

@@ -17,7 +17,7 @@ from bot.alert.model import Alert
 from bot.alert.plan import IssuePlan
 from bot.alert.status import Status
 from bot.decide.types import Verdict
-from bot.results.types import Provenance
+from bot.results.types import DEFAULT_FUSION, Provenance
 from bot.tell.markdown import escape_md, link
 from bot.tell.under_test import under_test
 from bot.tell.words import more_runs
@@ -90,12 +90,26 @@ def _requirement(prov: Provenance | None) -> str | None:
     return f"{name}=={version}"
 
 
+def moved_fusions(verdicts: Sequence[Verdict]) -> tuple[str, ...]:
+    """The fusions of the verdicts that regressed or broke, when one of them is not RMSNorm
+    backward (whose commands stay as they were): the ones worth measuring again."""
+    moved = {
+        p.key.fusion for v in verdicts if v.overall in ("regressed", "broken") for p in v.points
+    }
+    return tuple(sorted(moved)) if moved - {DEFAULT_FUSION} else ()
+
+
 def measure_command(
-    base: str, head: str, provenance: tuple[Provenance | None, Provenance | None]
+    base: str,
+    head: str,
+    provenance: tuple[Provenance | None, Provenance | None],
+    fusions: Sequence[str] = (),
 ) -> str:
     """The command that measures both sides again on a GPU machine: this repository's suite at
-    the two commits, or, where a package under test was compared, its two builds."""
+    the two commits (``fusions``: those alone), or, where a package under test was compared,
+    its two builds."""
     b, h = (_requirement(p) for p in provenance)
+    only = f" --fusions {','.join(fusions)}" if fusions else ""
     package = under_test(provenance[1]) or {}
     name = package.get("package")
     if b and h and name in ("thunder", "nvfuser"):
@@ -105,7 +119,7 @@ def measure_command(
         )
     return (
         f"in this suite's checkout, `git checkout {base} && bash benchmarks/run_gpu.sh --size-set "
-        f"pr --results results`, the same at `{head}`"
+        f"pr{only} --results results`, the same at `{head}`"
     )
 
 
@@ -142,7 +156,8 @@ def next_steps(
     if "regressed" in states or "broken" in states:
         alone = " (or the reproducer below, the worst point alone)" if has_reproducer else ""
         steps.append(
-            f"**Reproduce** on a GPU{alone}: {measure_command(base, head, provenance)}, "
+            f"**Reproduce** on a GPU{alone}: "
+            f"{measure_command(base, head, provenance, moved_fusions(verdicts))}, "
             f"then {report}."
         )
     if ("regressed" in states or "broken" in states) and not acknowledged and ack_label:
