@@ -8,6 +8,7 @@ says. A machine's view is the same in the comment and in the alert's issue.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -84,7 +85,7 @@ class HintsView:
 
 @dataclass(frozen=True)
 class MachineView:
-    name: str
+    name: str  # markdown-escaped, for markdown lines
     state: str
     icon: str
     where: str  # base → head, runs
@@ -98,6 +99,9 @@ class MachineView:
     not_compared: str | None = None
     cause: str = ""  # the hints in one line (:func:`cause_line`)
     level: str = ""  # the ratio's level at head and base (bot/tell/level.py)
+    #: The name for a fold's <summary>, HTML-escaped: markdown is not rendered there, so a
+    #: markdown escape would show ("Bias\\+GELU").
+    fold_name: str = ""
 
 
 @dataclass(frozen=True)
@@ -248,6 +252,7 @@ def machine_view(
     if note_lines:
         folds = (*folds, Fold(f"Notes ({len(note_lines)})", note_lines))
     return MachineView(
+        fold_name=html.escape(name[:100]),
         name=escape_md(name, 100),
         state="not judged" if v.overall == "uncalibrated" else v.overall,
         icon=ICON.get(v.overall, "⚫"),
