@@ -20,6 +20,7 @@ from . import layernorm
 from .spec import (
     Fusion,
     Inputs,
+    Math,
     Tensor,
     cols_b,
     float64_grads,
@@ -204,41 +205,33 @@ def make(norm: Norm, title: str) -> tuple[Fusion, Fusion]:
     """The forward and backward fusions of dropout + add + ``norm``."""
     name = f"dropout_{norm}"
     params = _params(norm)
+    calls = ("inp", "residual", *params)
     fwd = Fusion(
         name=f"{name}_fwd",
         title=f"Dropout+{title} forward",
         direction="forward",
-        make_inputs=_inputs(norm),
-        prims=_prims(norm, returns_x=True),
-        functional=_functional(norm, returns_x=True),
-        call_inputs=("inp", "residual", *params),
-        grad_inputs=(),
+        math=Math(_inputs(norm), _prims(norm, True), _functional(norm, True), calls),
         define=_define_forward(norm),
         fusion_args=lambda i: [i["inp"], i["residual"], *(i[p] for p in params)],
-        reference=_forward_reference(norm),
         # reads inp, residual and the params; writes x and y (the mask is drawn in the kernel)
         bytes_moved=lambda m, n, s: s * (4 * m * n + len(params) * n),
-        size_group="catalog",
+        reference=_forward_reference(norm),
         sanity=lambda i, got: _kept_fraction(_forward_mask(i, got)),
     )
     bwd: Fusion = Fusion(
         name=f"{name}_bwd",
         title=f"Dropout+{title} backward",
         direction="backward",
-        make_inputs=_inputs(norm),
-        prims=_prims(norm, returns_x=False),
-        functional=_functional(norm, returns_x=False),
-        call_inputs=("inp", "residual", *params),
-        grad_inputs=("inp", "residual", *params),
+        math=Math(_inputs(norm), _prims(norm, False), _functional(norm, False), calls),
         define=_define_backward(norm),
         fusion_args=_backward_args(norm),
-        reference=_backward_reference(norm, lambda: bwd),
         # reads x, grad, the 1-byte mask, the weight and the fp32 row stats (one a param);
         # writes the gradients of inp, residual and the params
         bytes_moved=lambda m, n, s: (
             s * (4 * m * n + (1 + len(params)) * n) + m * n + 4 * m * len(params)
         ),
-        size_group="catalog",
+        grad_inputs=calls,
+        reference=_backward_reference(norm, lambda: bwd),
         sanity=lambda i, got: _kept_fraction(got[0] != 0),
     )
     return fwd, bwd

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 from .spec import (
     Fusion,
-    Inputs,
+    Math,
     Tensor,
     cols_b,
-    float64_forward,
-    float64_grads,
     matrix,
     output,
     randn,
@@ -72,39 +69,26 @@ def _define_backward(fd: Any, dtype_name: str) -> None:
     output(fd, dtype_name, grad_x, rsum(fd, grad_x, 0))
 
 
-def _backward_reference(i: Inputs, got: Sequence[Tensor]) -> tuple[Tensor, ...]:
-    return float64_grads(BACKWARD, i)
+MATH = Math(_inputs, gelu_prims, gelu_func, ("x", "bias"))
 
-
-FORWARD: Fusion = Fusion(
+FORWARD = Fusion(
     name="gelu_fwd",
     title="Bias+GELU forward",
     direction="forward",
-    make_inputs=_inputs,
-    prims=gelu_prims,
-    functional=gelu_func,
-    call_inputs=("x", "bias"),
-    grad_inputs=(),
+    math=MATH,
     define=_define_forward,
     fusion_args=lambda i: [i["x"], i["bias"]],
-    reference=lambda i, got: float64_forward(FORWARD, i),
     bytes_moved=lambda m, n, s: s * (2 * m * n + n),  # reads x and bias, writes y
-    size_group="catalog",
 )
 
-BACKWARD: Fusion = Fusion(
+BACKWARD = Fusion(
     name="gelu_bwd",
     title="Bias+GELU backward",
     direction="backward",
-    make_inputs=_inputs,
-    prims=gelu_prims,
-    functional=gelu_func,
-    call_inputs=("x", "bias"),
-    grad_inputs=("x", "bias"),
+    math=MATH,
     define=_define_backward,
     fusion_args=lambda i: [i["x"], i["bias"], i["grad"]],
-    reference=_backward_reference,
     # reads x, bias and grad; writes grad_x and grad_bias
     bytes_moved=lambda m, n, s: s * (3 * m * n + 2 * n),
-    size_group="catalog",
+    grad_inputs=("x", "bias"),
 )

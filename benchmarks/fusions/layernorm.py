@@ -6,16 +6,14 @@ returns the gradients of x, weight and bias; Thunder's backward gets the same fr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from .spec import (
     Fusion,
     Inputs,
+    Math,
     Tensor,
     cols_b,
-    float64_forward,
-    float64_grads,
     matrix,
     output,
     randn,
@@ -102,40 +100,27 @@ def _backward_args(i: Inputs) -> list[Tensor]:
     return [i["x"], mean, invstd, i["grad"], i["weight"]]
 
 
-def _backward_reference(i: Inputs, got: Sequence[Tensor]) -> tuple[Tensor, ...]:
-    return float64_grads(BACKWARD, i)
+MATH = Math(inputs, layernorm_prims, layernorm_func, ("x", "weight", "bias"))
 
-
-FORWARD: Fusion = Fusion(
+FORWARD = Fusion(
     name="layernorm_fwd",
     title="LayerNorm forward",
     direction="forward",
-    make_inputs=inputs,
-    prims=layernorm_prims,
-    functional=layernorm_func,
-    call_inputs=("x", "weight", "bias"),
-    grad_inputs=(),
+    math=MATH,
     define=_define_forward,
     fusion_args=lambda i: [i["x"], i["weight"], i["bias"]],
-    reference=lambda i, got: float64_forward(FORWARD, i),
     # reads x, weight, bias; writes y
     bytes_moved=lambda m, n, s: s * (2 * m * n + 2 * n),
-    size_group="catalog",
 )
 
-BACKWARD: Fusion = Fusion(
+BACKWARD = Fusion(
     name="layernorm_bwd",
     title="LayerNorm backward",
     direction="backward",
-    make_inputs=inputs,
-    prims=layernorm_prims,
-    functional=layernorm_func,
-    call_inputs=("x", "weight", "bias"),
-    grad_inputs=("x", "weight", "bias"),
+    math=MATH,
     define=_define_backward,
     fusion_args=_backward_args,
-    reference=_backward_reference,
     # reads x, grad, weight and the fp32 mean and 1/std; writes grad_x, grad_w, grad_b
     bytes_moved=lambda m, n, s: s * (3 * m * n + 3 * n) + 8 * m,
-    size_group="catalog",
+    grad_inputs=("x", "weight", "bias"),
 )

@@ -4,17 +4,14 @@ is written here from the same math."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from ..rmsnorm_bwd import model
 from .spec import (
     Fusion,
-    Inputs,
+    Math,
     Tensor,
     cols_b,
-    float64_forward,
-    float64_grads,
     matrix,
     output,
     rmean,
@@ -42,26 +39,18 @@ def _define_forward(fd: Any, dtype_name: str) -> None:
     output(fd, dtype_name, y)
 
 
-FORWARD: Fusion = Fusion(
+MATH = Math(_inputs, model.rmsnorm_prims, model.rmsnorm_func, ("x", "weight"))
+
+FORWARD = Fusion(
     name="rmsnorm_fwd",
     title="RMSNorm forward",
     direction="forward",
-    make_inputs=_inputs,
-    prims=model.rmsnorm_prims,
-    functional=model.rmsnorm_func,
-    call_inputs=("x", "weight"),
-    grad_inputs=(),
+    math=MATH,
     define=_define_forward,
     fusion_args=lambda i: [i["x"], i["weight"]],
-    reference=lambda i, got: float64_forward(FORWARD, i),
     # reads x and weight, writes y
     bytes_moved=lambda m, n, s: s * (2 * m * n + n),
-    size_group="catalog",
 )
-
-
-def _backward_reference(inputs: Inputs, got: Sequence[Tensor]) -> tuple[Tensor, ...]:
-    return float64_grads(BACKWARD, inputs)
 
 
 def _backward_bytes(m: int, n: int, itemsize: int) -> int:
@@ -70,18 +59,14 @@ def _backward_bytes(m: int, n: int, itemsize: int) -> int:
     return bytes_moved(Shape(m, n), itemsize)
 
 
-BACKWARD: Fusion = Fusion(
+BACKWARD = Fusion(
     name="rmsnorm_bwd",
     title="RMSNorm backward",
     direction="backward",
-    make_inputs=_inputs,
-    prims=model.rmsnorm_prims,
-    functional=model.rmsnorm_func,
-    call_inputs=("x", "weight"),
-    grad_inputs=("x", "weight"),
+    math=MATH,
     define=model.define_backward_fusion,
     fusion_args=lambda i: [i["x"], model.saved_rms(i["x"]), i["grad"], i["weight"]],
-    reference=_backward_reference,
     bytes_moved=_backward_bytes,
-    size_group="rmsnorm_bwd",
+    grad_inputs=("x", "weight"),
+    size_group="rmsnorm_bwd",  # its sets are benchmarks/size_sets.toml's top-level ones
 )

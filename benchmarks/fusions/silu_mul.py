@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from .spec import (
     Fusion,
-    Inputs,
+    Math,
     Tensor,
-    float64_forward,
-    float64_grads,
     matrix,
     output,
     randn,
@@ -52,38 +49,25 @@ def _define_backward(fd: Any, dtype_name: str) -> None:
     output(fd, dtype_name, grad_x, fd.ops.mul(g, silu))
 
 
-def _backward_reference(i: Inputs, got: Sequence[Tensor]) -> tuple[Tensor, ...]:
-    return float64_grads(BACKWARD, i)
+MATH = Math(_inputs, silu_mul_prims, silu_mul_func, ("x", "z"))
 
-
-FORWARD: Fusion = Fusion(
+FORWARD = Fusion(
     name="silu_mul_fwd",
     title="SiLU·mul forward",
     direction="forward",
-    make_inputs=_inputs,
-    prims=silu_mul_prims,
-    functional=silu_mul_func,
-    call_inputs=("x", "z"),
-    grad_inputs=(),
+    math=MATH,
     define=_define_forward,
     fusion_args=lambda i: [i["x"], i["z"]],
-    reference=lambda i, got: float64_forward(FORWARD, i),
     bytes_moved=lambda m, n, s: s * 3 * m * n,  # reads x and z, writes y
-    size_group="catalog",
 )
 
-BACKWARD: Fusion = Fusion(
+BACKWARD = Fusion(
     name="silu_mul_bwd",
     title="SiLU·mul backward",
     direction="backward",
-    make_inputs=_inputs,
-    prims=silu_mul_prims,
-    functional=silu_mul_func,
-    call_inputs=("x", "z"),
-    grad_inputs=("x", "z"),
+    math=MATH,
     define=_define_backward,
     fusion_args=lambda i: [i["x"], i["z"], i["grad"]],
-    reference=_backward_reference,
     bytes_moved=lambda m, n, s: s * 5 * m * n,  # reads x, z, grad; writes grad_x, grad_z
-    size_group="catalog",
+    grad_inputs=("x", "z"),
 )

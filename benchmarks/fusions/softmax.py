@@ -3,15 +3,12 @@ as a forward that keeps its result for the backward does)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from .spec import (
     Fusion,
-    Inputs,
+    Math,
     Tensor,
-    float64_forward,
-    float64_grads,
     matrix,
     output,
     randn,
@@ -55,38 +52,25 @@ def _define_backward(fd: Any, dtype_name: str) -> None:
     output(fd, dtype_name, fd.ops.mul(y, fd.ops.sub(g, dot)))
 
 
-def _backward_reference(i: Inputs, got: Sequence[Tensor]) -> tuple[Tensor, ...]:
-    return float64_grads(BACKWARD, i)
+MATH = Math(_inputs, softmax_prims, softmax_func, ("x",))
 
-
-FORWARD: Fusion = Fusion(
+FORWARD = Fusion(
     name="softmax_fwd",
     title="Softmax forward",
     direction="forward",
-    make_inputs=_inputs,
-    prims=softmax_prims,
-    functional=softmax_func,
-    call_inputs=("x",),
-    grad_inputs=(),
+    math=MATH,
     define=_define_forward,
     fusion_args=lambda i: [i["x"]],
-    reference=lambda i, got: float64_forward(FORWARD, i),
     bytes_moved=lambda m, n, s: s * 2 * m * n,  # reads x, writes y
-    size_group="catalog",
 )
 
-BACKWARD: Fusion = Fusion(
+BACKWARD = Fusion(
     name="softmax_bwd",
     title="Softmax backward",
     direction="backward",
-    make_inputs=_inputs,
-    prims=softmax_prims,
-    functional=softmax_func,
-    call_inputs=("x",),
-    grad_inputs=("x",),
+    math=MATH,
     define=_define_backward,
     fusion_args=lambda i: [softmax_func(i["x"]), i["grad"]],
-    reference=_backward_reference,
     bytes_moved=lambda m, n, s: s * 3 * m * n,  # reads y and grad, writes grad_x
-    size_group="catalog",
+    grad_inputs=("x",),
 )

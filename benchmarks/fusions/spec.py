@@ -12,11 +12,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 Tensor = Any  # torch.Tensor, kept lazy
 Inputs = Mapping[str, Tensor]
 Direction = Literal["forward", "backward"]
+
+
+class Math(NamedTuple):
+    """What a module's forward and backward share: the function, measured three ways."""
+
+    #: Fixed-seed inputs of one point: ``make_inputs(m, n, dtype_name, seed)``.
+    make_inputs: Callable[[int, int, str, int], dict[str, Tensor]]
+    #: The math from torch primitives (thunder-prims, eager and torch.compile run it).
+    prims: Callable[..., Any]
+    #: The same math through ``torch.nn.functional`` (thunder-func), where such an op exists.
+    functional: Callable[..., Any] | None
+    #: The inputs ``prims`` / ``functional`` take, in order.
+    call_inputs: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -28,32 +41,51 @@ class Fusion:
     #: How a person names it in a comment: "LayerNorm backward".
     title: str
     direction: Direction
-    #: Fixed-seed inputs of one point: ``make_inputs(m, n, dtype_name, seed)``.
-    make_inputs: Callable[[int, int, str, int], dict[str, Tensor]]
-    #: The math from torch primitives (thunder-prims, eager and torch.compile run it).
-    prims: Callable[..., Any]
-    #: The same math through ``torch.nn.functional`` (thunder-func), where such an op exists.
-    functional: Callable[..., Any] | None
-    #: The inputs ``prims`` / ``functional`` take, in order.
-    call_inputs: tuple[str, ...]
-    #: Backward: the inputs whose gradients are the outputs, in the hand-written fusion's
-    #: output order. Forward: empty (the outputs are what the function returns).
-    grad_inputs: tuple[str, ...]
+    math: Math
     #: Writes the hand-written definition into an open ``FusionDefinition``:
     #: ``define(fd, dtype_name)``.
     define: Callable[[Any, str], None]
     #: The hand-written fusion's inputs, in order (a backward's saved tensors made here).
     fusion_args: Callable[[Inputs], list[Tensor]]
-    #: The float64 outputs a correct variant must match; ``got`` (its own outputs) lets a
-    #: fusion with random numbers (dropout) judge against the mask that variant drew.
-    reference: Callable[[Inputs, Sequence[Tensor]], tuple[Tensor, ...]]
     #: Bytes one call must move at least: ``bytes_moved(m, n, itemsize)``.
     bytes_moved: Callable[[int, int, int], int]
+    #: Backward: the inputs whose gradients are the outputs, in the hand-written fusion's
+    #: output order. Forward: empty (the outputs are what the function returns).
+    grad_inputs: tuple[str, ...] = ()
     #: Which size sets of benchmarks/size_sets.toml it runs (``[groups.<name>]``).
-    size_group: str
+    size_group: str = "catalog"
+    #: The float64 outputs a correct variant must match, when not the primitives' own in
+    #: float64 (:meth:`expected`); ``got`` (the variant's outputs) lets a fusion with random
+    #: numbers (dropout) judge against the mask that variant drew.
+    reference: Callable[[Inputs, Sequence[Tensor]], tuple[Tensor, ...]] | None = None
     #: A check of a variant's outputs beyond closeness (a dropout's kept fraction): the
     #: reason it fails, or None.
     sanity: Callable[[Inputs, Sequence[Tensor]], str | None] | None = None
+
+    @property
+    def make_inputs(self) -> Callable[[int, int, str, int], dict[str, Tensor]]:
+        return self.math.make_inputs
+
+    @property
+    def prims(self) -> Callable[..., Any]:
+        return self.math.prims
+
+    @property
+    def functional(self) -> Callable[..., Any] | None:
+        return self.math.functional
+
+    @property
+    def call_inputs(self) -> tuple[str, ...]:
+        return self.math.call_inputs
+
+    def expected(self, inputs: Inputs, got: Sequence[Tensor]) -> tuple[Tensor, ...]:
+        """The outputs a variant must match: ``reference``, else the primitives in float64
+        (the forward's outputs, or the backward's gradients by autograd)."""
+        if self.reference is not None:
+            return self.reference(inputs, got)
+        if self.direction == "forward":
+            return float64_forward(self, inputs)
+        return float64_grads(self, inputs)
 
     @property
     def slug(self) -> str:

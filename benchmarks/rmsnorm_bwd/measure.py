@@ -43,9 +43,9 @@ class _Reference:
 
     def __call__(self, got: tuple[Any, ...]) -> tuple[Any, ...]:
         if self.fusion.sanity is not None:
-            return self.fusion.reference(self.inputs, got)
+            return self.fusion.expected(self.inputs, got)
         if self.cached is None:
-            self.cached = self.fusion.reference(self.inputs, got)
+            self.cached = self.fusion.expected(self.inputs, got)
         return self.cached
 
 
