@@ -391,6 +391,30 @@ MUTATIONS = (
         "contents/${CONFIG_PATH}",
         area="tests/workflows",
     ),
+    Mutation(
+        "catalog-judged-as-one",
+        "every fusion's points are judged in one verdict instead of one a fusion",
+        "bot/commands/cli.py",
+        "base = tuple(r.of_fusion(fusion) for r in m.base_runs)",
+        "base = m.base_runs",
+        area="tests/commands",
+    ),
+    Mutation(
+        "extend-overwrites-kept-series",
+        "noise --extend lets the new fit replace entries already in use",
+        "bot/decide/noise_model.py",
+        "series={**new.series, **kept.series},",
+        "series={**kept.series, **new.series},",
+        area="tests/decide",
+    ),
+    Mutation(
+        "catalog-quiet-fusions-shown",
+        "the catalog's comment gives every unmoved fusion its own part",
+        "bot/tell/comment.py",
+        "moved = [m for m in reports if not _quiet(m)]",
+        "moved = list(reports)",
+        area="tests/tell",
+    ),
 )
 
 
