@@ -14,7 +14,7 @@ import textwrap
 from collections.abc import Sequence
 
 from bot.config import VerdictSettings
-from bot.decide.noise_model import NoiseModel
+from bot.decide.noise_model import NoiseModel, label_parts
 from bot.results.types import REFERENCE, CommitResults
 
 
@@ -45,7 +45,7 @@ def report_text(runs: Sequence[CommitResults], model: NoiseModel, s: VerdictSett
     ]
 
     def shown(label: str) -> bool:
-        variant = label.split("/", 1)[0].rsplit(":", 1)[1]  # kind:[fusion:]variant/...
+        variant = label_parts(label)[2]
         return s.is_gating(variant) or variant == REFERENCE
 
     gating = {label: n for label, n in model.series.items() if shown(label)}

@@ -49,6 +49,15 @@ def aggregate_label(kind: Kind, variant: str) -> str:
     return f"{kind}:{variant}/*"
 
 
+def label_parts(label: str) -> tuple[str, str, str]:
+    """(kind, fusion, variant) of a series or aggregate label, the inverse of the two above:
+    ``kind:fusion:variant/...``, or RMSNorm backward's ``kind:variant/...``."""
+    head = label.split("/", 1)[0].split(":")
+    if len(head) == 3:
+        return head[0], head[1], head[2]
+    return head[0], DEFAULT_FUSION, head[-1]
+
+
 def samples_of(kind: Kind, run: CommitResults, key: PointKey) -> tuple[float, ...] | None:
     p = run.points.get(key)
     if p is None:
@@ -196,8 +205,8 @@ def extended(kept: NoiseModel, new: NoiseModel) -> NoiseModel:
             f"the model to extend is for {kept.machine} at {kept.calls_per_sample} call(s) per "
             f"sample; these runs are {new.machine} at {new.calls_per_sample}"
         )
-    fusions = {_fusion_of(label) for label in new.series} - {
-        _fusion_of(label) for label in kept.series
+    fusions = {label_parts(label)[1] for label in new.series} - {
+        label_parts(label)[1] for label in kept.series
     }
     return replace(
         kept,
@@ -206,13 +215,6 @@ def extended(kept: NoiseModel, new: NoiseModel) -> NoiseModel:
         series={**new.series, **kept.series},
         aggregates={**new.aggregates, **kept.aggregates},
     )
-
-
-def _fusion_of(label: str) -> str:
-    """A series label's fusion: ``kind:fusion:variant/...``, or RMSNorm backward's
-    ``kind:variant/...``."""
-    parts = label.split("/", 1)[0].split(":")
-    return parts[1] if len(parts) == 3 else DEFAULT_FUSION
 
 
 def to_json(model: NoiseModel) -> dict[str, Any]:

@@ -22,7 +22,6 @@ from typing import Any
 from bot.results.limits import MAX_POINTS, MAX_RESULTS_BYTES, MAX_SAMPLES
 from bot.results.strict_json import read_document
 from bot.results.types import (
-    CATALOG_SUITE,
     DEFAULT_FUSION,
     REFERENCE,
     SUITE,
@@ -30,6 +29,7 @@ from bot.results.types import (
     Point,
     PointKey,
     bench_names,
+    catalog_fusions,
 )
 
 _Row = dict[str, Any]
@@ -202,13 +202,7 @@ def fusions_in(rows: Mapping[str, Any]) -> list[str]:
     """The fusions a results file holds: RMSNorm backward (bench_rmsnorm_bwd, also when the
     file holds nothing: its benchmarks are then named missing), then each class of
     bench_fusions by name."""
-    catalog = sorted(
-        {
-            name.split(".")[1]
-            for name in rows
-            if name.startswith(f"{CATALOG_SUITE}.") and name.count(".") == 2
-        }
-    )
+    catalog = catalog_fusions(rows)
     default = any(name.startswith(f"{SUITE}.") for name in rows) or not catalog
     return [DEFAULT_FUSION] * default + catalog
 

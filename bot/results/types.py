@@ -6,7 +6,7 @@ result *is*, never on how asv lays it out on disk (docs/DATA.md); nothing here d
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -33,6 +33,7 @@ __all__ = [
     "RunCheck",
     "RunChecks",
     "bench_names",
+    "catalog_fusions",
     "compared_keys",
     "fusions_of",
 ]
@@ -224,11 +225,6 @@ class CommitResults:
     def reference(self, key: PointKey) -> Point | None:
         return self.points.get(key.reference())
 
-    def fusions(self) -> tuple[str, ...]:
-        """The fusions with points here, RMSNorm backward first, then by name."""
-        found = {k.fusion for k in self.points}
-        return tuple(sorted(found, key=lambda f: (f != DEFAULT_FUSION, f)))
-
     def of_fusion(self, fusion: str) -> CommitResults:
         """This run with one fusion's points only (each fusion is judged on its own)."""
         points = {k: p for k, p in self.points.items() if k.fusion == fusion}
@@ -245,8 +241,20 @@ class CommitInfo:
 
 def fusions_of(runs: Sequence[CommitResults]) -> tuple[str, ...]:
     """Every fusion with points in any of the runs: RMSNorm backward first, then by name."""
-    found = {f for r in runs for f in r.fusions()}
+    found = {k.fusion for r in runs for k in r.points}
     return tuple(sorted(found, key=lambda f: (f != DEFAULT_FUSION, f))) or (DEFAULT_FUSION,)
+
+
+def catalog_fusions(benchmarks: Iterable[str]) -> list[str]:
+    """The catalog's fusions among asv benchmark names (``bench_fusions.<fusion>.track_*``),
+    by name: what a results file or a published site holds besides RMSNorm backward."""
+    return sorted(
+        {
+            name.split(".")[1]
+            for name in benchmarks
+            if name.startswith(f"{CATALOG_SUITE}.") and name.count(".") == 2
+        }
+    )
 
 
 def compared_keys(base: CommitResults, head: CommitResults) -> Sequence[PointKey]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from bot.results.types import CATALOG_SUITE, DEFAULT_FUSION, REFERENCE, PointKey, bench_names
+from bot.results.types import DEFAULT_FUSION, REFERENCE, PointKey, bench_names, catalog_fusions
 from bot.site.change import Delta, Thresholds
 from bot.site.links import graph_href
 
@@ -193,13 +193,7 @@ def load_series(html_dir: Path, graph_params: Mapping[str, Any], benchmark: str)
 def fusions_published(index: Mapping[str, Any]) -> list[str]:
     """The fusions asv published: RMSNorm backward first when present, then the catalog's."""
     benches = index.get("benchmarks", {})
-    catalog = sorted(
-        {
-            n.split(".")[1]
-            for n in benches
-            if n.startswith(f"{CATALOG_SUITE}.") and n.count(".") == 2
-        }
-    )
+    catalog = catalog_fusions(benches)
     found = [DEFAULT_FUSION] if bench_names(DEFAULT_FUSION).ratio in benches else []
     return found + [f for f in catalog if bench_names(f).ratio in benches]
 

@@ -106,7 +106,7 @@ def _namer(reports: Sequence[MachineReport]) -> Callable[[MachineReport], str]:
         return lambda m: m.machine
     if len({m.machine for m in reports}) == 1:
         return lambda m: m.title
-    return lambda m: f"{m.title} on {m.machine}"
+    return lambda m: f"{m.title} on {m.machine}"  # RMSNorm backward named too, unlike m.where
 
 
 def _catalog_parts(

@@ -19,7 +19,7 @@ from bot.alert.control import Drift, drifted
 from bot.decide.types import Verdict
 from bot.decide.unjudged import unjudged
 from bot.fusion.hints import Hints
-from bot.fusion.names import fusion_title, unit_key
+from bot.fusion.names import fusion_title, unit_key, unit_words
 from bot.results.types import DEFAULT_FUSION, CommitResults, Provenance, RunCheck
 from bot.tell.markdown import escape_md
 
@@ -74,7 +74,7 @@ class MachineReport:
     @property
     def where(self) -> str:
         """The machine, and the fusion when it is not RMSNorm backward: for plain words."""
-        return self.machine if self.fusion == DEFAULT_FUSION else f"{self.machine} ({self.title})"
+        return unit_words(self.unit)
 
     @property
     def base(self) -> Provenance | None:
