@@ -8,9 +8,9 @@ history and issue from before the catalog names it.
 from __future__ import annotations
 
 from . import dropout_norm, gelu, layernorm, rmsnorm, silu_mul, softmax
-from .spec import Fusion
+from .spec import DEFAULT_FUSION, Fusion
 
-DEFAULT = "rmsnorm_bwd"
+DEFAULT = DEFAULT_FUSION
 
 FUSIONS: dict[str, Fusion] = {
     f.name: f

@@ -14,6 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
+#: The fusion every result, key and issue from before the catalog names; the catalog's first.
+DEFAULT_FUSION = "rmsnorm_bwd"
+
 Tensor = Any  # torch.Tensor, kept lazy
 Inputs = Mapping[str, Tensor]
 Direction = Literal["forward", "backward"]
@@ -86,11 +89,6 @@ class Fusion:
         if self.direction == "forward":
             return float64_forward(self, inputs)
         return float64_grads(self, inputs)
-
-    @property
-    def slug(self) -> str:
-        """The name with dashes (labels, issue titles)."""
-        return self.name.replace("_", "-")
 
 
 def nv_dtype(dtype_name: str) -> Any:

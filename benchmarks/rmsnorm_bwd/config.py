@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..fusions.spec import DEFAULT_FUSION
 from .slowdown import Slowdown
 
 if sys.version_info >= (3, 11):
@@ -24,8 +25,6 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 SIZE_SETS_FILE = Path(__file__).resolve().parent.parent / "size_sets.toml"
 
-#: The fusion every result from before the catalog names (benchmarks/fusions/catalog.py).
-DEFAULT_FUSION = "rmsnorm_bwd"
 #: The hand-written fusion every other variant is compared with.
 BASELINE = "nvfuser"
 #: Variants compared with the baseline, in the order they are reported.
@@ -188,7 +187,7 @@ def context_of(fusion: str, size_set: str) -> bool:
     return bool(doc.get("sets", {}).get(size_set, {}).get("context", True))
 
 
-def point_key(dtype: str, shape: Shape, fusion: str = "rmsnorm_bwd") -> str:
+def point_key(dtype: str, shape: Shape, fusion: str = DEFAULT_FUSION) -> str:
     """A point's name everywhere: records, shard files, ``RMSNORM_BENCH_POINTS``. RMSNorm
     backward's keep the name they had before the catalog; another fusion's lead with it."""
     key = f"{dtype}/{shape.label}"
@@ -200,7 +199,7 @@ def parse_points(
     shapes: tuple[Shape, ...],
     dtypes: tuple[str, ...],
     size_set: str,
-    fusions: tuple[str, ...] = ("rmsnorm_bwd",),
+    fusions: tuple[str, ...] = (DEFAULT_FUSION,),
 ) -> tuple[str, ...]:
     """A comma list of ``dtype/MxN`` (or ``fusion/dtype/MxN``) keys of the chosen set (empty:
     all of it).

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..fusions.spec import DEFAULT_FUSION
 from . import timing
 
 SIDES = ("thunder", "nvfuser")
@@ -63,7 +64,7 @@ class Slowdown:
                 )
         return cls(side, fraction, scope or None)
 
-    def applies_to(self, variant: str, fusion: str = "rmsnorm_bwd") -> bool:
+    def applies_to(self, variant: str, fusion: str = DEFAULT_FUSION) -> bool:
         if self.fusion is not None and fusion != self.fusion:
             return False
         if self.side == "nvfuser":

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from enum import IntEnum
 from pathlib import Path
 
+from benchmarks.fusions.spec import DEFAULT_FUSION
 from benchmarks.rmsnorm_bwd.config import SuiteConfig
 from benchmarks.shards.plan import Costs, Shard, plan
 
@@ -40,10 +41,13 @@ MEANING = {
 
 
 def suite_digest() -> str:
-    """The measuring code and the size sets: shards of one commit must have run the same."""
+    """The measuring code, every fusion's module and the size sets: shards of one commit must
+    have run the same."""
     h = hashlib.sha256()
     files = sorted((ROOT / "benchmarks" / "rmsnorm_bwd").glob("*.py"))
-    files += [ROOT / "benchmarks" / "bench_rmsnorm_bwd.py", ROOT / "benchmarks" / "size_sets.toml"]
+    files += sorted((ROOT / "benchmarks" / "fusions").glob("*.py"))
+    files += [ROOT / "benchmarks" / name for name in ("bench_rmsnorm_bwd.py", "bench_fusions.py")]
+    files += [ROOT / "benchmarks" / "size_sets.toml"]
     for path in files:
         h.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()[:16]
@@ -63,7 +67,7 @@ def suite_config(env: Mapping[str, str]) -> SuiteConfig:
     this one's)."""
     # The nightly's shards measure RMSNorm backward unless RMSNORM_BENCH_FUSIONS says more:
     # the catalog's nightly set is 312 more points (about 40 minutes of H200 time a night).
-    return SuiteConfig.from_env({"RMSNORM_BENCH_FUSIONS": "rmsnorm_bwd", **os.environ, **env})
+    return SuiteConfig.from_env({"RMSNORM_BENCH_FUSIONS": DEFAULT_FUSION, **os.environ, **env})
 
 
 def plan_for(args: argparse.Namespace, cfg: SuiteConfig) -> list[Shard]:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from benchmarks.fusions.spec import DEFAULT_FUSION
 from benchmarks.rmsnorm_bwd.config import point_key
 from benchmarks.shards import store
 from benchmarks.shards.common import ROOT, Exit, suite_config
@@ -28,7 +29,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     runs = store.read_runs(folder) if folder.is_dir() else []
     size_set = args.size_set or (runs[0]["header"]["size_set"] if runs else "nightly")
     # The fusions the runs measured (a header from before the catalog: RMSNorm backward's).
-    fusions = runs[0]["header"].get("fusions", ["rmsnorm_bwd"]) if runs else []
+    fusions = runs[0]["header"].get("fusions", [DEFAULT_FUSION]) if runs else []
     env = {"RMSNORM_BENCH_SIZES": size_set}
     if fusions:
         env["RMSNORM_BENCH_FUSIONS"] = ",".join(fusions)
