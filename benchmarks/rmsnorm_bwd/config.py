@@ -8,6 +8,7 @@ module names (``[groups.<group>.sets]``).
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Mapping
@@ -180,8 +181,7 @@ def sizes_of(fusion: str, size_set: str) -> tuple[tuple[Shape, ...], tuple[str, 
 
 def context_of(fusion: str, size_set: str) -> bool:
     """Whether the set measures the context baselines for ``fusion`` (``context``, default yes)."""
-    with SIZE_SETS_FILE.open("rb") as fh:
-        doc: dict[str, Any] = tomllib.load(fh)
+    doc = _size_sets(SIZE_SETS_FILE)
     if fusion != DEFAULT_FUSION:
         doc = doc.get("groups", {}).get(_catalog().FUSIONS[fusion].size_group, {})
     return bool(doc.get("sets", {}).get(size_set, {}).get("context", True))
@@ -242,13 +242,27 @@ def parse_variants(text: str) -> tuple[str, ...]:
     return tuple(v for v in VARIANTS if v == BASELINE or v in names)
 
 
+def _size_sets(path: Path) -> dict[str, Any]:
+    """The size-sets file, parsed once while it is unchanged: a configuration of the catalog
+    asks for every fusion's set and context (twice 13 reads in each of asv's ~1,000 benchmark
+    processes of a store). Callers read it and never change it."""
+    stat = path.stat()
+    return _parsed(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(path: Path, mtime_ns: int, size: int) -> dict[str, Any]:
+    with path.open("rb") as fh:
+        doc: dict[str, Any] = tomllib.load(fh)
+    return doc
+
+
 def load_size_set(
     name: str, path: Path = SIZE_SETS_FILE, group: str | None = None
 ) -> tuple[tuple[Shape, ...], tuple[str, ...]]:
     """Shapes and dtypes of the named set (of ``group``, else RMSNorm backward's); unknown
     names fail loudly with the known ones."""
-    with path.open("rb") as fh:
-        doc: dict[str, Any] = tomllib.load(fh)
+    doc = _size_sets(path)
     if group is not None:
         doc = {"dtypes": doc.get("dtypes", DTYPES), **doc.get("groups", {}).get(group, {})}
     sets = doc.get("sets", {})
