@@ -36,31 +36,37 @@ CATALOG_RUNS = [
 ]
 
 
-def test_shipped_model_is_what_the_recorded_runs_give(tmp_path: Path) -> None:
-    argv = [str(a) for d in MODEL_RUNS for a in ("--results", d)]
-    rmsnorm = tmp_path / "rmsnorm.json"
-    assert cli.main(["noise", *argv, "--write-model", str(rmsnorm)], env={}) == 0
-    argv = [str(a) for d in CATALOG_RUNS for a in ("--results", d)]
-    out = tmp_path / "model.json"
+def _args(dirs: list[Path]) -> list[str]:
+    return [str(a) for d in dirs for a in ("--results", d)]
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """RMSNorm backward's model from MODEL_RUNS, and it extended with the catalog's runs: the
+    two commands perfbot.toml gives, run once for the tests that read them."""
+    folder = tmp_path_factory.mktemp("noise")
+    rmsnorm, out = folder / "rmsnorm.json", folder / "model.json"
+    assert cli.main(["noise", *_args(MODEL_RUNS), "--write-model", str(rmsnorm)], env={}) == 0
     extend = ["--extend", str(rmsnorm), "--write-model", str(out)]
-    assert cli.main(["noise", *argv, *extend], env={}) == 0
+    assert cli.main(["noise", *_args(CATALOG_RUNS), *extend], env={}) == 0
+    return rmsnorm, out
+
+
+def test_shipped_model_is_what_the_recorded_runs_give(fitted: tuple[Path, Path]) -> None:
+    _, out = fitted
     shipped = Config.from_env({}, ROOT / "perfbot.toml").verdict.noise_model
     assert shipped == ROOT / "noise" / "nvidia-h200.json"
     assert json.loads(out.read_text()) == json.loads(shipped.read_text())
 
 
-def test_extending_keeps_every_entry_and_names_the_new_fusions_runs(tmp_path: Path) -> None:
+def test_extending_keeps_every_entry_and_names_the_new_fusions_runs(
+    fitted: tuple[Path, Path],
+) -> None:
     """A fusion new to the catalog gets its own series; RMSNorm backward's (and the verdicts
     made with them) do not move, and each verdict names the runs behind its own fusion."""
     from bot.decide.noise_model import from_json
 
-    argv = [str(a) for d in MODEL_RUNS for a in ("--results", d)]
-    rmsnorm = tmp_path / "rmsnorm.json"
-    assert cli.main(["noise", *argv, "--write-model", str(rmsnorm)], env={}) == 0
-    argv = [str(a) for d in CATALOG_RUNS for a in ("--results", d)]
-    out = tmp_path / "model.json"
-    extend = ["--extend", str(rmsnorm), "--write-model", str(out)]
-    assert cli.main(["noise", *argv, *extend], env={}) == 0
+    rmsnorm, out = fitted
     kept, grown = json.loads(rmsnorm.read_text()), json.loads(out.read_text())
     for table in ("series", "pool", "aggregates"):
         assert {k: grown[table][k] for k in kept[table]} == kept[table]
