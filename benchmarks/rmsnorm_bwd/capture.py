@@ -1,22 +1,26 @@
-"""What ran inside the fusion, per point and variant: the raw material of root-cause hints.
+"""What ran inside each fusion, per point and variant: the raw material of root-cause hints.
 
-For each point it writes, under ``OUT/<state>/<dtype>_<shape>/<variant>/``:
+For each fusion of the catalog and point it writes, under
+``OUT/<state>/[<fusion>/]<dtype>_<shape>/<variant>/`` (RMSNorm backward's points directly in
+the state's folder, as before the catalog; every other fusion's in a folder of its name):
 
 - ``definition.py.txt``: the nvFuser definition of each fusion (the hand-written one; every
-  nvFuser region of Thunder's final backward trace);
+  nvFuser region of Thunder's final trace of the timed call: the backward's for a backward
+  fusion, the forward's for a forward one);
 - ``forward_trace.py.txt`` / ``backward_trace.py.txt``: Thunder's last forward and backward traces;
-- ``saved.json``: what the forward saved for the backward (name, shape, dtype);
-- ``profile.json``: nvFuser's own profile of one backward call (``nvfuser_direct``'s
+- ``saved.json``: what the forward saved for the backward (name, shape, dtype; backward only);
+- ``profile.json``: nvFuser's own profile of one timed call (``nvfuser_direct``'s
   ``PythonProfiler``: fusions, segments, kernels with scheduler, launch and registers), every
   field the build exposes, so that a missing one is seen, not guessed;
 - ``repro.py.txt``: nvFuser's reproducer of the fusion where the build offers one;
 - ``errors.json``: each capture step that failed, with its error (a step's failure never loses
   the others).
 
-Run on the GPU machine (issue 9 builds the comparer on these files):
-``python3 -m benchmarks.rmsnorm_bwd.capture --out DIR --state NAME [--thunder-variant ...]
-[--size-set pr | --points bfloat16:2048x8192,...]``; ``run_gpu.sh --capture`` writes them beside
-the run's results as ``results/<machine>/<commit>.captures/``, where the bot looks.
+Run on the GPU machine:
+``python3 -m benchmarks.rmsnorm_bwd.capture --out DIR --state NAME [--fusions a,b|all]
+[--thunder-variant ...] [--size-set pr | --points bfloat16:2048x8192,...]``;
+``run_gpu.sh --capture`` writes them beside the run's results as
+``results/<machine>/<commit>.captures/``, where the bot looks (bot/commands/captures.py).
 ``NVFUSER_DUMP=scheduler_params,launch_param`` in the environment adds nvFuser's own dump to
 stdout, between ``=== capture`` marker lines.
 """
@@ -25,14 +29,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import model
-from .config import Shape, load_size_set
+from ..fusions.catalog import FUSIONS, parse_fusions
+from ..fusions.spec import DEFAULT_FUSION, Fusion
+from .config import Shape, sizes_of
 
 PUBLIC_SKIP = ("__",)
 
@@ -115,13 +121,12 @@ def _profile(call: Callable[[], Any]) -> Any:
     return profile
 
 
-def capture_nvfuser(cap: Capture, inputs: dict[str, Any], dtype_name: str) -> None:
+def capture_nvfuser(cap: Capture, fusion: Fusion, inputs: dict[str, Any], dtype_name: str) -> None:
     from nvfuser_direct import FusionDefinition
 
-    x, grad, weight = inputs["x"], inputs["grad"], inputs["weight"]
-    args = [x, model.saved_rms(x), grad, weight]
+    args = fusion.fusion_args(inputs)
     with FusionDefinition() as fd:
-        model.define_backward_fusion(fd, dtype_name)
+        fusion.define(fd, dtype_name)
     cap.step("definition", lambda: cap.write("definition.py.txt", repr(fd) + "\n"))
     cap.step("profile", lambda: cap.write_json("profile.json", _profile(lambda: fd.execute(args))))
 
@@ -153,50 +158,68 @@ def _proxies(value: Any) -> list[dict[str, Any]]:
 
 
 def capture_thunder(
-    cap: Capture, fn: Callable[[Any, Any], Any], inputs: dict[str, Any], thunder_variant: str
+    cap: Capture,
+    fusion: Fusion,
+    fn: Callable[..., Any],
+    inputs: dict[str, Any],
+    thunder_variant: str,
 ) -> None:
+    """Thunder's traces, fusions and profile of the timed call: the backward of a backward
+    fusion (its forward run once, as variants.py does), else the function itself."""
     import thunder
     import torch
     from thunder.executors.nvfuserex import nvfuserex
     from thunder.extend import FUEL_LEVEL
 
     jitted = thunder.jit(fn, executors=[nvfuserex])
-    x = inputs["x"].detach().clone().requires_grad_()
-    w = inputs["weight"].detach().clone().requires_grad_()
+    backward = fusion.direction == "backward"
+    args = [
+        inputs[k].detach().clone().requires_grad_() if k in fusion.grad_inputs else inputs[k]
+        for k in fusion.call_inputs
+    ]
     # The same fuel as variants.py's unfused-backward: the forward takes the one fusion region.
     nvfuserex.set_fuel(1 if thunder_variant == "unfused-backward" else FUEL_LEVEL.UNLIMITED)
     try:
-        y = jitted(x, w)
-        y.backward(inputs["grad"], retain_graph=True)
+        y = jitted(*args)
+        if backward:
+            y.backward(inputs["grad"], retain_graph=True)
     finally:
         nvfuserex.set_fuel(FUEL_LEVEL.UNLIMITED)
     torch.cuda.synchronize()
-    target = jitted
-    fwd = cap.step("forward traces", lambda: thunder.last_traces(target))
-    bwd = cap.step("backward traces", lambda: thunder.last_backward_traces(target))
+    fwd = cap.step("forward traces", lambda: thunder.last_traces(jitted))
+    bwd = (
+        cap.step("backward traces", lambda: thunder.last_backward_traces(jitted))
+        if backward
+        else None
+    )
     if fwd:
         cap.write("forward_trace.py.txt", str(fwd[-1]) + "\n")
     if bwd:
-        final = bwd[-1]
-        cap.write("backward_trace.py.txt", str(final) + "\n")
-        cap.step("saved", lambda: cap.write_json("saved.json", _proxies(final.args)))
+        cap.write("backward_trace.py.txt", str(bwd[-1]) + "\n")
+        cap.step("saved", lambda: cap.write_json("saved.json", _proxies(bwd[-1].args)))
+    timed = bwd if backward else fwd
+    if timed:
+        final = timed[-1]
 
         def definitions() -> None:
             from thunder.examine import get_fusions
 
-            fusions = get_fusions(final)
             texts = []
-            for entry in fusions:
-                name, fusion = entry[0], entry[1]
-                fd = getattr(fusion, "last_used", None) or fusion
+            for entry in get_fusions(final):
+                name, fused = entry[0], entry[1]
+                fd = getattr(fused, "last_used", None) or fused
                 texts.append(f"# ===== {name}\n{fd!r}\n")
             cap.write("definition.py.txt", "".join(texts) or "# no nvFuser fusion in the trace\n")
 
         cap.step("definitions", definitions)
 
     def call() -> None:
-        x.grad = None
-        w.grad = None
+        if not backward:
+            jitted(*args)
+            return
+        for k, arg in zip(fusion.call_inputs, args, strict=True):
+            if k in fusion.grad_inputs:
+                arg.grad = None
         y.backward(inputs["grad"], retain_graph=True)
 
     cap.step("profile", lambda: cap.write_json("profile.json", _profile(call)))
@@ -212,19 +235,31 @@ def _points(text: str) -> list[tuple[str, Shape]]:
 
 
 def _capture_one(
-    folder: Path, variant: str, inputs: dict[str, Any], dtype: str, thunder_variant: str
+    folder: Path,
+    fusion: Fusion,
+    variant: str,
+    inputs: dict[str, Any],
+    dtype: str,
+    thunder_variant: str,
 ) -> list[str]:
     import thunder
 
     cap = Capture(folder)
     if variant == "nvfuser":
-        cap.step("nvfuser", lambda: capture_nvfuser(cap, inputs, dtype))
+        cap.step("nvfuser", lambda: capture_nvfuser(cap, fusion, inputs, dtype))
     else:
-        fn = model.rmsnorm_prims if variant == "thunder-prims" else model.rmsnorm_func
-        cap.step("thunder", lambda: capture_thunder(cap, fn, inputs, thunder_variant))
+        fn = fusion.prims if variant == "thunder-prims" else fusion.functional
+        assert fn is not None
+        cap.step("thunder", lambda: capture_thunder(cap, fusion, fn, inputs, thunder_variant))
     cap.write_json("versions.json", {"thunder": thunder.__version__})
     cap.close()
     return sorted(cap.errors)
+
+
+def side_folder(out: Path, state: str, fusion: str) -> Path:
+    """Where one fusion's points go: the state's folder for RMSNorm backward (its layout from
+    before the catalog), a folder named by the fusion inside it for the others."""
+    return out / state if fusion == DEFAULT_FUSION else out / state / fusion
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -238,19 +273,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--thunder-variant", default="stock", choices=["stock", "unfused-backward"])
     p.add_argument("--points", default=None, help="dtype:MxN,... (default: the size set's)")
     p.add_argument("--size-set", default="pr", help="the size set whose points to capture")
+    p.add_argument(
+        "--fusions",
+        default=None,
+        help="fusion names, comma separated, or all (default: $RMSNORM_BENCH_FUSIONS, else all)",
+    )
     args = p.parse_args(argv)
-    if args.points:
-        points = _points(args.points)
-    else:
-        shapes, dtypes = load_size_set(args.size_set)
-        points = [(dtype, shape) for dtype in dtypes for shape in shapes]
-    for dtype, shape in points:
-        inputs = model.make_inputs(shape, dtype)
-        for variant in ("nvfuser", "thunder-prims", "thunder-func"):
-            folder = args.out / args.state / f"{dtype}_{shape.label}" / variant
-            print(f"=== capture {args.state} {dtype} {shape.label} {variant}", flush=True)
-            failed = _capture_one(folder, variant, inputs, dtype, args.thunder_variant)
-            print(f"=== done {variant}: failed steps {failed}", flush=True)
+    fusions = parse_fusions(
+        args.fusions if args.fusions is not None else os.environ.get("RMSNORM_BENCH_FUSIONS", "")
+    )
+    for name in fusions:
+        fusion = FUSIONS[name]
+        if args.points:
+            points = _points(args.points)
+        else:
+            shapes, dtypes = sizes_of(name, args.size_set)
+            points = [(dtype, shape) for dtype in dtypes for shape in shapes]
+        variants = ["nvfuser", "thunder-prims"] + (["thunder-func"] if fusion.functional else [])
+        for dtype, shape in points:
+            inputs = fusion.make_inputs(shape.m, shape.n, dtype, 0)
+            for variant in variants:
+                folder = (
+                    side_folder(args.out, args.state, name) / f"{dtype}_{shape.label}" / variant
+                )
+                print(
+                    f"=== capture {args.state} {name} {dtype} {shape.label} {variant}", flush=True
+                )
+                failed = _capture_one(folder, fusion, variant, inputs, dtype, args.thunder_variant)
+                print(f"=== done {variant}: failed steps {failed}", flush=True)
     return 0
 
 

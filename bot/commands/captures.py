@@ -1,4 +1,4 @@
-"""Find and read both sides' fusion captures for a machine, and build its root-cause hints.
+"""Find and read both sides' fusion captures for a machine, and build each fusion's hints.
 
 The suite writes a run's captures beside its results, ``<results>/<machine>/<commit>.captures/``
 (benchmarks/rmsnorm_bwd/capture.py); ``--captures-base``/``--captures-head`` name them
@@ -16,8 +16,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from bot.fusion.hints import build_hints
-from bot.fusion.read import read_side
-from bot.results.types import DEFAULT_FUSION, BadInput, CommitResults
+from bot.fusion.read import has_fusion, read_side
+from bot.results.types import BadInput, CommitResults
 from bot.tell.machines import MachineReport
 
 
@@ -32,36 +32,37 @@ def _beside(runs: tuple[CommitResults, ...]) -> Path | None:
 def with_hints(
     reports: list[MachineReport], given: tuple[Path | None, Path | None]
 ) -> list[MachineReport]:
-    # The captures are RMSNorm backward's (benchmarks/rmsnorm_bwd/capture.py).
-    compared = [m for m in reports if m.verdict is not None and m.fusion == DEFAULT_FUSION]
+    """Each compared fusion of each machine with its hints, where both sides captured it
+    (a fusion's points in its own folder of the side's, RMSNorm backward's in the side's)."""
+    compared = [m for m in reports if m.verdict is not None]
     if any(given) and not all(given):
         raise BadInput("give both --captures-base and --captures-head, or neither")
-    if all(given) and len(compared) != 1:
+    machines = sorted({m.machine for m in compared})
+    if all(given) and len(machines) != 1:
         raise BadInput(
-            f"--captures-base/--captures-head name one machine's captures; {len(compared)} "
+            f"--captures-base/--captures-head name one machine's captures; {len(machines)} "
             "machines were compared: put each machine's beside its results instead"
         )
-    out = []
-    for m in reports:
-        if m.verdict is None or m.fusion != DEFAULT_FUSION:
-            out.append(m)
-            continue
-        base_dir, head_dir = given if all(given) else (_beside(m.base_runs), _beside(m.head_runs))
-        if base_dir is None or head_dir is None:
-            out.append(m)
-            continue
-        for folder in (base_dir, head_dir):
-            if not folder.is_dir():
+    if all(given):
+        for folder in given:
+            if folder is not None and not folder.is_dir():
                 raise BadInput(f"{folder}: no such captures folder")
-        try:
-            sides = read_side(base_dir), read_side(head_dir)
-        except BadInput as exc:
-            # The captures are a diagnostic: a bad one is said, and never costs the verdict.
-            note = f"fusion captures not read: {exc}"
-            print(f"fusion-perfbot: warning: {note}", file=sys.stderr)
-            verdict = replace(m.verdict, notes=(*m.verdict.notes, note))
-            out.append(replace(m, verdict=verdict))
-            continue
-        hints = build_hints(m.verdict, *sides, m.base, m.head)
-        out.append(replace(m, hints=hints))
-    return out
+    return [_with_hints(m, given) for m in reports]
+
+
+def _with_hints(m: MachineReport, given: tuple[Path | None, Path | None]) -> MachineReport:
+    if m.verdict is None:
+        return m
+    base_dir, head_dir = given if all(given) else (_beside(m.base_runs), _beside(m.head_runs))
+    if base_dir is None or head_dir is None:
+        return m
+    try:
+        if not (has_fusion(base_dir, m.fusion) and has_fusion(head_dir, m.fusion)):
+            return m  # this fusion was not captured at both sides: nothing to compare
+        sides = read_side(base_dir, m.fusion), read_side(head_dir, m.fusion)
+    except BadInput as exc:
+        # The captures are a diagnostic: a bad one is said, and never costs the verdict.
+        note = f"fusion captures not read: {exc}"
+        print(f"fusion-perfbot: warning: {note}", file=sys.stderr)
+        return replace(m, verdict=replace(m.verdict, notes=(*m.verdict.notes, note)))
+    return replace(m, hints=build_hints(m.verdict, *sides, m.base, m.head, m.fusion))

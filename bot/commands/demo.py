@@ -40,6 +40,12 @@ DEMO_CATALOG_PAIR = (
     "6a438ce967f8e234f948f873364a4e17933c7a4c",
     "e0cdef8e0a8c185212180a0ad7ba90188ea6f23a",
 )
+#: Both sides of the catalog pair's stack (stock), captured twice in later calls on the same
+#: H200 and stack (data/h200-catalog/README.md, captures/): the gaps' clues and the hints.
+DEMO_CATALOG_CAPTURES: tuple[Path | None, Path | None] = (
+    REPO_ROOT / "data" / "h200-catalog" / "captures" / "stock-1",
+    REPO_ROOT / "data" / "h200-catalog" / "captures" / "stock-2",
+)
 DEMO_REPO = "Lightning-AI/lightning-thunder"
 #: The demo pair's two states, captured (bot/fusion): stock Thunder 0.2.6 and unfused-backward.
 DEMO_CAPTURES: tuple[Path | None, Path | None] = (
@@ -70,6 +76,8 @@ def run_demo(
             raise ConfigError("give both --base and --head, or neither")
         if not results and base is None and all(d.is_dir() for d in DEMO_CATALOG):
             results, (base, head) = list(DEMO_CATALOG), DEMO_CATALOG_PAIR
+            if captures == (None, None):
+                captures = DEMO_CATALOG_CAPTURES
         if not results:
             results = [next((d for d in DEMO_RESULTS if d.is_dir()), DEMO_RESULTS[0])]
         if base is None or head is None:

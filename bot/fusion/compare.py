@@ -12,7 +12,7 @@ from collections import Counter
 from typing import Any, NamedTuple
 
 from bot.fusion import definition, summary
-from bot.fusion.definition import BROADCASTS, MATH, REDUCTIONS, Input
+from bot.fusion.definition import BROADCASTS, MATH, RANDOM, REDUCTIONS, Input
 from bot.fusion.summary import RoundTrip, Summary
 from bot.fusion.types import Finding, PointCapture, VariantCapture
 from bot.fusion.words import (
@@ -68,7 +68,7 @@ def compare_points(base: PointCapture, head: PointCapture) -> list[Finding]:
             "the same compiled program at base and head (definitions, saved tensors, segments, "
             f"schedulers, launches){versions_text(old.versions, new.versions)}: {STACK}"
         )
-        found += _pair(old, new, HEAD, point, variant, same)
+        found += _pair(old, new, HEAD, point, variant, same, head.call)
     return found
 
 
@@ -85,7 +85,7 @@ def against_handwritten(point: PointCapture) -> list[Finding]:
             found.append(Finding("fusions", where, variant, text, material=False))
             continue
         same = "Thunder's fusion is the hand-written one in every respect compared"
-        found += _pair(handwritten, capture, THUNDER, where, variant, same)
+        found += _pair(handwritten, capture, THUNDER, where, variant, same, point.call)
     return found
 
 
@@ -109,10 +109,17 @@ def summarise(findings: list[Finding]) -> list[Finding]:
 
 
 def _pair(
-    old: VariantCapture, new: VariantCapture, words: _Words, point: str, variant: str, same: str
+    old: VariantCapture,
+    new: VariantCapture,
+    words: _Words,
+    point: str,
+    variant: str,
+    same: str,
+    call: str,
 ) -> list[Finding]:
     """The differences of two captures, or the one `same` finding where there is none and
-    nothing was left uncompared (a missing profile, an unreadable definition)."""
+    nothing was left uncompared (a missing profile, an unreadable definition); ``call``: whose
+    programs they are ("backward", "forward")."""
     found: list[tuple[str, str, bool]] = []
     failed = [(who, c) for who, c in ((words.old, old), (words.new, new)) if c.errors]
     if failed:
@@ -124,13 +131,12 @@ def _pair(
     n_old, n_new = len(old.definitions), len(new.definitions)
     if n_old != n_new:
         count = f"{n_new or 'no'} nvFuser fusion{'s' if n_new > 1 else ''}"
-        found.append(
-            ("fusions", f"{words.new}'s backward has {count} ({words.old}: {n_old})", True)
-        )
+        found.append(("fusions", f"{words.new}'s {call} has {count} ({words.old}: {n_old})", True))
     if words == HEAD:  # the hand-written variant saves nothing: only head and base compare
         found += _saved(old.saved, new.saved, words)
     before, after = _summary(old, words.old, found), _summary(new, words.new, found)
     if before and after:
+        found += _random(before, after, words, call)
         found += _definitions(before, after, words, new.saved)
         if before == after and old.definitions != new.definitions:
             found.append(("ops", "the definitions differ only in value names or order", False))
@@ -172,7 +178,7 @@ def _definitions(
 ) -> list[tuple[str, str, bool]]:
     """The summaries' differences: counts as ``old -> new``, the rest as "X where Y"."""
     arrow = f"({words.old} -> {words.new})"
-    rest = {*MATH, *REDUCTIONS, *BROADCASTS, "cast"}
+    rest = {*MATH, *REDUCTIONS, *BROADCASTS, *RANDOM, "cast"}
     counted = [
         ("casts", "casts", old.casts, new.casts),
         ("broadcasts", "broadcasts", old.broadcasts, new.broadcasts),
@@ -183,18 +189,50 @@ def _definitions(
     named = {tensor_key(item): item["name"] for item in saved}
     found += _round_trips(new.round_trips, old.round_trips, words.new, words.old, named)
     found += _round_trips(old.round_trips, new.round_trips, words.old, words.new, {})
-    before, after = Counter(map(input_key, old.inputs)), Counter(map(input_key, new.inputs))
     described = [
         ("ops", "takes", math_text(old.math), math_text(new.math)),
         ("reductions", "reduces", list_text(old.reductions), list_text(new.reductions)),
         ("extents", "has", extents_text(old), extents_text(new)),
-        ("inputs", "takes inputs", _inputs(old.inputs, before - after),
-         _inputs(new.inputs, after - before)),
-    ]  # fmt: skip
+    ]
     for kind, verb, a, b in described:
         if a != b:
             found.append((kind, f"{words.new} {verb} {b} where {words.old} {verb} {a}", True))
+    found += _inputs_differ(old.inputs, new.inputs, words)
     return found
+
+
+def _inputs_differ(
+    old: tuple[Input, ...], new: tuple[Input, ...], words: _Words
+) -> list[tuple[str, str, bool]]:
+    """The inputs one side takes and the other does not, said from the side that has more."""
+    before, after = Counter(map(input_key, old)), Counter(map(input_key, new))
+    extra_old, extra_new = _inputs(old, before - after), _inputs(new, after - before)
+    if not (before - after) and not (after - before):
+        return []
+    if not (before - after):
+        text = f"{words.new} takes inputs {extra_new} that {words.old} does not"
+    elif not (after - before):
+        text = f"{words.old} takes inputs {extra_old} that {words.new} does not"
+    else:
+        text = f"{words.new} takes inputs {extra_new} where {words.old} takes inputs {extra_old}"
+    return [("inputs", text, True)]
+
+
+def _random(old: Summary, new: Summary, words: _Words, call: str) -> list[tuple[str, str, bool]]:
+    """Random numbers drawn on one side only: a dropout mask drawn again (Thunder's replay of
+    the forward's ``uniform``, NVIDIA/Fuser#4625) instead of read back from the forward."""
+    drawn = [({op: s.ops[op] for op in RANDOM if s.ops[op]}) for s in (old, new)]
+    if drawn[0] == drawn[1]:
+        return []
+    (who, draws), other = (
+        ((words.new, drawn[1]), words.old) if drawn[1] else ((words.old, drawn[0]), words.new)
+    )
+    ops = ", ".join(f"{n} {op}" for op, n in draws.items())
+    if drawn[0] and drawn[1]:
+        text = f"random numbers drawn ({words.old} -> {words.new}): {drawn[0]} -> {drawn[1]}"
+    else:
+        text = f"{who} draws random numbers in the {call} ({ops}), {other} none: a mask drawn again"
+    return [("random", text, True)]
 
 
 def _without(counts: Counter[str], names: set[str]) -> Counter[str]:

@@ -25,6 +25,10 @@ BYTES = {"fp64": 8, "fp32": 4, "bf16": 2, "fp16": 2, "int64": 8, "int32": 4, "bo
 MATH = ("pow", "sqrt", "rsqrt", "reciprocal", "div")
 REDUCTIONS = ("sum", "max", "min", "prod", "var", "var_mean")
 BROADCASTS = ("broadcast", "expand", "broadcast_in_dim")
+#: Ops that draw random numbers: a tensor made from scalars alone (a seed, an offset, bounds).
+RANDOM = ("uniform", "normal", "rand_like", "randn_like")
+#: Ops that make a tensor from scalars alone (no tensor input, yet a tensor result).
+CREATIONS = (*RANDOM, "full", "iota", "zeros", "ones")
 #: Ops of a tensor whose result is a scalar (an extent), not a tensor.
 SCALAR_OPS = ("size", "numel")
 
@@ -126,7 +130,7 @@ def parse(text: str) -> Fusion:
         read = tuple(_known(arg, dtypes, number) for arg in positional if VALUE.fullmatch(arg))
         held = [name for name in read if name in tensors]
         dtype = _result_dtype(held or read, positional, keywords, dtypes)
-        is_tensor = op not in SCALAR_OPS and bool(held)
+        is_tensor = op in CREATIONS or (op not in SCALAR_OPS and bool(held))
         for target in targets:
             dtypes[target] = dtype
             if is_tensor:

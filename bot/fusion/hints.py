@@ -17,7 +17,7 @@ from bot.fusion.attribute import Attribution, attribute
 from bot.fusion.compare import against_handwritten, compare_points, summarise
 from bot.fusion.repro import reproducer
 from bot.fusion.types import Finding, PointCapture
-from bot.results.types import Provenance
+from bot.results.types import DEFAULT_FUSION, Provenance
 
 #: The guard whose worst point gets the reproducer, first alarming in this order.
 REPRO_ORDER: tuple[GuardKind, ...] = ("broken", "ratio", "thunder", "nvfuser")
@@ -64,6 +64,7 @@ def build_hints(
     head: Mapping[str, PointCapture],
     base_prov: Provenance | None,
     head_prov: Provenance | None,
+    fusion: str = DEFAULT_FUSION,
 ) -> Hints:
     """``*_prov``: each side's provenance (versions, thunder_variant, under_test)."""
     both = sorted(set(base) & set(head))
@@ -86,7 +87,7 @@ def build_hints(
         thunder_variant = (head_prov.text("thunder_variant") if head_prov else None) or "stock"
         try:
             what, script = reproducer(
-                variant, dtype, shape, head.get(f"{dtype} {shape}"), thunder_variant
+                variant, dtype, shape, head.get(f"{dtype} {shape}"), thunder_variant, fusion
             )
             repro = Reproducer(f"{variant} {dtype} {shape}", what, script)
         except ValueError as exc:

@@ -25,6 +25,18 @@ def fusion_title(fusion: str) -> str:
     return fusion
 
 
+def known(fusion: str) -> bool:
+    """Whether the name is one of the catalog's (the words above know it): a name from a run's
+    files goes into a reproducer script only then."""
+    return fusion_title(fusion) != fusion
+
+
+def timed_call(fusion: str) -> str:
+    """Which call of the fusion the suite times, and whose programs the captures hold:
+    "forward" for a ``*_fwd`` fusion, else "backward" (RMSNorm backward's, the default)."""
+    return "forward" if fusion.endswith("_fwd") else "backward"
+
+
 def unit_key(machine: str, fusion: str) -> str:
     """What an alert section and the comment's memory name one fusion on one machine: the
     machine alone for RMSNorm backward (the keys from before the catalog), else

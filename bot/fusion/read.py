@@ -21,9 +21,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from bot.fusion.names import timed_call
 from bot.fusion.types import PointCapture, VariantCapture
 from bot.results.limits import MIB, read_capped
-from bot.results.types import REFERENCE, BadInput  # REFERENCE: the hand-written fusion
+from bot.results.types import DEFAULT_FUSION, REFERENCE, BadInput  # REFERENCE: hand-written
 
 #: One program text (a definition, a trace, a repro script); the real ones are under 10 kB.
 MAX_TEXT_BYTES = 4 * MIB
@@ -35,15 +36,36 @@ MAX_ENTRIES = 1_000
 NO_FUSION = "# no nvFuser fusion in the trace"
 POINT_DIR = re.compile(r"(?P<dtype>[a-z][a-z0-9]*)_(?P<shape>[0-9]+(?:x[0-9]+)*)")
 VARIANT_DIR = re.compile(r"[a-z][a-z0-9-]*")
+#: Another fusion's folder inside a side's (``softmax_bwd/``): RMSNorm backward's points sit in
+#: the side's folder itself, as before the catalog, beside the other fusions' folders.
+FUSION_DIR = re.compile(r"[a-z][a-z0-9]*(?:_[a-z][a-z0-9]*)+")
 FUSION_SEPARATOR = re.compile(r"^# ===== nvFusion[0-9]+[ \t]*$", re.MULTILINE)
 
 
-def read_side(folder: Path) -> dict[str, PointCapture]:
-    """Every point of one side (a state's folder), keyed ``"bfloat16 2048x8192"``."""
-    if not folder.is_dir():
-        raise BadInput(f"{folder}: not a folder of fusion captures")
+def fusion_folder(side: Path, fusion: str) -> Path:
+    """Where one fusion's points are in a side's folder (benchmarks/rmsnorm_bwd/capture.py)."""
+    return side if fusion == DEFAULT_FUSION else side / fusion
+
+
+def has_fusion(side: Path, fusion: str) -> bool:
+    """Whether the side captured the fusion (a run may capture some fusions only)."""
+    folder = fusion_folder(side, fusion)
+    if fusion != DEFAULT_FUSION:
+        return folder.is_dir()
+    return folder.is_dir() and any(POINT_DIR.fullmatch(e.name) for e in _entries(folder))
+
+
+def read_side(folder: Path, fusion: str = DEFAULT_FUSION) -> dict[str, PointCapture]:
+    """Every point of one fusion at one side (a state's folder), keyed
+    ``"bfloat16 2048x8192"``."""
+    own = fusion_folder(folder, fusion)
+    if not own.is_dir():
+        raise BadInput(f"{own}: not a folder of fusion captures")
+    call = timed_call(fusion)
     points: dict[str, PointCapture] = {}
-    for entry in _entries(folder):
+    for entry in _entries(own):
+        if fusion == DEFAULT_FUSION and entry.is_dir() and FUSION_DIR.fullmatch(entry.name):
+            continue  # another fusion's folder
         match = POINT_DIR.fullmatch(entry.name)
         if not entry.is_dir() or match is None:
             raise BadInput(f"{entry}: not a point folder (<dtype>_<shape>: bfloat16_2048x8192)")
@@ -52,7 +74,7 @@ def read_side(folder: Path) -> dict[str, PointCapture]:
             if not sub.is_dir() or not VARIANT_DIR.fullmatch(sub.name):
                 raise BadInput(f"{sub}: not a variant folder (nvfuser, thunder-prims, ...)")
             variants[sub.name] = _read_variant(sub)
-        point = PointCapture(match["dtype"], match["shape"], _drop_stale(variants))
+        point = PointCapture(match["dtype"], match["shape"], _drop_stale(variants), call)
         points[f"{point.dtype} {point.shape}"] = point
     return points
 

@@ -30,6 +30,8 @@ class PointCapture:
     dtype: str
     shape: str  # "2048x8192"
     variants: dict[str, VariantCapture]
+    #: The call whose programs these are: "backward", or "forward" for a forward fusion.
+    call: str = "backward"
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,7 @@ class Finding:
     """One difference, in plain words. ``material`` findings can explain a time change;
     others (a renamed value, a timing within noise) are context."""
 
-    kind: str  # "casts", "ops", "reductions", "broadcasts", "saved", "extents", "inputs",
+    kind: str  # "casts", "ops", "random", "reductions", "broadcasts", "saved", "extents", "inputs",
     #            "fusions", "segments", "kernels", "scheduler", "launch", "same-program"
     point: str  # "bfloat16 2048x8192"
     variant: str

@@ -13,7 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from bot.alert.status import CONTEXT
+from bot.decide.level import level_of
+from bot.results.types import DEFAULT_FUSION
 from bot.tell.context import Context, doc_link
+from bot.tell.hints import gap_clue
 from bot.tell.level import PREFIX as LEVEL_PREFIX
 from bot.tell.level import level_text
 from bot.tell.machines import (
@@ -37,6 +40,13 @@ __all__ = ["MARKER", "AlertPart", "Context", "comment_view", "render_report"]
 MARKER = "<!-- fusion-perfbot:rmsnorm-bwd -->"
 
 
+def _posts_script(m: MachineReport) -> bool:
+    """Whether the comment posts the unit's reproducer: RMSNorm backward's is a standalone
+    script; another fusion's runs in the suite's checkout, as the comment's Reproduce step
+    does already, so only its alert issue carries it (the comment stays within its budget)."""
+    return m.fusion == DEFAULT_FUSION
+
+
 def _machine(
     m: MachineReport, ctx: Context, *, full: bool, script: bool, name: str | None = None
 ) -> MachineView:
@@ -53,7 +63,7 @@ def _machine(
         notes=check_notes(m),
         hints=m.hints,
         full=full,
-        script=script,
+        script=script and _posts_script(m),
         site_url=ctx.site_url,
     )
     steps = calibration_fold(m)
@@ -113,7 +123,9 @@ def _catalog_parts(
     reports: Sequence[MachineReport], name: Callable[[MachineReport], str]
 ) -> tuple[list[MachineReport], str, tuple[str, ...]]:
     """The fusions that moved (worst first), the line for the rest, and every fusion's level
-    (a line each, for a fold): a catalog that did not move needs one screen to say so."""
+    (a line each, for a fold): a catalog that did not move needs one screen to say so. A
+    standing gap of a fusion that did not move gets its clue from the captures under its line
+    (a fusion that moved has its own section with every hint)."""
     moved = [m for m in reports if not _quiet(m)]
     moved.sort(key=lambda m: ORDER.index(shown(m).overall) if m.verdict is not None else 99)
     quiet = [name(m) for m in reports if _quiet(m)]
@@ -123,6 +135,7 @@ def _catalog_parts(
         line = f"⚪ {len(quiet)} fusion{'s' * (len(quiet) > 1)}: no change ({names})"
     levels = tuple(  # the fold's summary names what the figures are
         f"- {escape_md(name(m), 100)}: {text.removeprefix(f'{LEVEL_PREFIX}: ')}"
+        + (f"\n  - {clue}" if _quiet(m) and (clue := gap_clue(m.hints, level_of(shown(m)))) else "")
         for m in reports
         if m.verdict is not None and (text := level_text(shown(m)))
     )
@@ -155,7 +168,9 @@ def comment_view(
         icon, words = "☑️", f"Acknowledged ({words[0].lower()}{words[1:]})"
     gating = [m for m in reports if m.verdict is not None and m.gates]
     judged = [shown(m) for m in gating]
-    hinted = any(m.hints is not None and m.hints.reproducer is not None for m in reports)
+    hinted = any(
+        m.hints is not None and m.hints.reproducer is not None and _posts_script(m) for m in reports
+    )
     steps = next_steps(
         judged,
         run_url=ctx.run_url,

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from bot.decide.level import RatioLevel
+from bot.fusion.hints import Hints
 from bot.fusion.types import Finding
 from bot.tell.markdown import escape_md
 
@@ -54,3 +56,35 @@ def bullets(findings: tuple[Finding, ...]) -> list[str]:
     if len(groups) > MAX_FINDINGS:
         out.append(f"and {len(groups) - MAX_FINDINGS} more kind(s) of change")
     return out
+
+
+#: The differences from the hand-written fusion that can tell a standing gap, first first: a
+#: program split in several fusions, a mask drawn again, more reductions, more segments, a
+#: value narrowed and widened back, other inputs, more kernels. Op and cast counts, extents and
+#: registers differ at parity too (tests/fusion/test_catalog_hints.py): they are no clue.
+CLUE_ORDER = ("fusions", "random", "reductions", "segments", "round trip", "inputs", "kernels")
+
+
+def _rank(f: Finding) -> int:
+    key = "round trip" if "round trip" in f.text else f.kind
+    if key == "kernels" and not f.text.startswith("kernels "):
+        return len(CLUE_ORDER)  # a kernel's registers or shared memory: no clue
+    return CLUE_ORDER.index(key) if key in CLUE_ORDER else len(CLUE_ORDER)
+
+
+def gap_clue(hints: Hints | None, level: RatioLevel | None) -> str:
+    """For a fusion where Thunder stands clearly slower than the hand-written fusion (its worst
+    point's 95% interval above ``1 + effect`` at head), the one difference inside the fusion that
+    most likely explains it, at the worst point's variant: a line of the catalog's level fold.
+    "" otherwise (no captures, no gap, no telling difference)."""
+    worst = level.together.worst if level is not None and level.together is not None else None
+    if hints is None or level is None or worst is None or worst.head.low < 1 + level.effect:
+        return ""
+    variant = worst.key.variant
+    found = [f for f in hints.against_handwritten if f.material and variant in f.variant]
+    telling = [f for f in found if _rank(f) < len(CLUE_ORDER)]
+    if not telling:
+        return ""
+    best = min(telling, key=_rank)  # min keeps the first of equal rank: the comparer's order
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    return f"differs inside ({escape_md(variant, 40)}): {escape_md(best.text, 160)}{more}"
