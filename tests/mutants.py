@@ -415,6 +415,30 @@ MUTATIONS = (
         "moved = list(reports)",
         area="tests/tell",
     ),
+    Mutation(
+        "random-ops-not-tensors",
+        "a dropout mask drawn in the backward (uniform, no tensor input) reads as scalar math",
+        "bot/fusion/definition.py",
+        "is_tensor = op in CREATIONS or (op not in SCALAR_OPS and bool(held))",
+        "is_tensor = op not in SCALAR_OPS and bool(held)",
+        area="tests/fusion",
+    ),
+    Mutation(
+        "fusion-captures-mixed",
+        "RMSNorm backward's captures take the other fusions' folders for points",
+        "bot/fusion/read.py",
+        "if fusion == DEFAULT_FUSION and entry.is_dir() and FUSION_DIR.fullmatch(entry.name):",
+        "if False:",
+        area="tests/fusion",
+    ),
+    Mutation(
+        "gap-clue-on-moved-fusions",
+        "a fusion that moved gets a standing-gap clue besides its own hints",
+        "bot/tell/comment.py",
+        "if _quiet(m) and (clue := gap_clue(",
+        "if (clue := gap_clue(",
+        area="tests/fusion",
+    ),
 )
 
 
