@@ -174,8 +174,9 @@ def catalog_script(
     fusion: str, variant: str, dtype: str, shape: str, thunder_variant: str = "stock"
 ) -> str:
     """Another fusion of the catalog at one point: a short script on the suite's own definition
-    of the math (benchmarks/fusions/), run in a checkout of this suite. The fusion's math is the
-    suite's: writing each one out here again would be a second copy to keep in step."""
+    of the math (benchmarks/fusions/), run in a checkout of the suite's main branch (never the
+    PR's code, which is not asked to be run). The fusion's math is the suite's: writing each
+    one out here again would be a second copy to keep in step."""
     if not known(fusion) or dtype not in _DTYPES:
         raise ValueError(f"no reproducer for {fusion} {dtype}")
     if variant not in (REFERENCE, *_FUNCTIONS):
@@ -185,7 +186,7 @@ def catalog_script(
     head = [
         f"# {fusion_title(fusion)}, {variant} {dtype} {shape}, written by fusion-perfbot from the",
         "# point's parameters. Run on one CUDA GPU with torch, nvFuser and Thunder, in a checkout",
-        "# of the suite (its math and inputs: benchmarks/fusions/).",
+        "# of the suite's main branch (its math and inputs: benchmarks/fusions/).",
         "import torch",
     ]
     setup = [
