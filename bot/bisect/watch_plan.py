@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.bisect.points import parse_points
+from bot.results.types import DEFAULT_FUSION
 
 PACKAGES = ("thunder", "nvfuser")
 #: The index's distribution of each package, where its provenance names only a version.
@@ -131,7 +132,11 @@ def targets(
 ) -> tuple[tuple[Target, ...], tuple[str, ...]]:
     """The alerts a bisect can follow, newest first, and a line for each that it cannot."""
     given = dict(builds_of or {})
-    machines = {str(_get(m, "machine")): m for m in _get(history, "machines") or []}
+    # Keyed by unit (a machine, or ``machine:fusion``: each fusion is its own history); a file
+    # from before the catalog names machines only.
+    machines = {
+        str(_get(m, "unit") or _get(m, "machine")): m for m in _get(history, "machines") or []
+    }
     order = {
         name: [str(_get(c, "sha")) for c in _get(m, "commits") or []]
         for name, m in machines.items()
@@ -141,7 +146,15 @@ def targets(
     for alert in _get(history, "alerts") or []:
         if _get(alert, "state") != "regressed":
             continue
-        machine = machines.get(str(_get(alert, "machine")))
+        fusion = _get(alert, "fusion") or DEFAULT_FUSION
+        if fusion != DEFAULT_FUSION:
+            # A bisect's measurement (bot/bisect/measure.py) runs RMSNorm backward's points.
+            skipped.append(
+                f"{_get(alert, 'key')}: a bisect measures RMSNorm backward only; bisect "
+                f"{fusion} by hand (benchmarks/run_gpu.sh --fusions {fusion}, docs/BISECT.md)"
+            )
+            continue
+        machine = machines.get(str(_get(alert, "unit") or _get(alert, "machine")))
         if machine is None:
             skipped.append(f"{_get(alert, 'key')}: its machine is not in the history")
             continue

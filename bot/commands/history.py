@@ -1,7 +1,7 @@
 """The ``history`` command: the main-branch watch. Reads every commit's results in commit
 order, finds where the four guards changed (bot/history), prints the report (or JSON), and
 opens, updates or closes one alert per break on main (every confirmed regression and break at
-one commit range of one machine: bot/history/alerts.py) with the PR mode's code
+one commit range of one fusion on one machine: bot/history/alerts.py) with the PR mode's code
 (bot/github/issues.py), then notes (once) and closes when back the bot's open history issues
 that no current alert matches (bot/commands/history_stranded.py); without an issues token, or
 with ``--dry-run``, it says what it would file and touches nothing.
@@ -21,14 +21,16 @@ from typing import IO, TYPE_CHECKING
 from bot.alert.model import change_words, clearly_worse
 from bot.alert.plan import worse_note
 from bot.commands.long_lived import long_lived
-from bot.commands.noise_file import configured_noise_model
+from bot.commands.noise_file import configured_noise_models
 from bot.commands.steps import StepFailed, check_against_results, emit_json, step
 from bot.config import Config
 from bot.exitcodes import ExitCode
+from bot.fusion.names import unit_words
 from bot.history.issues import AlertIssue, alert_json, watch_issues
 from bot.history.load import load_histories
 from bot.history.method import Method
-from bot.history.render import report_text, to_json, worst
+from bot.history.render import to_json, worst
+from bot.history.summary import reports_text
 from bot.history.watch import Watch, analyse
 
 if TYPE_CHECKING:  # PyGithub is imported only where GitHub is called (a dry run: never)
@@ -40,7 +42,7 @@ if TYPE_CHECKING:  # PyGithub is imported only where GitHub is called (a dry run
 def _tag(ai: AlertIssue, several: bool) -> str:
     a = ai.alert
     where = f"{a.last_good[:8]}..{a.first_bad[:8]}"
-    return f"{a.machine} {where}" if several else where
+    return f"{a.unit} {where}" if several else where
 
 
 def _dry(issues: Sequence[AlertIssue], several: bool, why: str) -> list[str]:
@@ -88,7 +90,7 @@ def _news(ai: AlertIssue, factor: float) -> News:
     a closed one stays closed and quiet, but for one comment when the alert got clearly worse
     than it showed (a section joined, or one grew by more than the factor, bot/alert/model.py)."""
     a = ai.alert
-    where = f"{a.machine}'s main branch at {a.last_good[:12]}..{a.first_bad[:12]}"
+    where = f"{unit_words(a.unit)}'s main branch at {a.last_good[:12]}..{a.first_bad[:12]}"
 
     def news(then: Mapping[str, float] | None, closed: bool) -> str | None:
         if not closed:
@@ -183,7 +185,7 @@ def run_history(
     with step("load configuration", ExitCode.USAGE):
         cfg = Config.from_env(env, config_path)
     s = cfg.verdict
-    model = configured_noise_model(s)
+    models = configured_noise_models(s)
     # PERFBOT_CACHE_DIR: where the runs read are kept between nights
     # (bot/results/run_cache.py); unset, every file is decoded each time.
     cache = Path(env["PERFBOT_CACHE_DIR"]) if env.get("PERFBOT_CACHE_DIR") else None
@@ -194,7 +196,7 @@ def run_history(
         return _watch(
             histories,
             cfg,
-            model,
+            models,
             out,
             json_path=json_path,
             repo=repo,
@@ -203,10 +205,18 @@ def run_history(
         )
 
 
+def model_for(models: Mapping[str, NoiseModel], machine: str) -> NoiseModel | None:
+    """A history's noise model, looked up as the PR mode does: its machine's own; without one,
+    the first configured (whose note then says it is for another machine). Within it each
+    fusion's history is judged with that fusion's series and A/A runs (``model_fits``, on the
+    history's runs: one fusion's points)."""
+    return models.get(machine, next(iter(models.values()), None))
+
+
 def _watch(
     histories: Sequence[History],
     cfg: Config,
-    model: NoiseModel | None,
+    models: Mapping[str, NoiseModel],
     out: IO[str],
     *,
     json_path: Path | None,
@@ -218,7 +228,7 @@ def _watch(
     s = cfg.verdict
     check_against_results(s, [r for h in histories for r in h.runs])
     with step("find changes", ExitCode.BAD_INPUT):
-        watches: list[Watch] = [analyse(h, s, model, method) for h in histories]
+        watches = [analyse(h, s, model_for(models, h.machine), method) for h in histories]
     with step("build issues", ExitCode.BAD_INPUT):
         issues = (
             watch_issues(watches, repo, cfg.issue_repos, cfg.issue_label, cfg.alerts.link)
@@ -241,7 +251,7 @@ def _watch(
             data = {**to_json(watches), "alerts": [alert_json(ai) for ai in issues]}
             to_stdout = emit_json(json_path, {**data, "issues": said}, out)
     if not to_stdout:
-        text = "\n\n".join(report_text(w) for w in watches)
+        text = reports_text(watches)
         out.write(text + "\n\n" + "\n".join(said) + "\n")
     if failures:  # after the report: what was found is printed whatever GitHub did
         raise StepFailed("sync linked issues", ExitCode.GITHUB_FAILURE, "; ".join(failures))

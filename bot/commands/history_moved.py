@@ -29,7 +29,7 @@ def rekey_moved(
 ) -> tuple[list[str], list[str]]:
     """What was re-keyed, and what failed (each repository in turn)."""
     current = {ai.spec.key for ai in issues}
-    by_machine = {w.history.machine: w for w in watches}
+    by_unit = {w.history.unit: w for w in watches}  # a fusion on a machine: one history
     lines: list[str] = []
     failures: list[str] = []
     for repo, _, listed in open_keyed_issues(gh, cfg, failures):
@@ -40,7 +40,7 @@ def rekey_moved(
             if parsed is not None:
                 guards[key] = frozenset(guards_of(read_sizes(issue.body or ""), parsed[0]))
         for ai in issues:
-            w = by_machine.get(ai.alert.machine)
+            w = by_unit.get(ai.alert.unit)
             mine = frozenset(p.guard for p in ai.alert.parts)
             old = moved_from(w, ai.spec.key, mine, guards, current) if w else None
             if old is None:
@@ -53,7 +53,7 @@ def rekey_moved(
                     with github_step(f"edit {where}"):
                         issue.edit(body=body)
                     with github_step(f"comment on {where}"):
-                        issue.create_comment(moved_note(ai.alert.machine, old, ai.spec.key))
+                        issue.create_comment(moved_note(ai.alert.unit, old, ai.spec.key))
             except StepFailed as failure:
                 failures.append(str(failure))
                 continue

@@ -1,15 +1,19 @@
 """One alert per break on main (pure): every confirmed regression and break the watch finds at
-the same commit range (last good .. first bad) of one machine is a section of one alert, as
-every guard that moved in a PR is a section of that PR's alert (bot/alert/model.py).
+the same commit range (last good .. first bad) of one history (a fusion on a machine) is a
+section of one alert, as every guard that moved in a PR is a section of that PR's alert
+(bot/alert/model.py).
 
 Why one alert: a Thunder slowdown moves Thunder's kernel time and the ratio at the same split;
 one issue per guard and repository made four issues of one cause. The alert is one issue in
 the repository that owns it and a short linked one in the other (bot/history/issues.py).
 
-The key, ``rmsnorm-bwd|<machine>|<last good>..<first bad>`` (12 hex digits each), names the
-range alone, so a guard confirmed at that range a night later joins the same alert. Issues
-filed before alerts carry ``|<guard>`` after it (:func:`legacy_key`); bot/history/stranded.py
-still follows them.
+The key, ``rmsnorm-bwd|<unit>|<last good>..<first bad>`` (12 hex digits each), names the
+range alone, so a guard confirmed at that range a night later joins the same alert. The unit
+is the machine for RMSNorm backward (the keys from before the catalog, so its open issues keep
+matching) and ``machine:fusion`` for any other fusion (bot/fusion/names.py ``unit_key``), so
+two fusions that moved at one range of one machine are two alerts, as each is its own history.
+Issues filed before alerts carry ``|<guard>`` after it (:func:`legacy_key`);
+bot/history/stranded.py still follows them.
 
 The state: regressed while any section stands (the alert files); recovered only when every
 section is back (closes as completed); otherwise hold (an open issue gets a note).
@@ -36,24 +40,26 @@ from bot.alert.model import FAMILY, Owner, Section, guard_owner, guard_size
 from bot.alert.owners import Told, address, section_owner, suite_words
 from bot.config import LinkPolicy
 from bot.decide.types import GUARD_TITLES, Guard, GuardKind
+from bot.fusion.names import unit_key
 from bot.history.broken import Break
 from bot.history.follow import FollowUp
 from bot.history.series import Commit, History
 from bot.history.watch import Watch
-from bot.results.types import REFERENCE
+from bot.results.types import DEFAULT_FUSION, REFERENCE
 from bot.tell.issue import SyncState
 
 #: The order of an alert's sections (the order docs/HISTORY.md lists the guards in).
 ORDER: tuple[GuardKind, ...] = tuple(GUARD_TITLES)
 
 
-def alert_key(machine: str, last_good: str, first_bad: str) -> str:
-    return f"{FAMILY}|{machine}|{last_good[:12]}..{first_bad[:12]}"
+def alert_key(unit: str, last_good: str, first_bad: str) -> str:
+    """``unit``: a history's (the machine for RMSNorm backward, else ``machine:fusion``)."""
+    return f"{FAMILY}|{unit}|{last_good[:12]}..{first_bad[:12]}"
 
 
-def legacy_key(machine: str, last_good: str, first_bad: str, guard: GuardKind) -> str:
+def legacy_key(unit: str, last_good: str, first_bad: str, guard: GuardKind) -> str:
     """The key of an issue filed before alerts: one issue per range and guard."""
-    return f"{alert_key(machine, last_good, first_bad)}|{guard}"
+    return f"{alert_key(unit, last_good, first_bad)}|{guard}"
 
 
 @dataclass(frozen=True)
@@ -61,7 +67,7 @@ class Part:
     """One section of a main-branch alert: a guard that moved at the alert's range, and what
     its own follow-up says now (bot/history/follow.py; for a break, bot/history/broken.py)."""
 
-    section: Section  # machine, guard, size, owner, summary (the PR side's section)
+    section: Section  # unit, guard, size, owner, summary (the PR side's section)
     follow: SyncState
     change: FollowUp | None  # a timing guard's change and follow-up
     broken: Break | None  # the break, for the broken guard
@@ -97,6 +103,13 @@ class MainAlert:
     #: Why nothing is filed upstream although sections stand (the suite's or the stack's own
     #: change between the two commits), or "".
     upstream_none: str = ""
+    #: The fusion whose history moved (``machine`` is the real machine).
+    fusion: str = DEFAULT_FUSION
+
+    @property
+    def unit(self) -> str:
+        """The machine for RMSNorm backward, else ``machine:fusion``: the key's and sections'."""
+        return unit_key(self.machine, self.fusion)
 
     @property
     def sizes(self) -> dict[str, float]:
@@ -167,28 +180,28 @@ def broken_guard(b: Break) -> Guard:
     return Guard("broken", "broken", f"{len(b.points)} point(s) stopped running", b.points)
 
 
-def broken_part(machine: str, b: Break, builds: Builds = UNKNOWN) -> Part:
+def broken_part(unit: str, b: Break, builds: Builds = UNKNOWN) -> Part:
     """A break's section; its owner from what changed between the break's two commits
     (``builds``), else as ``guard_owner`` reads a broken guard (nvFuser's when one of its own
     points broke, else Thunder's), without the verdict a break has none of."""
     g = broken_guard(b)
-    section = Section(machine, "broken", "broken", guard_size(g), None, g.summary)
+    section = Section(unit, "broken", "broken", guard_size(g), None, g.summary)
     return owned(Part(section, b.follow, None, b), builds)
 
 
-def timing_part(machine: str, f: FollowUp, builds: Builds = UNKNOWN) -> Part:
+def timing_part(unit: str, f: FollowUp, builds: Builds = UNKNOWN) -> Part:
     """A confirmed regression's section: its size and owner read from the change's own
     verdict (fixed once its windows are full) and what changed between its range's commits
     (``builds``), its state from the follow-up."""
     c = f.change
     g = c.verdict.guard(c.guard)
     assert g is not None
-    section = Section(machine, c.guard, g.state, guard_size(g), None, g.summary)
+    section = Section(unit, c.guard, g.state, guard_size(g), None, g.summary)
     return owned(Part(section, f.state, f, None), builds)
 
 
 def _alert(
-    machine: str,
+    h: History,
     found: Sequence[Part],
     builds: Builds,
     configured: tuple[str, ...],
@@ -210,8 +223,9 @@ def _alert(
         link=link,
     )
     return MainAlert(
-        alert_key(machine, good, bad), machine, good, bad, combined(p.follow for p in found),
+        alert_key(h.unit, good, bad), h.machine, good, bad, combined(p.follow for p in found),
         tuple(found), where.repos, where.why, where.ranked, where.told, where.upstream_none,
+        h.fusion,
     )  # fmt: skip
 
 
@@ -222,10 +236,9 @@ def alerts_of(
     repo: str | None,
     link: LinkPolicy = "implicated",
 ) -> tuple[MainAlert, ...]:
-    """The parts of one machine's history grouped by range, in commit order; each part owned
-    by what changed between its range's two commits, and the other repository told as
-    ``link`` says (``[alerts] link``, bot/alert/owners.py)."""
-    machine = w.history.machine
+    """The parts of one history (a fusion on a machine) grouped by range, in commit order;
+    each part owned by what changed between its range's two commits, and the other repository
+    told as ``link`` says (``[alerts] link``, bot/alert/owners.py)."""
     index = {c.sha: i for i, c in enumerate(w.history.commits)}
     ranges: dict[tuple[str, str], list[Part]] = {}
     for p in parts:
@@ -234,5 +247,5 @@ def alerts_of(
     for (good, bad), found in sorted(ranges.items(), key=lambda kv: index[kv[0][0]]):
         builds = range_builds(w.history, good, bad)
         mine = sorted((owned(p, builds) for p in found), key=lambda p: ORDER.index(p.guard))
-        out.append(_alert(machine, mine, builds, configured, repo, link))
+        out.append(_alert(w.history, mine, builds, configured, repo, link))
     return tuple(out)

@@ -28,6 +28,7 @@ from typing import Any
 from bot.alert.model import Alert, change_words, worst_section
 from bot.config import LinkPolicy
 from bot.decide.types import GUARD_TITLES
+from bot.fusion.names import fusion_title, unit_words
 from bot.history.alerts import MainAlert, Part, alerts_of, broken_part, timing_part
 from bot.history.method import Method
 from bot.history.sections import WHAT, commit_ref, now_words, section_lines
@@ -80,18 +81,20 @@ def _amount(p: Part) -> str:
 
 
 def alert_title(a: MainAlert) -> str:
+    """ "Softmax backward: Thunder's kernels slower on nvidia-h200 since ...": the fusion that
+    moved first (RMSNorm backward's titles as before the catalog)."""
     worst, more = _worst(a), len(a.parts) - 1
     extra = f", and {more} more" if more else ""
     return title_text(
-        f"RMSNorm backward: {WHAT[worst.guard]} on {inert(a.machine)} since {a.first_bad[:12]} "
-        f"({_amount(worst)}{extra}) (main branch)"
+        f"{fusion_title(a.fusion)}: {WHAT[worst.guard]} on {inert(a.machine)} since "
+        f"{a.first_bad[:12]} ({_amount(worst)}{extra}) (main branch)"
     )
 
 
 def linked_title(a: MainAlert) -> str:
     return title_text(
-        f"RMSNorm backward slower on {inert(a.machine)} since {a.first_bad[:12]} (main branch; "
-        f"tracked in {a.owner})"
+        f"{fusion_title(a.fusion)} slower on {inert(a.machine)} since {a.first_bad[:12]} "
+        f"(main branch; tracked in {a.owner})"
     )
 
 
@@ -119,7 +122,7 @@ def _owner_words(a: MainAlert) -> str:
 def alert_body(w: Watch, a: MainAlert, repo: str | None) -> str:
     told = told_words(a)
     lines = [
-        f"### RMSNorm backward: main-branch history on {escape_md(a.machine)}",
+        f"### {escape_md(fusion_title(a.fusion))}: main-branch history on {escape_md(a.machine)}",
         "",
         f"**One alert for the break between {_range(w, a, repo)}**: {len(a.parts)} "
         "section(s), one a guard that moved at this commit range; it closes when every one of "
@@ -139,7 +142,7 @@ def linked_body(w: Watch, a: MainAlert, repo: str | None) -> str:
     """The short issue in another repository: what moved, a line a section, and where the
     evidence and the discussion are."""
     lines = [
-        f"**A main-branch performance alert on {escape_md(a.machine)}, filed in "
+        f"**A main-branch performance alert on {escape_md(unit_words(a.unit))}, filed in "
         f"{escape_md(a.owner)}** ({escape_md(a.owner_why)}): the evidence and the discussion "
         "are in the primary issue linked below. This one closes with it.",
         "",
@@ -156,7 +159,7 @@ def alert_note(w: Watch, a: MainAlert, repo: str | None) -> str:
     said = "; ".join(f"{GUARD_TITLES[p.guard]}: {now_words(w.history, p, repo)}" for p in a.parts)
     end = " Every section is back: closed as completed." if a.state == "recovered" else ""
     return (
-        f"Main-branch history on {a.machine} between {a.last_good[:12]} and "
+        f"Main-branch history on {unit_words(a.unit)} between {a.last_good[:12]} and "
         f"{a.first_bad[:12]}: {said}.{end}"
     )
 
@@ -187,14 +190,14 @@ def watch_issues(
     link: LinkPolicy = "implicated",
 ) -> tuple[AlertIssue, ...]:
     """Every alert the histories ask for: confirmed regressions and breaks, never pending,
-    grouped by machine and commit range; ``link``: which other repositories get the linked
-    issue (``[alerts] link``). An alert that is nobody's upstream is here too, with no
-    repository (its spec is never synced: bot/commands/history.py)."""
+    grouped by history (a fusion on a machine) and commit range; ``link``: which other
+    repositories get the linked issue (``[alerts] link``). An alert that is nobody's upstream
+    is here too, with no repository (its spec is never synced: bot/commands/history.py)."""
     out: list[AlertIssue] = []
     for w in watches:
-        machine = w.history.machine
-        parts = [timing_part(machine, f) for f in w.follow]
-        parts += [broken_part(machine, b) for b in w.breaks if b.confirmed]
+        unit = w.history.unit
+        parts = [timing_part(unit, f) for f in w.follow]
+        parts += [broken_part(unit, b) for b in w.breaks if b.confirmed]
         alerts = alerts_of(w, parts, repos, repo, link)
         out += [alert_issue(w, a, repo, label) for a in alerts]
     return tuple(out)
@@ -207,6 +210,8 @@ def alert_json(ai: AlertIssue) -> dict[str, Any]:
     return {
         "key": a.key,
         "machine": a.machine,
+        "fusion": a.fusion,
+        "unit": a.unit,
         "last_good": a.last_good,
         "first_bad": a.first_bad,
         "state": a.state,

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from bot.history.series import History, history, parse_order
+from bot.history.series import History, fusion_histories, parse_order
 from bot.results.folders import machine_dirs, results_files
 from bot.results.limits import MAX_PROVENANCE_BYTES, read_capped
 from bot.results.locate import DEFAULT_MIN_SAMPLES, cache_entry, expand_repeats, load_run
@@ -126,7 +126,8 @@ def load_histories(
     min_samples: int = DEFAULT_MIN_SAMPLES,
     cache: Path | None = None,
 ) -> tuple[History, ...]:
-    """One history a machine, in commit order (``order``: that file's)."""
+    """One history a machine and fusion, in commit order (``order``: that file's): machines by
+    name, each machine's fusions RMSNorm backward first (bot/history/series.py says why)."""
     listed = read_order(order) if order is not None else None
     runs = read_runs(dirs, machine, min_samples, cache)
-    return tuple(history(m, runs[m], listed) for m in sorted(runs))
+    return tuple(h for m in sorted(runs) for h in fusion_histories(m, runs[m], listed))

@@ -1,4 +1,5 @@
-"""What ``history`` prints (pure): a readable report per machine, and the same as JSON.
+"""What ``history`` prints (pure): a readable report per history (a fusion on a machine:
+the machine alone for RMSNorm backward), and the same as JSON.
 
 Every change says its guard, the last good and the first bad commit, its size with its 95%
 interval (the strongest evidence: a variant's geometric mean or a point) and what its alert
@@ -17,6 +18,7 @@ from bot.decide.stats import Interval
 from bot.decide.types import GUARD_TITLES
 from bot.decide.wording import interval_words
 from bot.exitcodes import ExitCode
+from bot.fusion.names import unit_words
 from bot.history.changepoint import Change
 from bot.history.follow import FollowUp
 from bot.history.method import Method
@@ -176,7 +178,7 @@ def report_text(w: Watch) -> str:
     h, sc, m = w.history, w.scan, w.method
     commits = h.commits
     lines = [
-        f"Main-branch history on {h.machine}: {len(commits)} commit(s)"
+        f"Main-branch history on {unit_words(h.unit)}: {len(commits)} commit(s)"
         + (f", {day(commits[0].date)} to {day(commits[-1].date)}" if commits else ""),
         f"Method: windows of at most {m.window} commits a side; a change is confirmed with "
         f"{m.min_after} commits after it; {sc.tested} split(s) tested in {sc.windows} window(s) "
@@ -300,6 +302,10 @@ def to_json(watches: Sequence[Watch]) -> dict[str, Any]:
         machines.append(
             {
                 "machine": w.history.machine,
+                # One entry a history: a fusion on the machine (its unit: the machine alone
+                # for RMSNorm backward, else machine:fusion, as the alerts' keys name it).
+                "fusion": w.history.fusion,
+                "unit": w.history.unit,
                 "commits": [
                     {
                         "sha": c.sha,

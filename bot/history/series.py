@@ -20,7 +20,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.results.types import BadInput, CommitResults
+from bot.fusion.names import unit_key
+from bot.results.types import DEFAULT_FUSION, BadInput, CommitResults, fusions_of
 
 _HASH = re.compile(r"[0-9a-f]{7,40}")
 
@@ -36,7 +37,9 @@ class Commit:
 
 @dataclass(frozen=True)
 class History:
-    """One machine's commits, oldest first, and what was left out of them, in words."""
+    """One fusion's commits on one machine, oldest first, and what was left out of them, in
+    words. ``machine`` is the real machine (results, re-measurements, bisects and the noise
+    model are found by it); ``unit`` names the fusion on it wherever two could collide."""
 
     machine: str
     commits: tuple[Commit, ...]
@@ -45,10 +48,17 @@ class History:
     #: guard reads these (a run of three variants where Thunder fails is a break, not "another
     #: set of variants"); empty: the same as `commits`.
     every: tuple[Commit, ...] = ()
+    #: The fusion of the catalog whose points the runs hold: each is judged on its own.
+    fusion: str = DEFAULT_FUSION
 
     @property
     def runs(self) -> tuple[CommitResults, ...]:
         return tuple(r for c in self.commits for r in c.runs)
+
+    @property
+    def unit(self) -> str:
+        """The machine for RMSNorm backward, else ``machine:fusion`` (alert keys, sections)."""
+        return unit_key(self.machine, self.fusion)
 
 
 def signature(run: CommitResults) -> tuple[str, str]:
@@ -145,10 +155,14 @@ def in_order(commits: Sequence[Commit], order: Sequence[str]) -> tuple[list[Comm
 
 
 def history(
-    machine: str, runs: Sequence[CommitResults], order: Sequence[str] | None = None
+    machine: str,
+    runs: Sequence[CommitResults],
+    order: Sequence[str] | None = None,
+    fusion: str = DEFAULT_FUSION,
 ) -> History:
-    """One machine's history from its runs: the commits of the order (when given), their
-    comparable runs only, in commit order."""
+    """One machine's history of ``fusion`` from its runs (each holding that fusion's points
+    only): the commits of the order (when given), their comparable runs only, in commit
+    order."""
     notes: list[str] = []
     rank: dict[str, int] = {}
     if order is not None:
@@ -161,4 +175,28 @@ def history(
     if order is not None:
         commits.sort(key=lambda c: rank[c.sha])
         every.sort(key=lambda c: rank[c.sha])
-    return History(machine, tuple(commits), (*notes, *more), tuple(every))
+    return History(machine, tuple(commits), (*notes, *more), tuple(every), fusion)
+
+
+def of_fusion(run: CommitResults, fusion: str) -> CommitResults:
+    """The run with ``fusion``'s points only. A run that holds no other fusion is returned as
+    it is: RMSNorm backward's runs from before the catalog stay the same objects, and a run
+    the cache keeps packed (bot/results/packed.py) stays packed."""
+    if all(k.fusion == fusion for k in run.points):
+        return run
+    return run.of_fusion(fusion)
+
+
+def fusion_histories(
+    machine: str, runs: Sequence[CommitResults], order: Sequence[str] | None = None
+) -> tuple[History, ...]:
+    """One history per fusion the runs hold, RMSNorm backward first: a change of one fusion is
+    judged in its own family, as the PR mode judges each fusion on its own. A fusion's history
+    holds the runs that measured it (a run from before the catalog is in RMSNorm backward's
+    alone)."""
+    out = []
+    for fusion in fusions_of(runs):
+        mine = [of_fusion(r, fusion) for r in runs]
+        measured = [m for r, m in zip(runs, mine, strict=True) if m.points or not r.points]
+        out.append(history(machine, measured, order, fusion))
+    return tuple(out)

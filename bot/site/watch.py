@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from bot.fusion.names import unit_words
 from bot.results.limits import MAX_PROVENANCE_BYTES, read_capped
 from bot.results.types import BENCH_KERNEL, BENCH_RATIO, BadInput
 from bot.site.commits_page import COMMIT_ROUTE
@@ -75,10 +76,14 @@ def _size(change: Mapping[str, Any]) -> str:
 
 
 def _issue_search(
-    alerts: Sequence[Mapping[str, Any]], last_good: str, first_bad: str
+    alerts: Sequence[Mapping[str, Any]], last_good: str, first_bad: str, unit: str
 ) -> str | None:
+    """The search for the alert of this range on this unit (a machine, or ``machine:fusion``:
+    two fusions may break at one range, each its own alert; a file from before the catalog
+    names machines only)."""
     for a in alerts:
-        if a.get("last_good") == last_good and a.get("first_bad") == first_bad:
+        mine = a.get("unit", a.get("machine", unit)) == unit
+        if mine and a.get("last_good") == last_good and a.get("first_bad") == first_bad:
             repo, title = a.get("primary"), a.get("title")
             if isinstance(repo, str) and isinstance(title, str) and repo.count("/") == 1:
                 query = f'is:issue in:title "since {first_bad[:12]}"'
@@ -101,14 +106,17 @@ def read_rows(path: Path) -> list[Row]:
         if not isinstance(m, Mapping):
             raise BadInput(f"{path}: a machine entry is not an object")
         machine = _text(m, "machine", str(path))
+        named = m.get("unit")
+        unit = named if isinstance(named, str) else machine
+        shown = unit_words(unit)  # "Softmax backward on nvidia-h200"; a machine alone stays
         for c in m.get("changes") or []:
             where = f"{path}: machine {machine!r}, a change"
             guard, what = _text(c, "guard", where), _text(c, "direction", where)
             status, good, bad = (_text(c, k, where) for k in ("status", "last_good", "first_bad"))
-            issue = _issue_search(alerts, good, bad) if status == "confirmed" else None
+            issue = _issue_search(alerts, good, bad, unit) if status == "confirmed" else None
             rows.append(
                 Row(
-                    machine,
+                    shown,
                     guard,
                     GUARDS.get(guard, guard),
                     DIRECTIONS.get(what, what),
@@ -123,9 +131,9 @@ def read_rows(path: Path) -> list[Row]:
             where = f"{path}: machine {machine!r}, a break"
             status, good, bad = (_text(b, k, where) for k in ("status", "last_good", "first_bad"))
             points = b.get("points") if isinstance(b.get("points"), list) else []
-            issue = _issue_search(alerts, good, bad) if status == "confirmed" else None
+            issue = _issue_search(alerts, good, bad, unit) if status == "confirmed" else None
             size = f"{len(points)} point(s) that ran stop running"
-            row = Row(machine, "broken", GUARDS["broken"], "broken", status, good, bad, size, issue)
+            row = Row(shown, "broken", GUARDS["broken"], "broken", status, good, bad, size, issue)
             rows.append(row)
     return sorted(rows, key=lambda r: (r.machine, r.status != "confirmed"))
 

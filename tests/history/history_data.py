@@ -38,6 +38,11 @@ THUNDER_5, NVFUSER_5 = "8681cae2", "93486aaf"
 UNFUSED = "9dc51696"  # data/h200: Thunder's backward unfused
 BROKEN = ("f888795e", "0e8c6c35")  # Thunder 0.2.5: h200-states, and the under-test pair's head
 MACHINE = "nvidia-h200"
+#: Every fusion of the catalog (data/h200-catalog/README.md): two A/A calls and the PR pair
+#: whose head (e0cdef8e) made Thunder's Bias+GELU backward 5% slower than its base (6a438ce9).
+CATALOG = tuple(
+    DATA / "h200-catalog" / folder for folder in ("aa", "aa2", "pair/rep-1", "pair/rep-2")
+)
 
 
 @functools.cache
@@ -45,6 +50,12 @@ def pool() -> tuple[CommitResults, ...]:
     """Every run of the folders above (repeat 2 of a pair included: history() leaves it out,
     it did not interleave the context baselines)."""
     return tuple(read_runs(list(FOLDERS))[MACHINE])
+
+
+@functools.cache
+def catalog_pool() -> tuple[CommitResults, ...]:
+    """Every run of the catalog's folders (all 14 fusions' points in each)."""
+    return tuple(read_runs(list(CATALOG))[MACHINE])
 
 
 def real(order: Sequence[str]) -> History:
