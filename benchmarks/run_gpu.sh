@@ -17,8 +17,9 @@
 # has asv store it, touching no GPU: a caller may let it run while the next process starts.
 # --machine NAME skips the probe that derives the name from the GPU's (a torch import, ~3.5 s
 # on the H200); without a GPU the measurement still stops with exit 3.
-# --capture, after the measurement, writes what ran inside every fusion it measured
-# (definitions, traces, saved tensors, nvFuser's profile: benchmarks/rmsnorm_bwd/capture.py) to
+# --capture, after the measurement, writes what ran inside every fusion it measured that
+# RMSNORM_BENCH_CAPTURE_FUSIONS names (unset: all of them; definitions, traces, saved tensors,
+# nvFuser's profile: benchmarks/rmsnorm_bwd/capture.py) to
 # results/<machine>/<commit>.captures/[<fusion>/], where the bot finds them.
 # --asv-repo DIR is the git repository asv looks the commit up in (default: this one); the
 # package-under-test command (benchmarks/under_test) passes its repository of keys.

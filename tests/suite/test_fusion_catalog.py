@@ -350,3 +350,22 @@ def test_the_ratio_setup_skips_the_baseline_as_asv_calls_it() -> None:
         instance.track_ratio.setup(cache, "nvfuser", "bfloat16", "16384x4096")
     with pytest.raises(NotImplementedError, match="was not measured"):
         instance.track_ratio.setup(cache, "thunder-prims", "bfloat16", "16384x4096")
+
+
+@pytest.mark.parametrize(
+    ("measured", "wanted", "captured"),
+    [
+        ("", "", tuple(FUSIONS)),  # a person's run_gpu.sh --capture: everything it measured
+        ("", "rmsnorm_bwd", ("rmsnorm_bwd",)),  # a PR job by default (bench-pr.yml)
+        ("gelu_bwd", "", ("gelu_bwd",)),  # a reproduce step's --fusions gelu_bwd
+        ("gelu_bwd", "rmsnorm_bwd", ()),  # never a fusion the run did not measure
+        ("softmax_bwd,rmsnorm_bwd", "all", ("rmsnorm_bwd", "softmax_bwd")),
+    ],
+)
+def test_a_run_captures_what_it_measured_and_was_asked_to(
+    measured: str, wanted: str, captured: tuple[str, ...]
+) -> None:
+    from benchmarks.rmsnorm_bwd.capture import fusions_to_capture
+
+    env = {"RMSNORM_BENCH_FUSIONS": measured, "RMSNORM_BENCH_CAPTURE_FUSIONS": wanted}
+    assert fusions_to_capture(env) == captured
