@@ -145,3 +145,17 @@ def test_a_reproducer_takes_only_known_names() -> None:
         catalog_script("x'); import os; os.system('id'); ('", "thunder-prims", "bfloat16", "8x8")
     with pytest.raises(ValueError, match="no reproducer"):
         catalog_script("softmax_bwd", "thunder-eager", "bfloat16", "8x8")
+
+
+def test_a_run_captures_beside_its_results_only_what_it_was_asked_to() -> None:
+    """run_gpu.sh --capture end to end on the H200 (data/h200-catalog, call 8): RMSNorm and
+    Softmax backward measured, RMSNORM_BENCH_CAPTURE_FUSIONS=softmax_bwd: Softmax backward's
+    captures beside the run's asv results, where the bot looks, and none of RMSNorm's."""
+    machine = DATA / "h200-catalog" / "e2e-capture" / "results" / "nvidia-h200"
+    (results,) = [p for p in machine.glob("*.json") if p.name != "machine.json"]
+    (captures,) = machine.glob("*.captures")
+    assert captures.name.startswith(results.name.split("-", 1)[0])  # the run's commit
+    assert has_fusion(captures, "softmax_bwd") and not has_fusion(captures, "rmsnorm_bwd")
+    (point,) = read_side(captures, "softmax_bwd").values()
+    assert (point.dtype, point.shape, point.call) == ("bfloat16", "256x1024", "backward")
+    assert all(not v.errors for v in point.variants.values())
