@@ -28,97 +28,16 @@ stdout, between ``=== capture`` marker lines.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import traceback
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..fusions.catalog import FUSIONS, parse_fusions
 from ..fusions.spec import DEFAULT_FUSION, Fusion
+from .capture_files import Capture, profile_of, proxies
 from .config import Shape, sizes_of
-
-PUBLIC_SKIP = ("__",)
-
-
-def _plain(value: Any, depth: int = 0) -> Any:
-    """A JSON-able view of an nvFuser profile object: its public attributes, recursively."""
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    if isinstance(value, (list, tuple)):
-        return [_plain(v, depth + 1) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v, depth + 1) for k, v in value.items()}
-    if depth > 4:
-        return repr(value)
-    fields: dict[str, Any] = {"__type__": type(value).__name__}
-    for name in dir(value):
-        if name.startswith("_"):
-            continue
-        try:
-            attr = getattr(value, name)
-        except Exception as exc:  # a property the build does not support
-            fields[name] = f"<unreadable: {exc.__class__.__name__}>"
-            continue
-        if callable(attr):
-            continue
-        fields[name] = _plain(attr, depth + 1)
-    return fields
-
-
-class Capture:
-    """One variant's folder; ``step`` runs one capture and records its failure, if any."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        folder.mkdir(parents=True, exist_ok=True)
-        self.errors: dict[str, str] = {}
-
-    def step(self, name: str, fn: Callable[[], Any]) -> Any:
-        try:
-            return fn()
-        except Exception as exc:
-            self.errors[name] = f"{exc.__class__.__name__}: {exc}\n{traceback.format_exc()[-1500:]}"
-            return None
-
-    def write(self, name: str, text: str) -> None:
-        (self.folder / name).write_text(text, encoding="utf-8")
-
-    def write_json(self, name: str, value: Any) -> None:
-        self.write(name, json.dumps(value, indent=1, sort_keys=True, default=repr) + "\n")
-
-    def close(self) -> None:
-        self.write_json("errors.json", self.errors)
-
-
-#: fusion ids already profiled in this process: PythonProfiler hands back the last profile it
-#: made when the profiled call ran no nvFuser fusion (seen on the H200: every unfused-backward
-#: Thunder variant "profiled" as the hand-written fusion just before it, same fusion_id).
-_SEEN_FUSIONS: set[int] = set()
-
-
-def _profile(call: Callable[[], Any]) -> Any:
-    import torch
-    from nvfuser_direct import PythonProfiler
-
-    call()  # compiled and warm: the profile is of a steady call
-    torch.cuda.synchronize()
-    with PythonProfiler() as prof:
-        call()
-        torch.cuda.synchronize()
-    profile = _plain(prof.profile)
-    fusion_id = profile.get("fusion_id") if isinstance(profile, dict) else None
-    if isinstance(fusion_id, int) and fusion_id in _SEEN_FUSIONS:
-        return {
-            "no_fusion": True,
-            "why": f"the profile is of fusion {fusion_id}, profiled before: "
-            "this call ran no nvFuser fusion of its own",
-        }
-    if isinstance(fusion_id, int):
-        _SEEN_FUSIONS.add(fusion_id)
-    return profile
 
 
 def capture_nvfuser(cap: Capture, fusion: Fusion, inputs: dict[str, Any], dtype_name: str) -> None:
@@ -128,33 +47,15 @@ def capture_nvfuser(cap: Capture, fusion: Fusion, inputs: dict[str, Any], dtype_
     with FusionDefinition() as fd:
         fusion.define(fd, dtype_name)
     cap.step("definition", lambda: cap.write("definition.py.txt", repr(fd) + "\n"))
-    cap.step("profile", lambda: cap.write_json("profile.json", _profile(lambda: fd.execute(args))))
+    cap.step(
+        "profile", lambda: cap.write_json("profile.json", profile_of(lambda: fd.execute(args)))
+    )
 
     def repro() -> None:
         fd.execute(args, save_repro_inputs=True)
         cap.write("repro.py.txt", fd.last_repro_script() + "\n")
 
     cap.step("repro", repro)
-
-
-def _proxies(value: Any) -> list[dict[str, Any]]:
-    """Tensor proxies in a (nested) trace argument, as name, shape and dtype."""
-    found: list[dict[str, Any]] = []
-    if isinstance(value, (list, tuple)):
-        for v in value:
-            found += _proxies(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            found += _proxies(v)
-    elif hasattr(value, "name") and hasattr(value, "shape"):
-        found.append(
-            {
-                "name": str(value.name),
-                "shape": [str(s) for s in value.shape],
-                "dtype": str(getattr(value, "dtype", "?")),
-            }
-        )
-    return found
 
 
 def capture_thunder(
@@ -196,7 +97,7 @@ def capture_thunder(
         cap.write("forward_trace.py.txt", str(fwd[-1]) + "\n")
     if bwd:
         cap.write("backward_trace.py.txt", str(bwd[-1]) + "\n")
-        cap.step("saved", lambda: cap.write_json("saved.json", _proxies(bwd[-1].args)))
+        cap.step("saved", lambda: cap.write_json("saved.json", proxies(bwd[-1].args)))
     timed = bwd if backward else fwd
     if timed:
         final = timed[-1]
@@ -222,7 +123,7 @@ def capture_thunder(
                 arg.grad = None
         y.backward(inputs["grad"], retain_graph=True)
 
-    cap.step("profile", lambda: cap.write_json("profile.json", _profile(call)))
+    cap.step("profile", lambda: cap.write_json("profile.json", profile_of(call)))
 
 
 def _points(text: str) -> list[tuple[str, Shape]]:

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 from bot.fusion import definition, summary
 from bot.fusion.definition import BROADCASTS, MATH, RANDOM, REDUCTIONS, Input
+from bot.fusion.profiles import UNCOMPARED, profile_findings
 from bot.fusion.summary import RoundTrip, Summary
 from bot.fusion.types import Finding, PointCapture, VariantCapture
 from bot.fusion.words import (
@@ -30,16 +31,6 @@ from bot.fusion.words import (
 )
 from bot.results.types import REFERENCE  # the hand-written fusion's variant
 
-#: A kernel's profile fields the findings compare: the finding's kind, and its words.
-KERNEL_FIELDS = {
-    "scheduler": ("scheduler", "scheduler"),
-    "grid_str": ("launch", "launch grid"),
-    "block_str": ("launch", "launch block"),
-    "cluster_str": ("launch", "launch cluster"),
-    "registers": ("kernels", "registers"),
-    "shared_mem_str": ("kernels", "shared memory"),
-}
-UNCOMPARED = "not compared"  # in the words of every finding that says what could not be compared
 STACK = "a time change there is not in the fusion (look at the stack: versions, clocks)"
 
 
@@ -140,7 +131,7 @@ def _pair(
         found += _definitions(before, after, words, new.saved)
         if before == after and old.definitions != new.definitions:
             found.append(("ops", "the definitions differ only in value names or order", False))
-        found += _profiles(old.profile, new.profile, words)
+        found += profile_findings(old.profile, new.profile, words.old, words.new)
     material = any(is_material for _, _, is_material in found)
     if not material and not any(UNCOMPARED in text for _, text, _ in found):
         found.append(("same-program", same, False))
@@ -261,28 +252,4 @@ def _round_trips(
             value = f"{who} casts {value_text(trip, named)} {trip.words}"
             text = f"{value}: a round trip {other} does not make"
             found.append(("casts", text, True))
-    return found
-
-
-def _profiles(
-    old: dict[str, Any] | None, new: dict[str, Any] | None, words: _Words
-) -> list[tuple[str, str, bool]]:
-    if old is None or new is None:
-        who = " and ".join(w for w, p in ((words.old, old), (words.new, new)) if p is None)
-        return [("kernels", f"no nvFuser profile of {who}: kernels {UNCOMPARED}", False)]
-    arrow = f"({words.old} -> {words.new})"
-    found: list[tuple[str, str, bool]] = []
-    if old["segments"] != new["segments"]:
-        found.append(("segments", f"segments {old['segments']} -> {new['segments']} {arrow}", True))
-    kernels_old, kernels_new = old["kernel_profiles"], new["kernel_profiles"]
-    if len(kernels_old) != len(kernels_new):
-        text = f"kernels {len(kernels_old)} -> {len(kernels_new)} {arrow}"
-        found.append(("kernels", text, True))
-    one = len(kernels_old) == len(kernels_new) == 1
-    for index, (a, b) in enumerate(zip(kernels_old, kernels_new, strict=False)):
-        name = "kernel" if one else f"kernel {index}"
-        for key, (kind, label) in KERNEL_FIELDS.items():
-            if a.get(key) != b.get(key):
-                text = f"{name} {label} {a.get(key)} -> {b.get(key)} {arrow}"
-                found.append((kind, text, True))
     return found

@@ -12,7 +12,8 @@ with CUDA events around 20 calls, L2 flushed: enough to see the regression and t
 
 from __future__ import annotations
 
-from bot.fusion.names import fusion_title, known, timed_call
+from bot.fusion.repro_catalog import catalog_script
+from bot.fusion.repro_parts import DTYPES, mn, timing
 from bot.fusion.types import PointCapture
 from bot.results.types import DEFAULT_FUSION, REFERENCE
 
@@ -27,15 +28,14 @@ _FUNCTIONS = {
         "    return torch.nn.functional.rms_norm(x, (x.shape[-1],), w, eps=EPS)\n"
     ),
 }
-_DTYPES = {"bfloat16", "float16", "float32"}
 
 
 def thunder_script(variant: str, dtype: str, shape: str, thunder_variant: str = "stock") -> str:
     """``thunder_variant`` "unfused-backward" reproduces the suite's deliberately slower state
     (the nvFuser executor given fuel for one region, which the forward takes)."""
-    if variant not in _FUNCTIONS or dtype not in _DTYPES:
+    if variant not in _FUNCTIONS or dtype not in DTYPES:
         raise ValueError(f"no Thunder reproducer for {variant} {dtype}")
-    m, n = _mn(shape)
+    m, n = mn(shape)
     fuel = thunder_variant == "unfused-backward"
     lines = [
         f"# RMSNorm backward, {variant} {dtype} {shape}: Thunder's nvFuser executor against the",
@@ -65,27 +65,20 @@ def thunder_script(variant: str, dtype: str, shape: str, thunder_variant: str = 
         "print(trace)",
         "print('nvFuser fusions in the backward:', len(get_fusions(trace)))",
         "",
-        *_timing("y.backward(g, retain_graph=True)", "backward", "x.grad = w.grad = None"),
+        *timing("y.backward(g, retain_graph=True)", "backward", "x.grad = w.grad = None"),
     ]
     return "\n".join(lines) + "\n"
 
 
-_NV_DTYPES = {"bfloat16": "BFloat16", "float16": "Half", "float32": "Float"}
-
-
-def _mn(shape: str) -> tuple[int, int]:
-    m, _, n = shape.partition("x")
-    if not (m.isdigit() and n.isdigit()):
-        raise ValueError(f"shape {shape!r} is not MxN")
-    return int(m), int(n)
+_NVDTYPES = {"bfloat16": "BFloat16", "float16": "Half", "float32": "Float"}
 
 
 def nvfuser_script(dtype: str, shape: str) -> str:
     """The hand-written backward fusion at one point, as the suite defines and feeds it."""
-    if dtype not in _DTYPES:
+    if dtype not in DTYPES:
         raise ValueError(f"no nvFuser reproducer for {dtype}")
-    m, n = _mn(shape)
-    nv = _NV_DTYPES[dtype]
+    m, n = mn(shape)
+    nv = _NVDTYPES[dtype]
     upcast = dtype != "float32"
     lines = [
         f"# RMSNorm backward, the hand-written nvFuser fusion, {dtype} {shape}: the suite's",
@@ -147,101 +140,7 @@ def nvfuser_script(dtype: str, shape: str) -> str:
         "      (grad_input.double() - xd.grad).abs().max().item(), 'grad_weight',",
         "      (grad_weight.double() - wd.grad).abs().max().item())",
         "",
-        *_timing("fd.execute([x, rms, g, w])", "fusion (fd.execute)"),
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def _timing(call: str, what: str, before: str = "") -> list[str]:
-    """20 calls of ``call``, L2 flushed before each, timed with CUDA events; the median."""
-    return [
-        "flush = torch.empty(256 << 20, dtype=torch.uint8, device='cuda')",
-        "start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)",
-        "times = []",
-        "for _ in range(20):",
-        *([f"    {before}"] if before else []),
-        "    flush.zero_()  # L2 flushed before each call",
-        "    start.record()",
-        f"    {call}",
-        "    end.record()",
-        "    end.synchronize()",
-        "    times.append(start.elapsed_time(end) * 1000)",
-        f"print(f'{what}: median {{sorted(times)[10]:.1f}} us over 20 calls (host and kernels)')",
-    ]
-
-
-def catalog_script(
-    fusion: str, variant: str, dtype: str, shape: str, thunder_variant: str = "stock"
-) -> str:
-    """Another fusion of the catalog at one point: a short script on the suite's own definition
-    of the math (benchmarks/fusions/), run in a checkout of the suite's main branch (never the
-    PR's code, which is not asked to be run). The fusion's math is the suite's: writing each
-    one out here again would be a second copy to keep in step."""
-    if not known(fusion) or dtype not in _DTYPES:
-        raise ValueError(f"no reproducer for {fusion} {dtype}")
-    if variant not in (REFERENCE, *_FUNCTIONS):
-        raise ValueError(f"no reproducer for the {variant} variant")
-    m, n = _mn(shape)
-    call = timed_call(fusion)
-    head = [
-        f"# {fusion_title(fusion)}, {variant} {dtype} {shape}, written by fusion-perfbot from the",
-        "# point's parameters. Run on one CUDA GPU with torch, nvFuser and Thunder, in a checkout",
-        "# of the suite's main branch (its math and inputs: benchmarks/fusions/).",
-        "import torch",
-    ]
-    setup = [
-        "",
-        f"f = FUSIONS[{fusion!r}]",
-        f"inputs = f.make_inputs({m}, {n}, {dtype!r}, 0)",
-    ]
-    if variant == REFERENCE:
-        lines = [
-            *head,
-            "from nvfuser_direct import FusionDefinition",
-            "",
-            "from benchmarks.fusions.catalog import FUSIONS",
-            *setup,
-            "args = f.fusion_args(inputs)",
-            "with FusionDefinition() as fd:",
-            f"    f.define(fd, {dtype!r})",
-            "print(fd)  # the hand-written definition",
-            "fd.execute(args)",
-            "",
-            *_timing("fd.execute(args)", "fusion (fd.execute)"),
-        ]
-        return "\n".join(lines) + "\n"
-    fn = "f.prims" if variant == "thunder-prims" else "f.functional"
-    fuel = thunder_variant == "unfused-backward"
-    backward = call == "backward"
-    lines = [
-        *head,
-        "import thunder",
-        "from thunder.examine import get_fusions",
-        "from thunder.executors.nvfuserex import nvfuserex",
-        *(["from thunder.extend import FUEL_LEVEL"] if fuel else []),
-        "",
-        "from benchmarks.fusions.catalog import FUSIONS",
-        *setup,
-        "args = [inputs[k].detach().clone().requires_grad_() if k in f.grad_inputs else inputs[k]",
-        "        for k in f.call_inputs]",
-        f"jitted = thunder.jit({fn}, executors=[nvfuserex])",
-        *(["nvfuserex.set_fuel(1)  # the suite's unfused-backward state"] if fuel else []),
-        "y = jitted(*args)",
-        *(["y.backward(inputs['grad'], retain_graph=True)"] if backward else []),
-        *(["nvfuserex.set_fuel(FUEL_LEVEL.UNLIMITED)"] if fuel else []),
-        f"trace = thunder.last_{'backward_' if backward else ''}traces(jitted)[-1]",
-        "print(trace)",
-        f"print('nvFuser fusions in the {call}:', len(get_fusions(trace)))",
-        "",
-        *(
-            _timing(
-                "y.backward(inputs['grad'], retain_graph=True)",
-                "backward",
-                "for a in args: a.grad = None",
-            )
-            if backward
-            else _timing("jitted(*args)", "forward")
-        ),
+        *timing("fd.execute([x, rms, g, w])", "fusion (fd.execute)"),
     ]
     return "\n".join(lines) + "\n"
 

@@ -15,7 +15,8 @@ from paths import DATA, run_bot
 
 from bot.fusion.compare import against_handwritten, compare_points, summarise
 from bot.fusion.read import has_fusion, read_side
-from bot.fusion.repro import catalog_script, reproducer
+from bot.fusion.repro import reproducer
+from bot.fusion.repro_catalog import catalog_script
 from bot.results.types import BadInput
 
 CAPTURES = DATA / "h200-catalog" / "captures"
