@@ -4,8 +4,9 @@ A bisect (``python -m bot bisect``) measures builds one at a time, each at a few
 decides each against a reference measured earlier in the same session; a base/head pair
 (``python3 -m benchmarks.under_test``) is the wrong shape for that. The build is installed,
 checked and keyed exactly as a side of a pair is (install.py, keys.py), then
-benchmarks/run_gpu.sh measures it (``RMSNORM_BENCH_POINTS``, ``--variants``) and asv stores
-the run; a manifest says what was measured, under which key, with which stack.
+benchmarks/run_gpu.sh measures it (``RMSNORM_BENCH_POINTS``, ``--variants``, and ``--fusions``
+where the points are another fusion's than RMSNorm backward's) and asv stores the run; a
+manifest says what was measured, under which key, with which stack.
 """
 
 from __future__ import annotations
@@ -51,7 +52,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--manifest", type=Path, metavar="FILE", help="default: DIR.build.json")
     p.add_argument("--size-set", default="pr", choices=["smoke", "pr", "nightly"])
-    p.add_argument("--points", default="", help="dtype/MxN keys (default: the whole size set)")
+    p.add_argument(
+        "--points",
+        default="",
+        help="dtype/MxN keys, fusion/dtype/MxN for another fusion (default: the whole size set)",
+    )
+    p.add_argument(
+        "--fusions", default="", help="run_gpu.sh --fusions: the fusions measured (default: all)"
+    )
     p.add_argument("--variants", default="", help="comma list (default: all five)")
     p.add_argument("--machine", default=None, help="asv machine name (default: from the GPU)")
     p.add_argument("--pip-arg", action="append", default=[], metavar="ARG")
@@ -101,6 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "size_set": args.size_set,
         "points": [p for p in args.points.split(",") if p],
         "variants": [v for v in args.variants.split(",") if v],
+        **({"fusions": args.fusions.split(",")} if args.fusions else {}),
         "stack": stack,
         "machine": args.machine,
         "run_status": None,
@@ -126,12 +135,18 @@ def _run(side: Side, args: argparse.Namespace, results: Path, keys_repo: Path) -
     """One process of the suite, measure and store (``--phase all``); its exit status."""
     run_script = ROOT / "benchmarks" / "run_gpu.sh"
     cmd = side.suite_command(run_script, args.size_set, keys_repo, results, args.machine)
-    if args.variants:
-        cmd += ["--variants", args.variants]
-    env = side.suite_env()
-    if args.points:
-        env["RMSNORM_BENCH_POINTS"] = args.points
-    return subprocess.run(cmd, env=env, check=False).returncode
+    more, env = selection(args.points, args.variants, args.fusions)
+    return subprocess.run(cmd + more, env={**side.suite_env(), **env}, check=False).returncode
+
+
+def selection(points: str, variants: str, fusions: str) -> tuple[list[str], dict[str, str]]:
+    """What run_gpu.sh gets to measure only these: its arguments, and the environment it reads
+    the points from. ``fusions`` (a bisect of a catalog fusion: its ``fusion/dtype/MxN``
+    points) has the suite set up that fusion only; none given, the arguments are those from
+    before the catalog."""
+    more = ["--variants", variants] if variants else []
+    more += ["--fusions", fusions] if fusions else []
+    return more, ({"RMSNORM_BENCH_POINTS": points} if points else {})
 
 
 if __name__ == "__main__":

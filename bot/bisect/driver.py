@@ -19,7 +19,7 @@ from typing import Literal
 
 from bot.bisect.classify import REFERENCE_CLASS, Class, Judged, judge
 from bot.bisect.measure import MeasureError, Measurer
-from bot.bisect.points import restrict, without_data
+from bot.bisect.points import one_fusion, restrict, without_data
 from bot.bisect.search import Found, Measure, Step, Stuck, next_step
 from bot.bisect.state import Run, State, write_state
 from bot.bisect.timeline import Timeline
@@ -45,6 +45,11 @@ class Plan:
     budget_s: float | None = None  # in this call: no measurement starts that may not fit
     total_budget_s: float | None = None  # over every call: then the bisect stops, unanswered
     upstream: tuple[UpstreamCommit, ...] = ()  # the commits the git builds are (bisect-plan)
+
+    @property
+    def fusion(self) -> str:
+        """The one fusion the points are of (bot/bisect/points.py): what is bisected."""
+        return one_fusion(self.points)
 
     def commit_of(self, build: str) -> UpstreamCommit | None:
         spec = self.timeline.build(build).spec

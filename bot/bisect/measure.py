@@ -3,8 +3,10 @@
 A measurer turns a build into one asv results folder holding one run of it, and says which
 commit (key) asv filed it under. The real one installs the build exactly as a PR job does
 (``python3 -m benchmarks.under_test.one``: an overlay of its own, a key from the installed
-build) and runs benchmarks/run_gpu.sh on the chosen points and variants only. The one other
-measurer is recorded.py, which copies recorded real runs: the only stand-in for the GPU.
+build) and runs benchmarks/run_gpu.sh on the chosen points and variants only, of the one
+fusion they are of (``--fusions`` for a fusion of the catalog; RMSNorm backward's command is
+the one from before the catalog). The one other measurer is recorded.py, which copies
+recorded real runs: the only stand-in for the GPU.
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ from typing import Protocol
 
 from benchmarks.under_test.__main__ import Exit
 from benchmarks.under_test.one import SCHEMA as ONE_SCHEMA
+from bot.bisect.points import one_fusion
 from bot.bisect.timeline import Build
 from bot.results.limits import full_sha
+from bot.results.types import DEFAULT_FUSION
 
 
 class MeasureError(RuntimeError):
@@ -63,6 +67,8 @@ class SuiteMeasurer:
         cmd += ["--build", build.spec.text, "--results", str(dest), "--work", str(self.work)]
         cmd += ["--size-set", self.size_set, "--manifest", str(manifest)]
         cmd += ["--points", ",".join(self.points), "--variants", ",".join(self.variants)]
+        if (fusion := one_fusion(self.points)) != DEFAULT_FUSION:
+            cmd += ["--fusions", fusion]
         if self.machine:
             cmd += ["--machine", self.machine]
         return cmd + [f"--pip-arg={a}" for a in self.pip_args]

@@ -14,6 +14,7 @@ from bot.bisect.classify import Figure
 from bot.bisect.compare import Changes, changes
 from bot.bisect.driver import Outcome, Plan, Row, measured_bracket
 from bot.bisect.search import Found, Measure, Stuck, most_measurements
+from bot.results.types import DEFAULT_FUSION
 
 SCHEMA = "perfbot-bisect/1"
 
@@ -102,6 +103,8 @@ def to_json(outcome: Outcome, plan: Plan, exit_code: int) -> dict[str, object]:
         "status": outcome.status,
         "exit_code": exit_code,
         "package": plan.timeline.package,
+        # A catalog fusion's answer names it; RMSNorm backward's is as before the catalog.
+        **({} if plan.fusion == DEFAULT_FUSION else {"fusion": plan.fusion}),
         "good": plan.timeline.good.name,
         "bad": plan.timeline.bad.name,
         # Set only when the bisect named them; "bracket" is where the measurements stand.

@@ -8,8 +8,8 @@ decision is pure and takes milliseconds); the file also holds the latest of them
 reader (``report``), which is never read back.
 
 The file is bound to what makes its runs comparable: the package, the known-good build (the
-reference), the points and the variants. Another known-bad build or another list of builds
-may reuse it: a run of a build is a run of that build whatever list it was in.
+reference), the fusion, the points and the variants. Another known-bad build or another list
+of builds may reuse it: a run of a build is a run of that build whatever list it was in.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 from bot.commands.steps import write_json_atomically
 from bot.results.limits import full_sha
 from bot.results.strict_json import read_document
-from bot.results.types import BadInput
+from bot.results.types import DEFAULT_FUSION, BadInput
 
 SCHEMA = "perfbot-bisect-state/1"
 MAX_STATE_BYTES = 16 * 1024 * 1024
@@ -68,6 +68,9 @@ class State:
     variants: tuple[str, ...]
     runs: tuple[Run, ...] = ()
     report: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    #: The fusion the points are of (RMSNorm backward's files, from before the catalog, name
+    #: none): one bisect, one fusion.
+    fusion: str = DEFAULT_FUSION
 
     def runs_of(self, build: str) -> tuple[Run, ...]:
         return tuple(r for r in self.runs if r.build == build)
@@ -81,7 +84,7 @@ class State:
     def check_same(self, other: State) -> None:
         """Refuse to resume a state file of another bisect: its runs were decided against
         another reference, or at other points."""
-        for what in ("package", "good", "points", "variants"):
+        for what in ("package", "good", "fusion", "points", "variants"):
             mine, theirs = getattr(self, what), getattr(other, what)
             if mine != theirs:
                 raise StateMismatch(
@@ -95,10 +98,13 @@ def _shown(value: object) -> str:
 
 
 def to_json(state: State) -> dict[str, object]:
+    # RMSNorm backward's file is as it was before the catalog: no fusion written.
+    fusion = {} if state.fusion == DEFAULT_FUSION else {"fusion": state.fusion}
     return {
         "schema": SCHEMA,
         "package": state.package,
         "good": state.good,
+        **fusion,
         "points": list(state.points),
         "variants": list(state.variants),
         "runs": [r.to_json() for r in state.runs],
@@ -181,4 +187,5 @@ def read_state(path: Path) -> State:
         _texts(data, "points", str(path)),
         _texts(data, "variants", str(path)),
         parsed,
+        fusion=_text(data, "fusion", str(path)) if "fusion" in data else DEFAULT_FUSION,
     )

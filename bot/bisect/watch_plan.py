@@ -7,7 +7,8 @@ test's build): then the bisect is over that package's builds between the two. A 
 no package step (this repository's own code, the machine), with both packages changed, or
 where a commit's build is not a build (a deliberately slower variant, a lab run whose record
 names no index version) is said, not guessed at. The newest alert that can be followed goes
-first: one bisect at a time is what the GPU runners' budget holds.
+first: one bisect at a time is what the GPU runners' budget holds. An alert of a catalog fusion
+(its own history, ``machine:fusion``) is bisected at that fusion's points.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.bisect.points import parse_points
+from bot.bisect.points import fusion_of, parse_points, point_of_label
+from bot.fusion.names import unit_key
 from bot.results.types import DEFAULT_FUSION
 
 PACKAGES = ("thunder", "nvfuser")
@@ -35,6 +37,7 @@ class Target:
     points: tuple[str, ...]
     last_good: str  # the history's commits
     first_bad: str
+    fusion: str = DEFAULT_FUSION  # the alert's, whose points these are
 
 
 def _get(data: Any, *keys: str) -> Any:
@@ -79,16 +82,18 @@ def _identity(record: Any, package: str) -> Any:
     return _get(record, "versions", package)
 
 
-def _points(machine: Mapping[str, Any], good: str, bad: str) -> tuple[str, ...]:
-    """The points the alert's changes and breaks moved at, as dtype/MxN."""
+def _points(machine: Mapping[str, Any], good: str, bad: str, fusion: str) -> tuple[str, ...]:
+    """The points of ``fusion`` the alert's changes and breaks moved at, as the suite's keys
+    (dtype/MxN; fusion/dtype/MxN in a catalog fusion's history, whose labels name it)."""
     found: list[str] = []
     for item in [*(_get(machine, "changes") or []), *(_get(machine, "breaks") or [])]:
         if _get(item, "last_good") != good or _get(item, "first_bad") != bad:
             continue
         for p in _get(item, "points") or []:
             label = _get(p, "point")
-            if isinstance(label, str) and label.count("/") == 2:
-                found.append(label.split("/", 1)[1])
+            key = point_of_label(label) if isinstance(label, str) else None
+            if key is not None and fusion_of(key) == fusion:
+                found.append(key)
     return parse_points(",".join(found)) if found else ()
 
 
@@ -113,14 +118,19 @@ def _target(
     specs = [builds_of.get(sha) or build_spec(r, package) for sha, r in pairs]
     if None in specs:
         return f"the {package} builds there are not named by their records (give --build-of)"
-    points = _points(machine, good, bad)
+    points = _points(machine, good, bad, fusion_of_alert(alert))
     if not points:
         return "its changes name no point to measure"
     key, repo = str(alert.get("key")), alert.get("primary")
     return Target(
         key, repo if isinstance(repo, str) else None, str(machine.get("machine")), package,
-        str(specs[0]), str(specs[1]), points, good, bad,
+        str(specs[0]), str(specs[1]), points, good, bad, fusion_of_alert(alert),
     )  # fmt: skip
+
+
+def fusion_of_alert(alert: Mapping[str, Any]) -> str:
+    """The fusion an alert is of; one from before the catalog names none (RMSNorm backward)."""
+    return str(_get(alert, "fusion") or DEFAULT_FUSION)
 
 
 def _package_of(spec: str) -> str:
@@ -146,14 +156,6 @@ def targets(
     for alert in _get(history, "alerts") or []:
         if _get(alert, "state") != "regressed":
             continue
-        fusion = _get(alert, "fusion") or DEFAULT_FUSION
-        if fusion != DEFAULT_FUSION:
-            # A bisect's measurement (bot/bisect/measure.py) runs RMSNorm backward's points.
-            skipped.append(
-                f"{_get(alert, 'key')}: a bisect measures RMSNorm backward only; bisect "
-                f"{fusion} by hand (benchmarks/run_gpu.sh --fusions {fusion}, docs/BISECT.md)"
-            )
-            continue
         machine = machines.get(str(_get(alert, "unit") or _get(alert, "machine")))
         if machine is None:
             skipped.append(f"{_get(alert, 'key')}: its machine is not in the history")
@@ -165,7 +167,7 @@ def targets(
             skipped.append(f"{_get(alert, 'key')}: {got}")
 
     def newest(t: Target) -> int:
-        line = order.get(t.machine, [])
+        line = order.get(unit_key(t.machine, t.fusion), [])
         return -line.index(t.first_bad) if t.first_bad in line else 0
 
     return tuple(sorted(found, key=newest)), tuple(skipped)

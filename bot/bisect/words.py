@@ -1,9 +1,11 @@
 """A bisect's outcome in words: the command's text, and the issue's "bisect" section (pure).
 
 The section is one comment on the linked issue, found again by its hidden marker (one a
-package) and rewritten in place on every run, so a resumed or repeated bisect leaves one
-section saying the latest answer. Build names come from the command line or an index: they
-are escaped like any text from outside.
+package, and a fusion of the catalog other than RMSNorm backward) and rewritten in place on
+every run, so a resumed or repeated bisect leaves one section saying the latest answer. The
+words name the fusion bisected where it is not RMSNorm backward, whose texts are those from
+before the catalog. Build names come from the command line or an index: they are escaped
+like any text from outside.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from bot.bisect.driver import Outcome, Plan, Row
 from bot.bisect.points import DEFAULT_VARIANTS
 from bot.bisect.render import Bracket, bracket, gpu_seconds, reason, what_changed
 from bot.bisect.search import most_measurements
+from bot.fusion.names import fusion_title
+from bot.results.types import DEFAULT_FUSION
 from bot.tell.markdown import escape_md, pct
 from bot.tell.under_test import NAMES as PACKAGE_NAMES
 
@@ -25,8 +29,15 @@ HEADLINES = {
 }
 
 
-def marker(package: str) -> str:
-    return MARKER.format(package)
+def marker(package: str, fusion: str = DEFAULT_FUSION) -> str:
+    """One section a package and fusion: a PR's issue may hold bisects of two fusions."""
+    return MARKER.format(package if fusion == DEFAULT_FUSION else f"{package}:{fusion}")
+
+
+def _on(plan: Plan) -> str:
+    """What the headlines add where a catalog fusion is bisected (" on Bias+GELU backward");
+    nothing for RMSNorm backward, whose headlines are those from before the catalog."""
+    return "" if plan.fusion == DEFAULT_FUSION else f" on {fusion_title(plan.fusion)}"
 
 
 def _order(f: Figure) -> tuple[int, int, str]:
@@ -92,7 +103,7 @@ def culprit(outcome: Outcome, plan: Plan, *, markdown: bool) -> str | None:
 
 def to_text(outcome: Outcome, plan: Plan) -> str:
     b, why, change = bracket(outcome), reason(outcome), what_changed(outcome, plan)
-    lines = [f"bisect {plan.timeline.package}: {HEADLINES[outcome.status]}"]
+    lines = [f"bisect {plan.timeline.package}{_on(plan)}: {HEADLINES[outcome.status]}"]
     if outcome.status == "found":
         if commit := culprit(outcome, plan, markdown=False):
             lines.append(f"first bad commit: {commit}")
@@ -127,8 +138,8 @@ def section(outcome: Outcome, plan: Plan) -> str:
     name = PACKAGE_NAMES.get(t.package, t.package)
     change, why = what_changed(outcome, plan), reason(outcome)
     lines = [
-        marker(t.package),
-        f"### Bisect of {name} builds: {HEADLINES[outcome.status]}",
+        marker(t.package, plan.fusion),
+        f"### Bisect of {name} builds{_on(plan)}: {HEADLINES[outcome.status]}",
         "",
     ]
     if outcome.status == "found":

@@ -95,6 +95,7 @@ def _read_plan(args: argparse.Namespace) -> dict[str, Any] | None:
         return None
     args.package, args.good, args.bad = plan["package"], plan["good"], plan["bad"]
     args.points = ",".join(plan["points"])
+    _check_fusion(plan)
     if args.post:
         if plan.get("repo") is None:
             raise _usage(f"--post: {args.plan} names no alert issue (a pair planned by hand)")
@@ -102,9 +103,19 @@ def _read_plan(args: argparse.Namespace) -> dict[str, Any] | None:
     return plan
 
 
+def _check_fusion(plan: Mapping[str, Any]) -> None:
+    """A plan names its fusion where it is not RMSNorm backward: its points must be of it."""
+    from bot.bisect.points import one_fusion, parse_points
+    from bot.results.types import DEFAULT_FUSION
+
+    named = plan.get("fusion", DEFAULT_FUSION)
+    if (of := one_fusion(parse_points(",".join(plan["points"])))) != named:
+        raise ValueError(f"the plan names the fusion {named!r} and points of {of}")
+
+
 def run_bisect_command(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
     from bot.bisect.driver import Plan, run_bisect
-    from bot.bisect.points import parse_points, parse_variants, read_report_points
+    from bot.bisect.points import one_fusion, parse_points, parse_variants, read_report_points
     from bot.bisect.render import to_json
     from bot.bisect.state import State, read_state, write_state
     from bot.bisect.timeline import make_timeline
@@ -153,7 +164,7 @@ def run_bisect_command(args: argparse.Namespace, env: Mapping[str, str], out: IO
     from bot.commands.noise_file import configured_noise_model
 
     model = configured_noise_model(config.verdict)
-    fresh = State(args.package, timeline.good.name, points, variants)
+    fresh = State(args.package, timeline.good.name, points, variants, fusion=one_fusion(points))
     with step(f"read the state file {args.state}", ExitCode.BAD_INPUT):
         state = read_state(state_path) if state_path.exists() else fresh
     with step("check the state file", ExitCode.USAGE):
@@ -249,7 +260,7 @@ def _post(
             gh,
             args.repo,
             body,
-            marker(plan.timeline.package),
+            marker(plan.timeline.package, plan.fusion),
             number=args.issue,
             key=args.issue_key,
             label=config.issue_label,

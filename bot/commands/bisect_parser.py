@@ -105,12 +105,17 @@ def add_bisect_command(
         help="print the timeline (one spec a line, what --builds reads) and stop",
     )
     what = p.add_argument_group("what is measured")
-    what.add_argument("--points", metavar="LIST", help="dtype/MxN keys, comma separated")
+    what.add_argument(
+        "--points",
+        metavar="LIST",
+        help="dtype/MxN keys, comma separated; fusion/dtype/MxN for a fusion of the catalog "
+        "other than RMSNorm backward (a bisect measures one fusion)",
+    )
     what.add_argument(
         "--from-report",
         type=Path,
         metavar="FILE",
-        help="the regressed and broken points of a `report --json` output",
+        help="the regressed and broken points of a `report --json` output (of one fusion)",
     )
     what.add_argument(
         "--variants",

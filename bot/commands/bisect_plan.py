@@ -78,7 +78,7 @@ def _nightlies(args: argparse.Namespace, target: Target) -> list[str]:
 
 def _by_hand(args: argparse.Namespace) -> tuple[tuple[Target, ...], tuple[str, ...]]:
     """A pair named on the command line (no alert: its answer goes on no issue)."""
-    from bot.bisect.points import parse_points
+    from bot.bisect.points import one_fusion, parse_points
     from bot.bisect.watch_plan import Target
 
     if not (args.package and args.good and args.bad and args.points):
@@ -89,8 +89,19 @@ def _by_hand(args: argparse.Namespace) -> tuple[tuple[Target, ...], tuple[str, .
         )
     with step("choose the points", ExitCode.USAGE):
         points = parse_points(args.points)
-    name = "by hand"
-    return (Target(name, None, "", args.package, args.good, args.bad, points, "", ""),), ()
+    name, fusion = "by hand", one_fusion(points)
+    return (Target(name, None, "", args.package, args.good, args.bad, points, "", "", fusion),), ()
+
+
+def _fusion(target: Target) -> tuple[dict[str, str], str]:
+    """The plan's fusion entry and the words naming it: none for RMSNorm backward, whose plan
+    and words are those from before the catalog."""
+    from bot.fusion.names import fusion_title
+    from bot.results.types import DEFAULT_FUSION
+
+    if target.fusion == DEFAULT_FUSION:
+        return {}, ""
+    return {"fusion": target.fusion}, f" on {fusion_title(target.fusion)}"
 
 
 def run_bisect_plan(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
@@ -122,11 +133,13 @@ def run_bisect_plan(args: argparse.Namespace, env: Mapping[str, str], out: IO[st
             out.write(f"not followed: {target.key}: {exc}\n")
             plan["skipped"].append(f"{target.key}: {exc}")
             continue
+        entry, on = _fusion(target)
         plan.update(
             alert=target.key,
             repo=target.repo,
             machine=target.machine,
             package=target.package,
+            **entry,
             good=target.good,
             bad=target.bad,
             last_good_commit=target.last_good,
@@ -138,7 +151,7 @@ def run_bisect_plan(args: argparse.Namespace, env: Mapping[str, str], out: IO[st
             waiting=[t.key for t in found[n + 1 :]],
         )
         out.write(
-            f"bisect {target.package} for {target.key}: {target.good} .. {target.bad}, "
+            f"bisect {target.package}{on} for {target.key}: {target.good} .. {target.bad}, "
             f"{len(builds)} build(s) between, at {len(target.points)} point(s); "
             f"budget {args.budget_s:.0f} s of measuring\n"
         )
@@ -173,7 +186,11 @@ def add_bisect_plan_command(add: Any, handlers: Mapping[str, Any]) -> None:
     pair.add_argument("--package", choices=("thunder", "nvfuser"))
     pair.add_argument("--good", metavar="SPEC")
     pair.add_argument("--bad", metavar="SPEC")
-    pair.add_argument("--points", metavar="LIST", help="dtype/MxN keys, comma separated")
+    pair.add_argument(
+        "--points",
+        metavar="LIST",
+        help="dtype/MxN keys (fusion/dtype/MxN for another fusion: one fusion), comma separated",
+    )
     p.add_argument("--out", type=Path, required=True, metavar="FILE", help="the plan (JSON)")
     p.add_argument(
         "--build-of",

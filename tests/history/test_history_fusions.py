@@ -250,15 +250,26 @@ def test_the_site_lists_the_step_under_its_fusion(tmp_path: Path) -> None:
     assert all(r.issue and "lightning-thunder/issues" in r.issue for r in rows)
 
 
-def test_a_bisect_plan_leaves_a_catalog_fusion_to_a_person() -> None:
-    """A bisect measures RMSNorm backward's points: another fusion's alert is named, not planned
-    (planned, it would bisect the wrong fusion)."""
-    found, skipped = targets(_history_json())
+def test_a_bisect_plan_follows_a_catalog_fusion_s_alert_at_its_points() -> None:
+    """A catalog fusion's alert is planned as RMSNorm backward's are, at its own points (the
+    suite's ``fusion/dtype/MxN`` keys) with its fusion, so the bisect measures that fusion. Its
+    ends measured the suite's slowdown hook, no installable build: named by --build-of here."""
+    history = _history_json()
+    (alert,) = history["alerts"]
+    found, skipped = targets(history)
     assert found == ()
     assert skipped == (
-        f"{key(GELU, 3, 4)}: a bisect measures RMSNorm backward only; bisect gelu_bwd by hand "
-        "(benchmarks/run_gpu.sh --fusions gelu_bwd, docs/BISECT.md)",
+        f"{key(GELU, 3, 4)}: {alert['first_bad'][:12]} measured a thunder side made slower by "
+        "0.05, not a build a bisect can install",
     )
+    good, bad = "lightning-thunder==0.2.6", "lightning-thunder==0.2.7.dev20260201"
+    builds_of = {alert["last_good"]: good, alert["first_bad"]: bad}
+    found, skipped = targets(history, builds_of)
+    assert skipped == ()
+    (target,) = found
+    assert (target.key, target.fusion, target.machine) == (key(GELU, 3, 4), "gelu_bwd", MACHINE)
+    assert target.points == ("gelu_bwd/bfloat16/16384x4096",)
+    assert (target.package, target.good, target.bad) == ("thunder", good, bad)
 
 
 def test_the_report_folds_the_fusions_that_did_not_move() -> None:
