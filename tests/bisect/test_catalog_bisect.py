@@ -119,3 +119,23 @@ def test_a_plan_carries_the_fusion_and_the_bisect_reads_it(
     assert "the plan names the fusion 'softmax_bwd' and points of gelu_bwd" in (
         capsys.readouterr().err
     )
+
+
+def test_a_real_one_build_measurement_holds_the_fusions_points(tmp_path: Path) -> None:
+    """What the real measurer brought back from the H200 (data/h200-catalog, call 10:
+    benchmarks.under_test.one with --fusions gelu_bwd at Bias+GELU backward's smoke point):
+    its manifest reads, and the run restricted to the bisected point has every variant's
+    kernel time, so a build measured this way can be decided."""
+    from bot.bisect.measure import read_manifest
+    from bot.bisect.points import DEFAULT_VARIANTS, restrict, without_data
+    from bot.history.load import read_runs
+
+    folder = REPO_ROOT / "data" / "h200-catalog" / "bisect-one"
+    measured = read_manifest(folder / "results.build.json", folder / "results", None)
+    assert measured.machine == "nvidia-h200" and measured.commit.startswith("977510d7")
+    (run,) = read_runs([folder / "results"])["nvidia-h200"]
+    point = ["gelu_bwd/bfloat16/256x1024"]
+    chosen = restrict(run, point, DEFAULT_VARIANTS)
+    assert sorted(k.variant for k in chosen.points) == sorted(DEFAULT_VARIANTS)
+    assert {k.fusion for k in chosen.points} == {"gelu_bwd"}
+    assert without_data(run, point, DEFAULT_VARIANTS) == []
