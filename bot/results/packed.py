@@ -87,6 +87,24 @@ class PackedPoints(Mapping[PointKey, Point]):
         ratio, kernel, host = (self._list(i, j) for j in range(3))
         return Point(self._keys[i], ratio, kernel, host, bw, count, compile_s, self._no_data[i])
 
+    def subset(self, keys: Sequence[PointKey]) -> PackedPoints:
+        """These points only, still as columns (their samples copied as one array): one
+        fusion's points of a catalog run (``CommitResults.of_fusion``), which the watch judges
+        on their own, without building a Point of the others or of these."""
+        rows = [self._index[k] for k in keys]
+        pieces = [
+            self._samples[start : start + size]
+            for i in rows
+            for start, size in zip(self._starts[i].tolist(), self._counts[i], strict=True)
+        ]
+        return PackedPoints(
+            [self._keys[i] for i in rows],
+            [self._no_data[i] for i in rows],
+            self._lengths[rows].reshape(-1),
+            self._scalars[rows].reshape(-1),
+            np.concatenate(pieces) if pieces else np.empty(0, dtype=np.float64),
+        )
+
     @property
     def built(self) -> int:
         """How many Points were asked for (the watch asks for those of failed points only)."""

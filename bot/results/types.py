@@ -226,9 +226,13 @@ class CommitResults:
         return self.points.get(key.reference())
 
     def of_fusion(self, fusion: str) -> CommitResults:
-        """This run with one fusion's points only (each fusion is judged on its own)."""
-        points = {k: p for k, p in self.points.items() if k.fusion == fusion}
-        return replace(self, points=points)
+        """This run with one fusion's points only (each fusion is judged on its own). A run
+        the cache keeps as columns (bot/results/packed.py) stays so: ``subset``."""
+        keys = [k for k in self.points if k.fusion == fusion]
+        subset = getattr(self.points, "subset", None)
+        if subset is not None:
+            return replace(self, points=subset(keys))
+        return replace(self, points={k: self.points[k] for k in keys})
 
 
 @dataclass(frozen=True)

@@ -93,3 +93,28 @@ def test_the_watch_of_packed_runs_is_the_same_and_builds_no_point(
     failed = {b.last_good for b in packed.breaks}
     built = sum(r.points.built for r in packed.history.runs if isinstance(r.points, PackedPoints))
     assert (built > 0) == (name == "break") == bool(failed)
+
+
+def test_one_fusion_of_a_packed_catalog_run_stays_packed(tmp_path: Path) -> None:
+    """The watch splits a catalog run by fusion (bot/history/series.py): from the cache each
+    fusion's part stays columns, no Point built, and answers as the file reader's part does."""
+    folder = DATA / "h200-catalog" / "aa2"
+    (plain,) = [r for r in read_runs([folder])[MACHINE] if r.commit.startswith("c4af5b47")]
+    read_runs([folder], cache=tmp_path)  # fills the cache
+    (packed,) = [
+        r for r in read_runs([folder], cache=tmp_path)[MACHINE] if r.commit.startswith("c4af5b47")
+    ]
+    assert isinstance(packed.points, PackedPoints)
+    for fusion in ("rmsnorm_bwd", "softmax_bwd", "gelu_fwd"):
+        mine, theirs = packed.of_fusion(fusion).points, plain.of_fusion(fusion).points
+        assert isinstance(mine, PackedPoints) and mine.built == 0
+        keys = list(theirs)
+        assert list(mine) == keys and {k.fusion for k in keys} == {fusion}
+        for which in SAMPLES:
+            a, b = sample_groups(mine, keys, which), sample_groups(theirs, keys, which)
+            assert a.keys() == b.keys()
+            for size in a:
+                assert a[size][0] == b[size][0]
+                assert np.array_equal(a[size][1], b[size][1])
+        assert np.array_equal(bandwidths(mine, keys), bandwidths(theirs, keys), equal_nan=True)
+        assert dict(mine) == dict(theirs)  # every Point, built on demand, the same
