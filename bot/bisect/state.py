@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from bot.bisect.points import PointsError, canonical, one_fusion
 from bot.commands.steps import write_json_atomically
 from bot.results.limits import full_sha
 from bot.results.strict_json import read_document
@@ -68,9 +69,11 @@ class State:
     variants: tuple[str, ...]
     runs: tuple[Run, ...] = ()
     report: Mapping[str, Any] = field(default_factory=dict, compare=False)
-    #: The fusion the points are of (RMSNorm backward's files, from before the catalog, name
-    #: none): one bisect, one fusion.
-    fusion: str = DEFAULT_FUSION
+
+    @property
+    def fusion(self) -> str:
+        """The fusion the (checked) points are of: one bisect, one fusion."""
+        return one_fusion(self.points)
 
     def runs_of(self, build: str) -> tuple[Run, ...]:
         return tuple(r for r in self.runs if r.build == build)
@@ -181,11 +184,29 @@ def read_state(path: Path) -> State:
         if (r.build, r.attempt) in seen:
             raise BadInput(f"{path}: run {r.attempt} of {r.build} is recorded twice")
         seen.add((r.build, r.attempt))
-    return State(
+    state = State(
         _text(data, "package", str(path)),
         _text(data, "good", str(path)),
-        _texts(data, "points", str(path)),
+        _points(data, str(path)),
         _texts(data, "variants", str(path)),
         parsed,
-        fusion=_text(data, "fusion", str(path)) if "fusion" in data else DEFAULT_FUSION,
     )
+    # The fusion a file names (RMSNorm backward's, from before the catalog, name none) is
+    # its points' own: written for the reader, checked here.
+    named = _text(data, "fusion", str(path)) if "fusion" in data else DEFAULT_FUSION
+    if named != state.fusion:
+        raise BadInput(f"{path}: the file names the fusion {named!r}, its points {state.fusion}")
+    return state
+
+
+def _points(data: Mapping[str, Any], where: str) -> tuple[str, ...]:
+    """The points, each a point key of one fusion (bot/bisect/points.py)."""
+    points = _texts(data, "points", where)
+    bad = [p for p in points if canonical(p) != p]
+    if bad:
+        raise BadInput(f"{where}: {bad[0][:60]!r} is not a point")
+    try:
+        one_fusion(points)
+    except PointsError as exc:
+        raise BadInput(f"{where}: {exc}") from None
+    return points

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.bisect.points import fusion_of, parse_points, point_of_label
+from bot.bisect.points import fusion_of, one_fusion, parse_points, point_of_label
 from bot.fusion.names import unit_key
 from bot.results.types import DEFAULT_FUSION
 
@@ -37,7 +37,11 @@ class Target:
     points: tuple[str, ...]
     last_good: str  # the history's commits
     first_bad: str
-    fusion: str = DEFAULT_FUSION  # the alert's, whose points these are
+
+    @property
+    def fusion(self) -> str:
+        """The fusion the (checked) points are of: the alert's."""
+        return one_fusion(self.points)
 
 
 def _get(data: Any, *keys: str) -> Any:
@@ -124,7 +128,7 @@ def _target(
     key, repo = str(alert.get("key")), alert.get("primary")
     return Target(
         key, repo if isinstance(repo, str) else None, str(machine.get("machine")), package,
-        str(specs[0]), str(specs[1]), points, good, bad, fusion_of_alert(alert),
+        str(specs[0]), str(specs[1]), points, good, bad,
     )  # fmt: skip
 
 

@@ -15,7 +15,7 @@ from bot.bisect.driver import Outcome, Plan, Row
 from bot.bisect.points import DEFAULT_VARIANTS
 from bot.bisect.render import Bracket, bracket, gpu_seconds, reason, what_changed
 from bot.bisect.search import most_measurements
-from bot.fusion.names import fusion_title
+from bot.fusion.names import on_fusion
 from bot.results.types import DEFAULT_FUSION
 from bot.tell.markdown import escape_md, pct
 from bot.tell.under_test import NAMES as PACKAGE_NAMES
@@ -32,12 +32,6 @@ HEADLINES = {
 def marker(package: str, fusion: str = DEFAULT_FUSION) -> str:
     """One section a package and fusion: a PR's issue may hold bisects of two fusions."""
     return MARKER.format(package if fusion == DEFAULT_FUSION else f"{package}:{fusion}")
-
-
-def _on(plan: Plan) -> str:
-    """What the headlines add where a catalog fusion is bisected (" on Bias+GELU backward");
-    nothing for RMSNorm backward, whose headlines are those from before the catalog."""
-    return "" if plan.fusion == DEFAULT_FUSION else f" on {fusion_title(plan.fusion)}"
 
 
 def _order(f: Figure) -> tuple[int, int, str]:
@@ -103,7 +97,7 @@ def culprit(outcome: Outcome, plan: Plan, *, markdown: bool) -> str | None:
 
 def to_text(outcome: Outcome, plan: Plan) -> str:
     b, why, change = bracket(outcome), reason(outcome), what_changed(outcome, plan)
-    lines = [f"bisect {plan.timeline.package}{_on(plan)}: {HEADLINES[outcome.status]}"]
+    lines = [f"bisect {plan.timeline.package}{on_fusion(plan.fusion)}: {HEADLINES[outcome.status]}"]
     if outcome.status == "found":
         if commit := culprit(outcome, plan, markdown=False):
             lines.append(f"first bad commit: {commit}")
@@ -139,7 +133,7 @@ def section(outcome: Outcome, plan: Plan) -> str:
     change, why = what_changed(outcome, plan), reason(outcome)
     lines = [
         marker(t.package, plan.fusion),
-        f"### Bisect of {name} builds{_on(plan)}: {HEADLINES[outcome.status]}",
+        f"### Bisect of {name} builds{on_fusion(plan.fusion)}: {HEADLINES[outcome.status]}",
         "",
     ]
     if outcome.status == "found":

@@ -115,7 +115,7 @@ def _check_fusion(plan: Mapping[str, Any]) -> None:
 
 def run_bisect_command(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
     from bot.bisect.driver import Plan, run_bisect
-    from bot.bisect.points import one_fusion, parse_points, parse_variants, read_report_points
+    from bot.bisect.points import parse_points, parse_variants, read_report_points
     from bot.bisect.render import to_json
     from bot.bisect.state import State, read_state, write_state
     from bot.bisect.timeline import make_timeline
@@ -164,7 +164,7 @@ def run_bisect_command(args: argparse.Namespace, env: Mapping[str, str], out: IO
     from bot.commands.noise_file import configured_noise_model
 
     model = configured_noise_model(config.verdict)
-    fresh = State(args.package, timeline.good.name, points, variants, fusion=one_fusion(points))
+    fresh = State(args.package, timeline.good.name, points, variants)
     with step(f"read the state file {args.state}", ExitCode.BAD_INPUT):
         state = read_state(state_path) if state_path.exists() else fresh
     with step("check the state file", ExitCode.USAGE):

@@ -78,7 +78,7 @@ def _nightlies(args: argparse.Namespace, target: Target) -> list[str]:
 
 def _by_hand(args: argparse.Namespace) -> tuple[tuple[Target, ...], tuple[str, ...]]:
     """A pair named on the command line (no alert: its answer goes on no issue)."""
-    from bot.bisect.points import one_fusion, parse_points
+    from bot.bisect.points import parse_points
     from bot.bisect.watch_plan import Target
 
     if not (args.package and args.good and args.bad and args.points):
@@ -89,23 +89,21 @@ def _by_hand(args: argparse.Namespace) -> tuple[tuple[Target, ...], tuple[str, .
         )
     with step("choose the points", ExitCode.USAGE):
         points = parse_points(args.points)
-    name, fusion = "by hand", one_fusion(points)
-    return (Target(name, None, "", args.package, args.good, args.bad, points, "", "", fusion),), ()
+    name = "by hand"
+    return (Target(name, None, "", args.package, args.good, args.bad, points, "", ""),), ()
 
 
-def _fusion(target: Target) -> tuple[dict[str, str], str]:
-    """The plan's fusion entry and the words naming it: none for RMSNorm backward, whose plan
-    and words are those from before the catalog."""
-    from bot.fusion.names import fusion_title
+def _fusion_entry(target: Target) -> dict[str, str]:
+    """The plan's fusion entry: none for RMSNorm backward, whose plan is as before the
+    catalog."""
     from bot.results.types import DEFAULT_FUSION
 
-    if target.fusion == DEFAULT_FUSION:
-        return {}, ""
-    return {"fusion": target.fusion}, f" on {fusion_title(target.fusion)}"
+    return {} if target.fusion == DEFAULT_FUSION else {"fusion": target.fusion}
 
 
 def run_bisect_plan(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) -> int:
     from bot.bisect.watch_plan import read_builds_of, targets
+    from bot.fusion.names import on_fusion
 
     with step("load configuration", ExitCode.USAGE):
         config = Config.from_env(env, args.config)
@@ -133,13 +131,12 @@ def run_bisect_plan(args: argparse.Namespace, env: Mapping[str, str], out: IO[st
             out.write(f"not followed: {target.key}: {exc}\n")
             plan["skipped"].append(f"{target.key}: {exc}")
             continue
-        entry, on = _fusion(target)
         plan.update(
             alert=target.key,
             repo=target.repo,
             machine=target.machine,
             package=target.package,
-            **entry,
+            **_fusion_entry(target),
             good=target.good,
             bad=target.bad,
             last_good_commit=target.last_good,
@@ -151,7 +148,8 @@ def run_bisect_plan(args: argparse.Namespace, env: Mapping[str, str], out: IO[st
             waiting=[t.key for t in found[n + 1 :]],
         )
         out.write(
-            f"bisect {target.package}{on} for {target.key}: {target.good} .. {target.bad}, "
+            f"bisect {target.package}{on_fusion(target.fusion)} for {target.key}: "
+            f"{target.good} .. {target.bad}, "
             f"{len(builds)} build(s) between, at {len(target.points)} point(s); "
             f"budget {args.budget_s:.0f} s of measuring\n"
         )

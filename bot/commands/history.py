@@ -206,8 +206,9 @@ def run_history(
 
 
 def model_for(models: Mapping[str, NoiseModel], machine: str) -> NoiseModel | None:
-    """A history's noise model, looked up as the PR mode does: its machine's own; without one,
-    the first configured (whose note then says it is for another machine). Within it each
+    """A history's noise model: its machine's own, as the PR mode takes it; without one, the
+    first configured, as ``history`` took it before (its note then says it is for another
+    machine; the PR mode leaves such a machine uncalibrated instead). Within it each
     fusion's history is judged with that fusion's series and A/A runs (``model_fits``, on the
     history's runs: one fusion's points)."""
     return models.get(machine, next(iter(models.values()), None))

@@ -25,6 +25,12 @@ def fusion_title(fusion: str) -> str:
     return fusion
 
 
+def on_fusion(fusion: str) -> str:
+    """What a text adds to name a catalog fusion (" on Bias+GELU backward"); nothing for
+    RMSNorm backward, whose texts are those from before the catalog."""
+    return "" if fusion == DEFAULT_FUSION else f" on {fusion_title(fusion)}"
+
+
 def known(fusion: str) -> bool:
     """Whether the name is one of the catalog's (the words above know it): a name from a run's
     files goes into a reproducer script only then."""

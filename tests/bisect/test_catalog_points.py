@@ -144,3 +144,28 @@ def test_rmsnorm_backward_s_measurement_is_the_one_from_before_the_catalog(tmp_p
         ["--variants", "thunder-func"],
         {"RMSNORM_BENCH_POINTS": ",".join(points)},
     )
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"fusion": "softmax_bwd"}, "names the fusion 'softmax_bwd', its points gelu_bwd"),
+        ({"points": ["gelu_bwd/bfloat16/16x16x16"]}, "is not a point"),
+        ({"points": [GELU, "bfloat16/2048x8192"]}, "points of 2 fusions"),
+    ],
+)
+def test_a_state_file_names_the_fusion_of_its_points(
+    tmp_path: Path, change: dict[str, object], said: str
+) -> None:
+    """The fusion a state file names is its points' (derived, written for the reader): a file
+    whose fusion and points disagree, or whose points are none or of two fusions, is bad."""
+    from bot.bisect.state import State, read_state, to_json, write_state
+    from bot.results.types import BadInput
+
+    path = tmp_path / "state.json"
+    state = State("thunder", "lightning-thunder==0.2.6", (GELU,), ("nvfuser", "thunder-prims"))
+    write_state(path, state)
+    assert read_state(path) == state and to_json(state)["fusion"] == "gelu_bwd"
+    path.write_text(json.dumps({**to_json(state), **change}), encoding="utf-8")
+    with pytest.raises(BadInput, match=said):
+        read_state(path)
