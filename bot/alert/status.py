@@ -24,6 +24,7 @@ from typing import Literal
 from bot.alert.ack import AckDecision
 from bot.alert.model import Alert, moved_words
 from bot.fusion.names import unit_words
+from bot.tell.markdown import plain_text, printable
 
 StatusKind = Literal["success", "failure", "neutral", "acknowledged"]
 CONTEXT = "perfbot/rmsnorm-bwd"
@@ -41,8 +42,9 @@ class Status:
 
 
 def _fit(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= MAX_DESCRIPTION else text[: MAX_DESCRIPTION - 1] + "…"
+    """One line of printable characters within GitHub's limit (bot/tell/markdown.py's plain
+    rule: a NUL or a control character from anywhere never reaches GitHub)."""
+    return printable(" ".join(text.split()), MAX_DESCRIPTION)
 
 
 def _worst_words(alert: Alert) -> str:
@@ -50,7 +52,7 @@ def _worst_words(alert: Alert) -> str:
     assert pick is not None  # a regressed alert has a section
     more = len(alert.sections) - 1
     extra = f" (+{more} more)" if more else ""
-    return f"{moved_words(pick.guard, pick.size)} on {unit_words(pick.machine)}{extra}"
+    return f"{moved_words(pick.guard, pick.size)} on {plain_text(unit_words(pick.machine))}{extra}"
 
 
 def commit_status(alert: Alert, ack: AckDecision, neutral: Sequence[str]) -> Status:

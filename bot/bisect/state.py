@@ -14,7 +14,6 @@ of builds may reuse it: a run of a build is a run of that build whatever list it
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -22,13 +21,13 @@ from typing import Any
 
 from bot.bisect.points import PointsError, canonical, one_fusion
 from bot.commands.steps import write_json_atomically
+from bot.results import names
 from bot.results.limits import full_sha
 from bot.results.strict_json import read_document
 from bot.results.types import DEFAULT_FUSION, BadInput
 
 SCHEMA = "perfbot-bisect-state/1"
 MAX_STATE_BYTES = 16 * 1024 * 1024
-_MACHINE = re.compile(r"[A-Za-z0-9._-]{1,100}")
 
 
 class StateMismatch(ValueError):
@@ -156,9 +155,7 @@ def _run(item: Any, where: str) -> Run:
         and all(isinstance(k, str) and isinstance(v, str) for k, v in stack.items())
     ):
         raise BadInput(f"{where}: stack must be an object of texts or null")
-    machine = _text(item, "machine", where)
-    if not _MACHINE.fullmatch(machine):
-        raise BadInput(f"{where}: machine {machine[:60]!r} is not an asv machine name")
+    machine = names.machine(_text(item, "machine", where), where)
     return Run(
         _text(item, "build", where),
         attempt,

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from bot.results.names import FUSIONS
 from bot.results.types import DEFAULT_FUSION
 
 _MATH = {
@@ -32,9 +33,9 @@ def on_fusion(fusion: str) -> str:
 
 
 def known(fusion: str) -> bool:
-    """Whether the name is one of the catalog's (the words above know it): a name from a run's
-    files goes into a reproducer script only then."""
-    return fusion_title(fusion) != fusion
+    """Whether the name is one of the catalog's (bot/results/names.py): a name goes into a
+    reproducer script only then."""
+    return fusion in FUSIONS
 
 
 def timed_call(fusion: str) -> str:

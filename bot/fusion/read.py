@@ -23,6 +23,7 @@ from typing import Any
 
 from bot.fusion.names import timed_call
 from bot.fusion.types import PointCapture, VariantCapture
+from bot.results import names
 from bot.results.limits import MIB, read_capped
 from bot.results.types import DEFAULT_FUSION, REFERENCE, BadInput  # REFERENCE: hand-written
 
@@ -43,7 +44,9 @@ FUSION_SEPARATOR = re.compile(r"^# ===== nvFusion[0-9]+[ \t]*$", re.MULTILINE)
 
 
 def fusion_folder(side: Path, fusion: str) -> Path:
-    """Where one fusion's points are in a side's folder (benchmarks/rmsnorm_bwd/capture.py)."""
+    """Where one fusion's points are in a side's folder (benchmarks/rmsnorm_bwd/capture.py).
+    The name is from a results file: only a catalog fusion's becomes part of a path."""
+    names.fusion(fusion, f"{side}: captures")
     return side if fusion == DEFAULT_FUSION else side / fusion
 
 

@@ -33,8 +33,8 @@ from bot.history.alerts import MainAlert, Part, alerts_of, broken_part, timing_p
 from bot.history.method import Method
 from bot.history.sections import WHAT, commit_ref, now_words, section_lines
 from bot.history.watch import Watch
-from bot.tell.issue import IssueSpec, inert, title_text
-from bot.tell.markdown import Section, escape_md, fit
+from bot.tell.issue import IssueSpec, title_text
+from bot.tell.markdown import Section, escape_md, fit, plain_text
 from bot.tell.next_steps import told_lines
 
 METHOD_SECTION = "How this is decided"
@@ -85,15 +85,17 @@ def alert_title(a: MainAlert) -> str:
     moved first (RMSNorm backward's titles as before the catalog)."""
     worst, more = _worst(a), len(a.parts) - 1
     extra = f", and {more} more" if more else ""
+    fusion, machine = plain_text(fusion_title(a.fusion)), plain_text(a.machine)
     return title_text(
-        f"{fusion_title(a.fusion)}: {WHAT[worst.guard]} on {inert(a.machine)} since "
-        f"{a.first_bad[:12]} ({_amount(worst)}{extra}) (main branch)"
+        f"{fusion}: {WHAT[worst.guard]} on {machine} since {a.first_bad[:12]} "
+        f"({_amount(worst)}{extra}) (main branch)"
     )
 
 
 def linked_title(a: MainAlert) -> str:
     return title_text(
-        f"{fusion_title(a.fusion)} slower on {inert(a.machine)} since {a.first_bad[:12]} "
+        f"{plain_text(fusion_title(a.fusion))} slower on {plain_text(a.machine)} since "
+        f"{a.first_bad[:12]} "
         f"(main branch; tracked in {a.owner})"
     )
 

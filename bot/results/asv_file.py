@@ -14,14 +14,15 @@ from __future__ import annotations
 import ast
 import itertools
 import math
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from bot.results import names
 from bot.results.limits import MAX_POINTS, MAX_RESULTS_BYTES, MAX_SAMPLES
 from bot.results.strict_json import read_document
 from bot.results.types import (
+    CATALOG_SUITE,
     DEFAULT_FUSION,
     REFERENCE,
     SUITE,
@@ -46,12 +47,16 @@ def read_json(path: Path) -> dict[str, Any]:
     return data
 
 
+#: What each parameter position is, and the check its names pass (bot/results/names.py).
+_PARAMETERS = (names.variant, names.dtype, names.shape)
+
+
 def _param_values(path: Path, bench: str, raw: Any) -> list[list[str]]:
     where = f"{path}: {bench}"
     if not isinstance(raw, list) or len(raw) != 3:
         raise BadInput(f"{where}: expected 3 parameters (variant, dtype, shape), got {raw!r:.200}")
     out: list[list[str]] = []
-    for values in raw:
+    for values, accept in zip(raw, _PARAMETERS, strict=True):
         if not isinstance(values, list):
             raise BadInput(f"{where}: parameter values are not a list: {values!r:.200}")
         parsed = []
@@ -60,9 +65,9 @@ def _param_values(path: Path, bench: str, raw: Any) -> list[list[str]]:
                 value = ast.literal_eval(text) if isinstance(text, str) else None
             except (ValueError, SyntaxError):
                 value = None
-            if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z0-9_.+-]{1,64}", value):
-                raise BadInput(f"{where}: parameter {text!r:.80} is not a quoted plain name")
-            parsed.append(value)
+            if not isinstance(value, str):
+                raise BadInput(f"{where}: parameter {text!r:.80} is not a quoted name")
+            parsed.append(accept(value, where))
         out.append(parsed)
     return out
 
@@ -198,10 +203,14 @@ def _paired(
             )
 
 
-def fusions_in(rows: Mapping[str, Any]) -> list[str]:
+def fusions_in(rows: Mapping[str, Any], path: Path) -> list[str]:
     """The fusions a results file holds: RMSNorm backward (bench_rmsnorm_bwd, also when the
     file holds nothing: its benchmarks are then named missing), then each class of
-    bench_fusions by name."""
+    bench_fusions by name, each a fusion of the catalog (bot/results/names.py) or BadInput."""
+    prefix = f"{CATALOG_SUITE}."
+    for name in rows:  # every class of the module, however its name is cut
+        if name.startswith(prefix):
+            names.fusion(name[len(prefix) :].partition(".")[0], f"{path}: benchmark {prefix}")
     catalog = catalog_fusions(rows)
     default = any(name.startswith(f"{SUITE}.") for name in rows) or not catalog
     return [DEFAULT_FUSION] * default + catalog
@@ -212,7 +221,7 @@ def parse_points(path: Path, data: Mapping[str, Any], min_samples: int) -> dict[
     docstring for no-data."""
     rows = _rows(path, data)
     points: dict[PointKey, Point] = {}
-    for fusion in fusions_in(rows):
+    for fusion in fusions_in(rows, path):
         points.update(_fusion_points(path, rows, fusion, min_samples))
     return points
 

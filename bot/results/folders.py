@@ -11,12 +11,12 @@ from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
 
+from bot.results import names
 from bot.results.asv_file import read_json
 from bot.results.limits import full_sha, listed
 from bot.results.types import BadInput
 
 _SHA = re.compile(r"[0-9a-f]{4,40}")
-_MACHINE = re.compile(r"[A-Za-z0-9_.+-]{1,100}")
 
 
 def _results_dir(results_dir: Path) -> None:
@@ -74,10 +74,7 @@ def machine_dirs(results_dir: Path) -> list[Path]:
             f"{results_dir}: no asv machine directories (no */machine.json)" + _below(results_dir)
         )
     for mdir in machines:
-        if not _MACHINE.fullmatch(mdir.name):
-            raise BadInput(
-                f"{results_dir}: machine directory {mdir.name!r:.120} is not a plain name"
-            )
+        names.machine(mdir.name, f"{results_dir}: machine directory")
     return machines
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.commands.steps import write_text_atomically
+from bot.results import names
 from bot.results.limits import FULL_SHA, MAX_RESULTS_BYTES, read_capped
 from bot.results.strict_json import read_document
 from bot.results.types import BadInput
@@ -26,7 +27,6 @@ SCHEMA = "perfbot-store/1"
 INDEX = "index.json"
 PINS = "pins.txt"
 RESULTS = "results"
-_MACHINE = re.compile(r"[A-Za-z0-9_.+-]{1,100}")
 _FILE = re.compile(r"[A-Za-z0-9_.+-]{1,200}")
 
 
@@ -109,7 +109,7 @@ def _entry(where: str, raw: Any, retired: bool) -> Entry:
         raise BadInput(f"{where}: no {exc.args[0]!r}") from None
     ok = (
         isinstance(entry.machine, str)
-        and _MACHINE.fullmatch(entry.machine)
+        and names.MACHINE.fullmatch(entry.machine)
         and isinstance(entry.commit, str)
         and FULL_SHA.fullmatch(entry.commit)
         and isinstance(entry.date_ms, int)

@@ -19,6 +19,7 @@ from bot.results.types import Provenance
 from bot.tell.context import Context, pr_ref
 from bot.tell.issue import IssueSpec, title_text
 from bot.tell.issue_view import issue_view, linked_view, where_text
+from bot.tell.markdown import plain_text
 from bot.tell.render import render
 from bot.tell.tables import FOLD_ROWS, LEAD_ROWS
 
@@ -36,13 +37,13 @@ def alert_title(alert: Alert, ctx: Context) -> str:
     more = len(alert.sections) - 1
     extra = f" (and {more} more)" if more else ""
     moved = moved_words(worst.guard, worst.size)
-    fusion = fusion_title(unit_fusion(worst.machine))
+    fusion = plain_text(fusion_title(unit_fusion(worst.machine)))
     return title_text(f"{fusion}: {moved}{extra} in {pr_ref(ctx)}")
 
 
 def linked_title(alert: Alert, ctx: Context) -> str:
     worst = alert.worst
-    fusion = fusion_title(unit_fusion(worst.machine)) if worst else "RMSNorm backward"
+    fusion = plain_text(fusion_title(unit_fusion(worst.machine))) if worst else "RMSNorm backward"
     return title_text(f"{fusion} slower in {pr_ref(ctx)} (tracked in {alert.owner})")
 
 

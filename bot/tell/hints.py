@@ -13,7 +13,7 @@ import re
 from bot.decide.level import RatioLevel
 from bot.fusion.hints import Hints
 from bot.fusion.types import Finding
-from bot.tell.markdown import escape_md
+from bot.tell.markdown import escape_md, no_markers
 
 SUMMARY = "What changed inside the fusion"
 MAX_FINDINGS = 12
@@ -26,9 +26,7 @@ def fence(code: str) -> str:
     """``code`` in a python fence no text inside can close; too long a script is named only."""
     if len(code) > MAX_SCRIPT_CHARS:
         return f"_The script is too long to post ({len(code)} characters)._"
-    # The bot finds its issues and their links section by HTML-comment markers anywhere in the
-    # body: a captured script must not carry one (a zero-width space breaks the "<!--").
-    code = code.replace("<!--", "<\u200b!--")
+    code = no_markers(code)  # a captured script carries no marker of the bot's
     longest = max((len(m) for m in re.findall(r"`+", code)), default=0)
     tick = "`" * max(3, longest + 1)
     return f"{tick}python\n{code.rstrip()}\n{tick}"

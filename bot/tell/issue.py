@@ -13,7 +13,7 @@ from typing import Literal
 
 from bot.alert.model import is_back
 from bot.decide.types import Guard, GuardKind, Verdict
-from bot.tell.markdown import ZWJ, inert_references
+from bot.tell.markdown import ZWJ
 
 SyncState = Literal["regressed", "recovered", "hold"]
 TITLE_WHAT: dict[GuardKind, str] = {
@@ -54,13 +54,9 @@ class IssueSpec:
 
 def title_text(title: str) -> str:
     """Plain text (titles are not markdown), one line, within GitHub's 256 characters; the
-    zero-width joiners that break references (:func:`inert`) are kept."""
+    zero-width joiners that break references (bot/tell/markdown.py ``plain_text``, the rule
+    every name in a title passes) are kept."""
     return "".join(c if c.isprintable() or c == ZWJ else " " for c in title)[:256]
-
-
-#: An untrusted name (a machine's, from the results) for an issue title: every reference,
-#: mention and URL broken by a zero-width joiner, as escape_md does in bodies.
-inert = inert_references
 
 
 def sync_state(g: Guard, v: Verdict) -> SyncState:

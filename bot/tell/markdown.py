@@ -1,15 +1,20 @@
 """Markdown building blocks (pure): untrusted text made inert, safe links, and bodies that
 fit GitHub's limit.
 
-Everything that came from outside the bot (parameter names, provenance strings, PR titles,
-branch names, error texts) goes through :func:`escape_md`; URLs are linked only when plainly
-safe. GitHub caps a body at 65,536 characters: :func:`fit` cuts the detail sections first and
+Everything that came from outside the bot (names from the results, provenance strings, PR
+titles, branch names, error texts) is rendered by one rule a medium, all of them here: markdown
+through :func:`escape_md`, HTML the bot writes through :func:`escape_html`, plain text (issue
+titles, status descriptions) through :func:`plain_text`, and a command line through
+:func:`command`, which takes allowlisted tokens only. URLs are linked only when plainly safe.
+GitHub caps a body at 65,536 characters: :func:`fit` cuts the detail sections first and
 says so, rather than letting GitHub refuse the whole comment.
 """
 
 from __future__ import annotations
 
+import html
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,6 +27,10 @@ _ESCAPE.update({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 ZWJ = "\u200d"
 #: GitHub links ``GH-123`` (any case) to issue 123 of the repository, like ``#123``.
 _GH_REF = re.compile(r"(?<![A-Za-z0-9])(gh)-(?=[0-9])", re.IGNORECASE)
+#: An argument of a command shown to run: plain words, paths, options, commits and version
+#: specs (a version epoch's ``!`` is quoted); never a quote, a backtick, a space, ``$``,
+#: ``;``, ``|``, ``&`` or a redirection.
+COMMAND_TOKEN = re.compile(r"[A-Za-z0-9_@%+=:,./!-]{1,200}")
 _URL_SAFE = re.compile(r"https?://[A-Za-z0-9.:/_~%+-]+(?:#[A-Za-z0-9._~%'&=?+-]*)?")
 
 
@@ -33,10 +42,48 @@ def escape_md(text: object, limit: int = 200) -> str:
     breaks the pattern instead. Bare commit hashes are left to link: they name no person and
     cannot point outside the repository.
     """
+    return inert_references("".join(_ESCAPE.get(c, c) for c in printable(text, limit)))
+
+
+def escape_html(text: object, limit: int = 200) -> str:
+    """Untrusted text inside HTML the bot writes (a ``<summary>``, where GitHub shows markdown
+    escapes as they are): entities for markup, and references broken as :func:`escape_md`
+    breaks them."""
+    return inert_references(html.escape(printable(text, limit)))
+
+
+def plain_text(text: object, limit: int = 200) -> str:
+    """Untrusted text in plain text GitHub shows (an issue title, a status description): no
+    control character, every reference, mention and URL broken (titles resolve them too)."""
+    return no_markers(inert_references(printable(text, limit)))
+
+
+def no_markers(text: str) -> str:
+    """`text` with every ``<!--`` broken by a zero-width space: the bot finds its comment, its
+    issues and their state by HTML-comment markers (bot/github/issue_body.py), and no text from
+    outside may carry one, in a code fence or a title alike. Escaped text needs none (its
+    ``<`` is an entity)."""
+    return text.replace("<!--", "<\u200b!--")
+
+
+def printable(text: object, limit: int = 200) -> str:
+    """`text` on one line of printable characters (NUL, newlines, controls as spaces), cut."""
     raw = "".join(c if c.isprintable() else " " for c in str(text))
-    if len(raw) > limit:
-        raw = raw[: limit - 1] + "…"
-    return inert_references("".join(_ESCAPE.get(c, c) for c in raw))
+    return raw if len(raw) <= limit else raw[: limit - 1] + "…"
+
+
+def command(*commands: Sequence[str]) -> str:
+    """Command lines a reader is told to copy and run, as one code span: each argument one of
+    :data:`COMMAND_TOKEN` (the bot's own words, commits, and names that passed
+    bot/results/names.py), shell-quoted; the commands joined by ``&&``. Anything else is a
+    ValueError: a command is never built from text that could close the span or run more."""
+    lines = []
+    for argv in commands:
+        for token in argv:
+            if not COMMAND_TOKEN.fullmatch(token):
+                raise ValueError(f"{ascii(token)[:80]} may not stand in a command shown to run")
+        lines.append(" ".join(shlex.quote(token) for token in argv))
+    return f"`{' && '.join(lines)}`"
 
 
 def inert_references(text: str) -> str:

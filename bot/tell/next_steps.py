@@ -18,7 +18,7 @@ from bot.alert.plan import IssuePlan
 from bot.alert.status import Status
 from bot.decide.types import Verdict
 from bot.results.types import DEFAULT_FUSION, Provenance
-from bot.tell.markdown import escape_md, link
+from bot.tell.markdown import command, escape_md, link
 from bot.tell.under_test import under_test
 from bot.tell.words import more_runs
 
@@ -107,25 +107,25 @@ def measure_command(
 ) -> str:
     """The command that measures both sides again on a GPU machine: this repository's suite at
     the two commits (``fusions``: those alone), or, where a package under test was compared,
-    its two builds."""
+    its two builds. Built by :func:`~bot.tell.markdown.command` alone: a token it refuses
+    (a name that did not pass bot/results/names.py) is a bug, never text for a reader to run."""
     b, h = (_requirement(p) for p in provenance)
-    only = f" --fusions {','.join(fusions)}" if fusions else ""
     package = under_test(provenance[1]) or {}
     name = package.get("package")
     if b and h and name in ("thunder", "nvfuser"):
-        return (
-            f"`python -m benchmarks.under_test --package {name} --base '{b}' --head '{h}' "
-            "--repeats 2 --results results`"
-        )
+        under = ["python", "-m", "benchmarks.under_test", "--package", str(name)]
+        return command([*under, "--base", b, "--head", h, "--repeats", "2", "--results", "results"])
+    only = ["--fusions", ",".join(fusions)] if fusions else []
+    run = ["bash", "benchmarks/run_gpu.sh", "--size-set", "pr", *only, "--results", "results"]
     return (
-        f"in this suite's checkout, `git checkout {base} && bash benchmarks/run_gpu.sh --size-set "
-        f"pr{only} --results results`, the same at `{head}`"
+        f"in this suite's checkout, {command(['git', 'checkout', base], run)}, "
+        f"the same at {command([head])}"
     )
 
 
 def _report(base: str, head: str, *folders: str) -> str:
-    results = " ".join(f"--results {f}" for f in folders)
-    return f"`python -m bot report {results} --base {base} --head {head}`"
+    results = [arg for f in folders for arg in ("--results", f)]
+    return command(["python", "-m", "bot", "report", *results, "--base", base, "--head", head])
 
 
 def next_steps(

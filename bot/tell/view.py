@@ -8,7 +8,6 @@ says. A machine's view is the same in the comment and in the alert's issue.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -18,7 +17,7 @@ from bot.fusion.hints import Hints
 from bot.results.types import Provenance
 from bot.tell.hints import bullets, fence
 from bot.tell.level import level_text
-from bot.tell.markdown import escape_md, link
+from bot.tell.markdown import escape_html, escape_md, link
 from bot.tell.tables import (
     COMMENT_ROWS,
     LEAD_ROWS,
@@ -252,7 +251,7 @@ def machine_view(
     if note_lines:
         folds = (*folds, Fold(f"Notes ({len(note_lines)})", note_lines))
     return MachineView(
-        fold_name=html.escape(name[:100]),
+        fold_name=escape_html(name, 100),
         name=escape_md(name, 100),
         state="not judged" if v.overall == "uncalibrated" else v.overall,
         icon=ICON.get(v.overall, "⚫"),

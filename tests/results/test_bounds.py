@@ -24,6 +24,7 @@ from bot.commands import cli
 from bot.exitcodes import ExitCode
 from bot.results import asv_file, limits
 from bot.results.locate import find_commit_files, list_commits, load_commit, load_pair
+from bot.results.names import DTYPES, VARIANTS
 from bot.results.types import BENCH_KERNEL, BENCH_RATIO, BadInput
 
 __all__ = ["synthetic"]
@@ -120,7 +121,9 @@ def test_too_many_parameter_combinations_fail_before_they_are_built(
     synth = _copy(synthetic, tmp_path)
 
     def edit(data: dict[str, Any]) -> None:
-        names = [[repr(f"v{i}") for i in range(100)] for _ in range(3)]  # 10^6 combinations
+        # Every name a known one (bot/results/names.py): 5 variants x 3 dtypes x 66,667 shapes.
+        shapes = [repr(f"{i + 1}x8") for i in range(66_667)]
+        names = [[repr(v) for v in VARIANTS], [repr(d) for d in DTYPES], shapes]
         set_column(data, BENCH_RATIO, "params", names)
 
     edit_json(synth.result_file("same"), edit)
@@ -130,7 +133,7 @@ def test_too_many_parameter_combinations_fail_before_they_are_built(
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(asv_file.itertools, "product", no_product)
-        with pytest.raises(BadInput, match="1000000 parameter combinations, over the limit"):
+        with pytest.raises(BadInput, match="1000005 parameter combinations, over the limit"):
             load_commit(synth.results_dir, synth.commits["same"])
 
 

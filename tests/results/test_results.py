@@ -312,7 +312,7 @@ def test_parameter_that_is_not_a_quoted_name(synthetic: SyntheticResults, tmp_pa
     def edit(d: dict[str, Any]) -> None:
         row(d, BENCH_RATIO)["params"][0][0] = "__import__('os')"
 
-    with pytest.raises(BadInput, match="is not a quoted plain name"):
+    with pytest.raises(BadInput, match="is not a quoted name"):
         _load_damaged(synthetic, tmp_path, edit)
 
 
@@ -390,7 +390,7 @@ def test_deeply_nested_json(synthetic: SyntheticResults, tmp_path: Path) -> None
 def test_machine_names_must_be_plain(synthetic: SyntheticResults, tmp_path: Path) -> None:
     synth = damaged_copy(synthetic, tmp_path)
     shutil.copytree(synth.results_dir / MACHINE, synth.results_dir / "gpu @team <b>")
-    with pytest.raises(BadInput, match="is not a plain name"):
+    with pytest.raises(BadInput, match="is not a plain runner label"):
         load_commit(synth.results_dir, synth.commits["same"])
 
 

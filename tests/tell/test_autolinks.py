@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.tell.issue import inert, title_text
+from bot.tell.issue import title_text
 from bot.tell.log import log_line, quoted
-from bot.tell.markdown import escape_md
+from bot.tell.markdown import escape_md, plain_text
 
 # What GitHub turns into a link or a notification when it renders a comment.
 AUTOLINK = re.compile(r"(?i)(?<![\w])(gh-\d|#\d|@[a-z0-9]|[\w.-]+/[\w.-]+#\d)")
@@ -63,7 +63,7 @@ LIVE_IN_TITLE = re.compile(
 def test_an_untrusted_name_in_a_title_is_never_a_live_reference(name: str) -> None:
     """A machine named "GH-77" (issue 20) or "x/y#3" reaches a title as text, not a link to
     issue 77 or a mention: every reference, mention and URL gets a zero-width joiner."""
-    title = title_text(f"RMSNorm backward: slower on {inert(name)} since abc")
+    title = title_text(f"RMSNorm backward: slower on {plain_text(name)} since abc")
     assert not LIVE_IN_TITLE.search(title), title
     plain = title_text(f"RMSNorm backward: slower on {name} since abc")
     assert title.replace("\u200d", "") == plain  # nothing else changed
