@@ -89,15 +89,14 @@ MUTATIONS = (
         "sticky-comment-any-author",
         "the sticky comment is found by its marker alone, whoever wrote it",
         "bot/github/sticky.py",
-        "if c.user is not None and c.user.login.lower() == login.lower() and marker in (c.body or "
-        '"")',
-        'if c.user is not None and marker in (c.body or "")',
+        "and c.user.login.lower() == login.lower()\n        and (c.body",
+        "and (c.body",
     ),
     Mutation(
         "issue-key-ignored",
         "every labelled issue of the bot's login counts as the key's issue",
         "bot/github/issue_find.py",
-        'marker in (issue.body or "")\n        and issue.user is not None',
+        "key_of(issue.body) == key\n        and issue.user is not None",
         "issue.user is not None",
     ),
     Mutation(

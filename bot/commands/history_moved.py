@@ -17,7 +17,7 @@ from bot.commands.steps import StepFailed, step
 from bot.config import Config
 from bot.exitcodes import ExitCode
 from bot.github.client import github_step
-from bot.github.issue_body import key_marker, read_sizes
+from bot.github.issue_body import read_sizes, rekeyed
 from bot.history.issues import AlertIssue
 from bot.history.moved import moved_from, moved_note
 from bot.history.stranded import guards_of, parse_key
@@ -49,7 +49,7 @@ def rekey_moved(
             where = f"{repo}#{issue.number}"
             try:
                 with step(f"move {where} to {ai.spec.key}", ExitCode.GITHUB_FAILURE):
-                    body = (issue.body or "").replace(key_marker(old), key_marker(ai.spec.key))
+                    body = rekeyed(issue.body or "", old, ai.spec.key)
                     with github_step(f"edit {where}"):
                         issue.edit(body=body)
                     with github_step(f"comment on {where}"):

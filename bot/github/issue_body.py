@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
@@ -20,8 +20,9 @@ KEY_MARKER = "<!-- fusion-perfbot-key: {} -->"
 NOTE_MARKER = "<!-- fusion-perfbot-note: {} -->"
 DUPLICATE_MARKER = "<!-- fusion-perfbot-duplicate-of: {} -->"
 SIZES_MARKER = "<!-- fusion-perfbot-sizes: {} -->"
-SIZES_PATTERN = re.compile(r"<!-- fusion-perfbot-sizes: (\S*) -->")
-NOTE_PATTERN = re.compile(r"<!-- fusion-perfbot-note: [0-9a-f]{16} -->")
+#: One hidden line of the bot's: its kind and its (percent-encoded) value, the whole line.
+_HIDDEN_LINE = re.compile(r"<!-- fusion-perfbot-(key|note|sizes|duplicate-of): (\S*) -->")
+_NOTE_VALUE = re.compile(r"[0-9a-f]{16}")
 _SIZE_ITEM = re.compile(r"([A-Za-z0-9_.%/-]+)=([0-9]+(?:\.[0-9]+)?)")
 LINKS_START = "<!-- fusion-perfbot-links:start -->"
 LINKS_END = "<!-- fusion-perfbot-links:end -->"
@@ -53,13 +54,122 @@ def sizes_marker(sizes: Sequence[tuple[str, float]]) -> str:
     return SIZES_MARKER.format(items)
 
 
-def read_sizes(body: str) -> dict[str, float] | None:
+@dataclass(frozen=True)
+class Hidden:
+    """The bot's hidden lines of one issue body, read from their own place and nowhere else:
+    the trailer the bot writes (its last lines, the key or the duplicate mark the very last)
+    or, in an issue filed before the trailer (fusion-perfbot 0.1), the header (its first lines,
+    the key first). A marker's text anywhere else in the body is text, never the bot's mark:
+    an issue is found by its key compared for equality, never by a search of its body.
+    `lines`: each kind's whole line; `start`, `end`: the block's line numbers."""
+
+    lines: Mapping[str, str]
+    start: int
+    end: int
+
+    @property
+    def key(self) -> str | None:
+        return self._value("key")
+
+    @property
+    def duplicate_of(self) -> str | None:
+        return self._value("duplicate-of")
+
+    def _value(self, kind: str) -> str | None:
+        line = self.lines.get(kind)
+        found = _HIDDEN_LINE.fullmatch(line) if line else None
+        return unquote(found.group(2)) if found else None
+
+
+NO_HIDDEN = Hidden({}, 0, 0)
+
+
+def _block(lines: Sequence[str], start: int, end: int) -> Hidden | None:
+    """The hidden block of lines[start:end], if it is one: each kind once at most, a key or
+    duplicate mark in it."""
+    kinds: dict[str, str] = {}
+    for line in lines[start:end]:
+        found = _HIDDEN_LINE.fullmatch(line)
+        if found is None or found.group(1) in kinds:
+            return None
+        kinds[found.group(1)] = line
+    return Hidden(kinds, start, end) if {"key", "duplicate-of"} & set(kinds) else None
+
+
+def hidden(body: str | None) -> Hidden:
+    """The bot's hidden lines of `body` (:class:`Hidden`); none when it has no block."""
+    lines = _lines(body)
+    end = len(lines)
+    start = end
+    while start > 0 and _HIDDEN_LINE.fullmatch(lines[start - 1]):
+        start -= 1
+    last = _HIDDEN_LINE.fullmatch(lines[end - 1]) if lines else None
+    if start < end and last and last.group(1) in ("key", "duplicate-of"):
+        return _block(lines, start, end) or NO_HIDDEN
+    head = 0
+    while head < len(lines) and _HIDDEN_LINE.fullmatch(lines[head]):
+        head += 1
+    first = _HIDDEN_LINE.fullmatch(lines[0]) if head else None
+    if first and first.group(1) in ("key", "duplicate-of"):
+        return _block(lines, 0, head) or NO_HIDDEN
+    return NO_HIDDEN
+
+
+def _lines(body: str | None) -> list[str]:
+    """The body's lines, CRLF as GitHub may hand it back, trailing blank lines left out."""
+    lines = (body or "").replace("\r\n", "\n").split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines
+
+
+def key_of(body: str | None) -> str | None:
+    """The key an issue body's own key marker names; None when it has none in its place."""
+    return hidden(body).key
+
+
+def with_hidden(body: str, kind: str, line: str | None) -> str:
+    """`body` with its hidden line of `kind` replaced by `line` (None: removed), in its block;
+    a body without a block gets one at its end."""
+    found = hidden(body)
+    lines = _lines(body)
+    if found is NO_HIDDEN:
+        return body if line is None else f"{body.rstrip()}\n{line}"
+    block = dict(found.lines)
+    if line is None:
+        block.pop(kind, None)
+    else:
+        block[kind] = line
+    ordered = [block[k] for k in HIDDEN_ORDER if k in block]
+    if found.start == 0 and found.end < len(lines):  # the 0.1 header: key first
+        ordered = ordered[::-1]
+    return "\n".join([*lines[: found.start], *ordered, *lines[found.end :]])
+
+
+#: The trailer's order: the note, the sizes, then the key (or duplicate mark) the very last.
+HIDDEN_ORDER = ("note", "sizes", "duplicate-of", "key")
+
+
+def trailer(key: str, note: str | None, sizes: Sequence[tuple[str, float]]) -> str:
+    """The hidden lines the bot ends a body with (:class:`Hidden`)."""
+    return "\n".join([*([note] if note else []), sizes_marker(sizes), key_marker(key)])
+
+
+def read_note(body: str | None) -> str | None:
+    """The note marker's whole line, when the body has one in its place."""
+    line = hidden(body).lines.get("note")
+    found = _HIDDEN_LINE.fullmatch(line) if line else None
+    return line if found and _NOTE_VALUE.fullmatch(found.group(2)) else None
+
+
+def read_sizes(body: str | None) -> dict[str, float] | None:
     """The sizes an issue's body last showed; None when it has no marker (an older issue)."""
-    found = SIZES_PATTERN.search(body or "")
+    line = hidden(body).lines.get("sizes")
+    found = _HIDDEN_LINE.fullmatch(line) if line else None
     if found is None:
         return None
     out = {}
-    for item in found.group(1).split(","):
+    for item in found.group(2).split(","):
         matched = _SIZE_ITEM.fullmatch(item)
         if matched:
             out[unquote(matched.group(1))] = float(matched.group(2))
@@ -69,8 +179,15 @@ def read_sizes(body: str) -> dict[str, float] | None:
 def as_duplicate(body: str, key: str, canonical: str) -> str:
     """`body` with its key marker replaced by a duplicate-of mark, so that no later run finds
     it by the key again (a folded duplicate must never be reopened or picked as the issue)."""
+    if key_of(body) != key:
+        return body
     mark = DUPLICATE_MARKER.format(escape_key(canonical))
-    return body.replace(key_marker(key), mark)
+    return with_hidden(with_hidden(body, "key", None), "duplicate-of", mark)
+
+
+def rekeyed(body: str, old: str, new: str) -> str:
+    """`body` with its key `old` replaced by `new` (a watch's alert that moved), in its place."""
+    return with_hidden(body, "key", key_marker(new)) if key_of(body) == old else body
 
 
 @dataclass(frozen=True)
@@ -108,11 +225,16 @@ def links_section(links: Sequence[Link], this_repo: str) -> str:
 
 
 def with_links(body: str, section: str) -> str:
-    """`body` with its link section replaced (or appended); the rest stays as filed."""
-    start, end = body.find(LINKS_START), body.find(LINKS_END)
+    """`body` with its link section replaced (the last one: the bot's own, above the trailer),
+    or added before the trailer; the rest stays as filed."""
+    start, end = body.rfind(LINKS_START), body.rfind(LINKS_END)
     if start >= 0 and end > start:
         return body[:start] + section + body[end + len(LINKS_END) :]
-    return f"{body.rstrip()}\n\n{section}"
+    found, lines = hidden(body), _lines(body)
+    if found is NO_HIDDEN or found.start == 0:  # no trailer: the section goes last
+        return f"{body.rstrip()}\n\n{section}"
+    above = "\n".join(lines[: found.start]).rstrip()
+    return "\n".join([f"{above}\n\n{section}", *lines[found.start :]])
 
 
 ACTIONS = ("file", "update", "recover", "acknowledge", "abandon", "hold", "note")

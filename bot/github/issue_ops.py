@@ -11,7 +11,7 @@ from github.Issue import Issue
 from github.Repository import Repository
 
 from bot.github.client import GitHubFailure, github_step
-from bot.github.issue_body import as_duplicate, note_marker
+from bot.github.issue_body import as_duplicate, note_marker, read_note
 from bot.github.sticky import delete_own, newest_own, own_comments, same_text
 
 LABEL_COLOR = "d93f0b"
@@ -47,7 +47,7 @@ def post_note(repo_name: str, login: str, issue: Issue, note: str) -> bool:
         latest = newest_own(list(issue.get_comments()), "", login)
     if latest is not None and same_text(latest.body, note):
         return False
-    if latest is None and note_marker(note) in (issue.body or ""):
+    if latest is None and read_note(issue.body) == note_marker(note):
         return False  # the run that opened the issue said this already
     with github_step(f"comment on {where}"):
         posted = issue.create_comment(note)

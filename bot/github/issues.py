@@ -36,21 +36,22 @@ from github.Repository import Repository
 
 from bot.github.client import GitHubFailure, authenticated_login, github_step
 from bot.github.issue_body import (
-    NOTE_PATTERN,
-    SIZES_PATTERN,
     Link,
-    key_marker,
     links_section,
     note_marker,
+    read_note,
     read_sizes,
     sizes_marker,
+    trailer,
     validate,
+    with_hidden,
     with_links,
 )
 from bot.github.issue_find import open_ones, own_keyed_issues, standing_issue
 from bot.github.issue_ops import ensure_label, fold_duplicate, post_note
 from bot.github.sticky import same_text
 from bot.tell.issue import IssueSpec
+from bot.tell.markdown import no_markers
 
 Action = Literal["opened", "commented", "closed", "left closed", "unchanged", "absent", "failed"]
 #: file: open when missing, keep an open one up to date; update: the same but open nothing;
@@ -256,12 +257,12 @@ def _settle(run: _Run, spec: IssueSpec, found: list[Issue], news: News | None) -
 def _compose(
     spec: IssueSpec, repo: str, links: str, current: str = "", opening: str | None = None
 ) -> str:
-    """The whole body: the hidden markers (the digest of the note its opening made unneeded,
-    kept from the current body), the evidence, the link section."""
-    kept = NOTE_PATTERN.search(current)
-    note = kept.group(0) if kept else (note_marker(opening) if opening else None)
-    head = [key_marker(spec.key), *([note] if note else []), sizes_marker(spec.sizes)]
-    return "\n".join(head) + f"\n{spec.body_for(repo)}\n\n{links}"
+    """The whole body: the evidence (no marker of the bot's can stand in it, whatever text
+    reached it), the link section, then the hidden trailer (the digest of the note its opening
+    made unneeded, kept from the current body; the sizes; the key the very last line)."""
+    note = read_note(current) or (note_marker(opening) if opening else None)
+    evidence = no_markers(spec.body_for(repo))
+    return f"{evidence}\n\n{links}\n{trailer(spec.key, note, spec.sizes)}"
 
 
 def _open_new(run: _Run, spec: IssueSpec, runs: list[_Run], opening: str | None) -> Issue:
@@ -308,11 +309,7 @@ def _rewrite(run: _Run, spec: IssueSpec, runs: list[_Run]) -> None:
 
 
 def _with_sizes(body: str, spec: IssueSpec) -> str:
-    marker = sizes_marker(spec.sizes)
-    found = SIZES_PATTERN.search(body)
-    if found is None:
-        return f"{marker}\n{body}"
-    return body[: found.start()] + marker + body[found.end() :]
+    return with_hidden(body, "sizes", sizes_marker(spec.sizes))
 
 
 def _adopt_open(run: _Run, matches: list[Issue]) -> list[Issue]:

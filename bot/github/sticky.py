@@ -34,10 +34,11 @@ def same_text(a: str | None, b: str | None) -> bool:
 
 
 def with_marker(body: str, marker: str) -> str:
-    """`body` guaranteed to carry `marker` (appended on its own line when absent)."""
+    """`body` starting with `marker`, the marker's place (put there, on a line of its own,
+    when absent)."""
     if not marker.strip() or "\n" in marker:
         raise ValueError("the comment marker must be a non-empty single line")
-    full = body if marker in body else f"{body}\n\n{marker}"
+    full = body if body.startswith(marker) else f"{marker}\n{body}"
     if len(full) > MAX_COMMENT_CHARS:
         raise ValueError(
             f"comment body has {len(full)} characters; GitHub accepts at most "
@@ -47,14 +48,18 @@ def with_marker(body: str, marker: str) -> str:
 
 
 def own_comments(comments: list[IssueComment], marker: str, login: str) -> list[IssueComment]:
-    """The comments written by `login` that carry `marker`, oldest first.
+    """The comments written by `login` that start with `marker` (any of its comments for ""),
+    oldest first.
 
-    The author check is what keeps the bot off a human's comment that quotes the marker.
+    The author check is what keeps the bot off a human's comment that quotes the marker; the
+    place, off one of its own comments that holds the marker's text elsewhere.
     """
     own = [
         c
         for c in comments
-        if c.user is not None and c.user.login.lower() == login.lower() and marker in (c.body or "")
+        if c.user is not None
+        and c.user.login.lower() == login.lower()
+        and (c.body or "").startswith(marker)
     ]
     return sorted(own, key=lambda c: c.id)
 

@@ -59,9 +59,11 @@ def state_marker(state: CommentState) -> str:
 
 
 def read_state(body: str) -> CommentState | None:
-    """The state in one of the bot's comments; None when it has none or it does not parse
-    (an older comment, or one edited by hand: the bot then starts afresh)."""
-    found = _STATE.search(body or "")
+    """The state in one of the bot's comments, read from its place, the comment's last line
+    (a state marker's text anywhere else is not the bot's); None when it has none there or it
+    does not parse (an older comment, or one edited by hand: the bot then starts afresh)."""
+    last = (body or "").replace("\r\n", "\n").rstrip().rpartition("\n")[2]
+    found = _STATE.fullmatch(last)
     if found is None or len(found.group(1)) > MAX_STATE_CHARS:
         return None
     try:

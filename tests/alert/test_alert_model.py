@@ -88,7 +88,8 @@ def test_the_comment_state_round_trips_and_refuses_what_is_not_its_own() -> None
     )
     marker = state_marker(state)
     assert "--" not in marker[4:-3] and ">" not in marker[4:-3]  # cannot end its HTML comment
-    assert read_state(f"text\n{marker}\nmore") == state
+    assert read_state(f"text\n{marker}\n") == state  # its place: the comment's last line
+    assert read_state(f"text\n{marker}\nmore") is None  # elsewhere it is text, not the bot's
     assert read_state("no marker") is None
     assert read_state(STATE_MARKER.format("%7Bnot%20json")) is None
     assert read_state(STATE_MARKER.format("%7B%22schema%22%3A%22other%2F1%22%7D")) is None

@@ -181,7 +181,7 @@ def _pr(
 
 def _bot_issues(fake: LocalGitHub) -> list[tuple[str, str]]:
     return sorted(
-        (i.repo, i.body.splitlines()[0] if i.body else "")
+        (i.repo, i.body.splitlines()[-1] if i.body else "")  # the key marker: the last line
         for repo in ("NVIDIA/Fuser", THUNDER)
         for i in fake.state.issues(repo)
         if i.pull is None and i.author == BOT_LOGIN

@@ -43,12 +43,23 @@ def test_create_update_unchanged(fake_github: LocalGitHub, gh: github.Github, pr
     assert len(fake_github.requests("POST")) + len(fake_github.requests("PATCH")) == writes_before
 
 
-def test_marker_is_appended_when_the_body_lacks_it(
+def test_marker_is_put_first_when_the_body_lacks_it(
     fake_github: LocalGitHub, gh: github.Github, pr: int
 ) -> None:
     upsert_sticky_comment(gh, REPO, pr, "ratio 1.02", MARKER)
-    assert bodies_by(fake_github, pr, BOT_LOGIN) == [f"ratio 1.02\n\n{MARKER}"]
+    assert bodies_by(fake_github, pr, BOT_LOGIN) == [f"{MARKER}\nratio 1.02"]
     assert upsert_sticky_comment(gh, REPO, pr, "ratio 1.02", MARKER).action == "unchanged"
+
+
+def test_the_marker_counts_in_its_place_only(
+    fake_github: LocalGitHub, gh: github.Github, pr: int
+) -> None:
+    """One of the bot's own comments that holds the marker's text further down (a bisect's
+    section quoting it, a note) is not the sticky comment: it is never edited for it."""
+    other = fake_github.state.add_comment(REPO, pr, f"a note\n{MARKER}", author=BOT_LOGIN)
+    outcome = upsert_sticky_comment(gh, REPO, pr, f"{MARKER}\nratio 1.02", MARKER)
+    assert outcome.action == "created" and outcome.comment_id != other.id
+    assert other.body == f"a note\n{MARKER}"
 
 
 def test_reposts_after_deletion(fake_github: LocalGitHub, gh: github.Github, pr: int) -> None:
