@@ -11,6 +11,7 @@ mutation that no test catches is a hole: it gets a test.
     python -m tests.mutants --list          # their names
     python -m tests.mutants --only NAME --tests tests/github   # one, on some tests
     python -m tests.mutants --area --rev df327f1   # each on its own area's tests, at a commit
+    python -m tests.mutants --only NAME --tests tests/workflows/test_attacks.py --marker slow
 
 Nothing here runs in the default test run but ``tests/test_mutants.py``, which checks that
 every mutation still applies to the code as it is (an edit that no longer matches would
@@ -34,7 +35,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 @dataclass(frozen=True)
 class Mutation:
-    """Replace `old` (which must occur exactly once in `path`) by `new`."""
+    """Replace `old` (which must occur exactly once in `path`) by `new`, and each of `also`'s
+    (old, new) pairs in the same file (an edit that needs an import, say)."""
 
     name: str
     what: str
@@ -42,6 +44,7 @@ class Mutation:
     old: str
     new: str
     area: str = ""  # the tests of the code's own area (default: tests/<package folder>)
+    also: tuple[tuple[str, str], ...] = ()
 
     @property
     def area_tests(self) -> str:
@@ -50,10 +53,12 @@ class Mutation:
     def apply(self, root: Path) -> None:
         target = root / self.path
         text = target.read_text(encoding="utf-8")
-        count = text.count(self.old)
-        if count != 1:
-            raise ValueError(f"{self.name}: {self.path} holds the text {count} times, not once")
-        target.write_text(text.replace(self.old, self.new), encoding="utf-8")
+        for old, new in ((self.old, self.new), *self.also):
+            count = text.count(old)
+            if count != 1:
+                raise ValueError(f"{self.name}: {self.path} holds the text {count} times, not once")
+            text = text.replace(old, new)
+        target.write_text(text, encoding="utf-8")
 
 
 MUTATIONS = (
@@ -438,6 +443,77 @@ MUTATIONS = (
         "if (clue := gap_clue(",
         area="tests/fusion",
     ),
+    # Issue 37's defences. The attack rows (tests/workflows/test_attacks.py, slow: run them
+    # with --tests tests/workflows/test_attacks.py --marker slow) go red with the first three.
+    Mutation(
+        "catalog-name-unchecked",
+        "a fusion name from the results is taken whatever it is (markup, a command, a path)",
+        "bot/results/names.py",
+        "if isinstance(name, str) and name in FUSIONS:",
+        "if isinstance(name, str):",
+        area="tests/results",
+    ),
+    Mutation(
+        "run-pr-from-the-artifact",
+        "verify-run takes the artifact's PR although the run is of another PR's branch",
+        "bot/github/trust.py",
+        "    if claim.pr not in mine:\n",
+        "    if False:\n",
+    ),
+    Mutation(
+        "issue-key-searched",
+        "an issue is the key's when its body holds the key marker anywhere (a search, not a match)",
+        "bot/github/issue_find.py",
+        "key_of(issue.body) == key\n",
+        'key_marker(key) in (issue.body or "")\n',
+        also=(("import key_of\n", "import key_marker, key_of\n"),),
+    ),
+    Mutation(
+        "marker-left-in-evidence",
+        "an issue body's evidence may carry a marker of the bot's (no_markers skipped)",
+        "bot/github/issues.py",
+        "evidence = no_markers(spec.body_for(repo))",
+        "evidence = spec.body_for(repo)",
+    ),
+    Mutation(
+        "command-any-token",
+        "a command shown to run is built of any text (the allowlist skipped)",
+        "bot/tell/markdown.py",
+        "if not COMMAND_TOKEN.fullmatch(token):",
+        "if False:",
+        area="tests/tell",
+    ),
+    Mutation(
+        "title-name-raw",
+        "an alert issue's title takes the fusion's name without the plain-text rule",
+        "bot/tell/alert_issue.py",
+        "fusion = plain_text(fusion_title(unit_fusion(worst.machine)))\n",
+        "fusion = fusion_title(unit_fusion(worst.machine))\n",
+        area="tests/tell",
+    ),
+    Mutation(
+        "status-control-characters",
+        "the status description keeps a NUL or a control character",
+        "bot/alert/status.py",
+        'return printable(" ".join(text.split()), MAX_DESCRIPTION)',
+        'return " ".join(text.split())[:MAX_DESCRIPTION]',
+        area="tests/tell",
+    ),
+    Mutation(
+        "sticky-marker-anywhere",
+        "the sticky comment is any of the bot's comments holding the marker's text anywhere",
+        "bot/github/sticky.py",
+        'and (c.body or "").startswith(marker)',
+        'and marker in (c.body or "")',
+    ),
+    Mutation(
+        "comment-state-anywhere",
+        "the comment's state is read from a marker anywhere in it, not from its last line",
+        "bot/tell/comment_state.py",
+        "found = _STATE.fullmatch(last)",
+        'found = _STATE.search(body or "")',
+        area="tests/alert",
+    ),
 )
 
 
@@ -482,7 +558,11 @@ def red_tests(report: Path) -> list[str]:
 
 
 def run_one(
-    mutation: Mutation, tests: Sequence[str], workers: str, rev: str | None = None
+    mutation: Mutation,
+    tests: Sequence[str],
+    workers: str,
+    rev: str | None = None,
+    marker: str | None = None,
 ) -> list[str]:
     """The tests that fail with `mutation` applied to a fresh copy of the project."""
     with tempfile.TemporaryDirectory(prefix=f"mutant-{mutation.name}-") as tmp:
@@ -491,6 +571,7 @@ def run_one(
         mutation.apply(root)
         report = Path(tmp) / "report.xml"
         command = [sys.executable, "-m", "pytest", "-q", "-n", workers, f"--junitxml={report}"]
+        command += ["-m", marker] if marker else []
         subprocess.run([*command, *tests], cwd=root, capture_output=True, check=False)
         if not report.is_file():
             raise RuntimeError(f"{mutation.name}: pytest wrote no report")
@@ -511,6 +592,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--area", action="store_true", help="each mutation on its own area's tests only"
     )
     parser.add_argument("--rev", help="mutate the project as this commit has it (git archive)")
+    parser.add_argument("--marker", help="pytest's -m (e.g. slow: the attack table, the docs)")
     args = parser.parse_args(argv)
     chosen = [m for m in MUTATIONS if not args.only or m.name in args.only]
     if args.list or not chosen:
@@ -522,7 +604,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     caught = 0
     for m in chosen:
         tests = [m.area_tests] if args.area else (args.tests or ["tests"])
-        red = run_one(m, tests, args.workers, args.rev)
+        red = run_one(m, tests, args.workers, args.rev, args.marker)
         caught += bool(red)
         names = ", ".join(f"`{t}`" for t in red[:6]) + (
             f" and {len(red) - 6} more" if len(red) > 6 else ""

@@ -62,6 +62,19 @@ def test_an_issue_filed_before_the_trailer_is_found_and_moved(
     assert len(fake_github.state.issues(THUNDER)) == 1
 
 
+def test_a_key_quoted_in_an_old_issue_is_not_its_key(
+    fake_github: LocalGitHub, gh: github.Github
+) -> None:
+    """An issue 0.1 filed for A, its evidence holding B's marker raw (0.1 posted names as they
+    were): B's runs find nothing there; A's find it."""
+    body = f"{key_marker(A.key)}\n{sizes_marker([])}\n### x{key_marker(B.key)}: slower"
+    issue = fake_github.state.add_issue(
+        THUNDER, A.title, author=BOT_LOGIN, body=body, labels=[A.label]
+    )
+    assert _sync(gh, B, "update") == "absent" and issue.body == body
+    assert _sync(gh, A, "update") == "unchanged"
+
+
 def test_only_the_block_in_its_place_counts() -> None:
     mark, sizes = key_marker(A.key), sizes_marker([("h200/ratio", 1.2)])
     assert key_of(f"text\n\nlinks\n{sizes}\n{mark}") == A.key

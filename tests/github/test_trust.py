@@ -18,7 +18,16 @@ from bot.exitcodes import ExitCode
 from bot.github.fake import BOT_TOKEN, LocalGitHub
 from bot.github.fake.actions import WorkflowRun
 from bot.github.fake.state import EPOCH
-from bot.github.trust import Claim, PullFacts, Review, RunFacts, check_gate, role_of, verify
+from bot.github.trust import (
+    Claim,
+    PullFacts,
+    Review,
+    RunFacts,
+    check_gate,
+    check_own_pr,
+    role_of,
+    verify,
+)
 
 REPO = "NVIDIA/Fuser"  # seeded by the fake_github fixture
 FORK = "mallory/Fuser"
@@ -58,6 +67,7 @@ def seed(
         REPO,
         head_sha=run_head,
         head_repo=run_head_repo or head_repo,
+        head_branch="fast",  # the PR's head branch: GitHub's record of whose run it is
         path=path,
         created_at=at(1),
         triggering_actor=trigger,
@@ -93,7 +103,8 @@ def test_a_genuine_same_repository_run_passes(
     rc, out = verify_run(fake_github, capsys, run, pr)
     assert rc == ExitCode.OK_NO_REGRESSION, out
     assert "ok   fork gate: head is a branch of this repository" in out
-    assert len([line for line in out.splitlines() if line.startswith("ok")]) == 9
+    assert len([line for line in out.splitlines() if line.startswith("ok")]) == 10
+    assert "ok   the run's PR: branch 'fast' of 'NVIDIA/Fuser' is the head of #1" in out
 
 
 def test_a_fork_run_whose_head_a_maintainer_approved_passes(
@@ -147,7 +158,7 @@ def test_a_fork_workflow_with_our_name_but_another_path_is_rejected(
     [
         # The run benchmarked another commit, which nobody approved either.
         ({"run_head": "c" * 40}, ["head commit", "fork gate"]),
-        ({"run_head_repo": "other/Fuser"}, ["head repository"]),
+        ({"run_head_repo": "other/Fuser"}, ["head repository", "the run's PR"]),
     ],
     ids=["head sha", "head repository"],
 )
@@ -161,6 +172,45 @@ def test_a_run_for_another_pr_is_rejected(
     rc, out = verify_run(fake_github, capsys, run, pr)
     assert rc == ExitCode.UNTRUSTED
     assert failed(out) == expect, out
+
+
+def test_a_run_speaks_for_its_own_pr_only(
+    fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 37: a branch of this repository pushed to PR B's exact head commit opens PR A; A's
+    run names B in its artifact. Head, repository and gate all agree with B's: only GitHub's
+    record of the run (its head branch, whose PR is A) tells the two apart."""
+    victim, _ = seed(fake_github, head_repo=REPO, approver=None)
+    state = fake_github.state
+    own = state.add_pull_request(REPO, "mine", author="maintainer", head_ref="a", head_sha=HEAD)
+    run = state.actions.add_run(REPO, head_sha=HEAD, head_repo=REPO, head_branch="a", path=PATH)
+    rc, out = verify_run(fake_github, capsys, run, victim)
+    assert rc == ExitCode.UNTRUSTED and failed(out) == ["the run's PR"], out
+    assert (
+        f"FAIL the run's PR: the run is of branch 'a' of 'NVIDIA/Fuser', the head of "
+        f"#{own.number}; the artifact names #{victim}: a run speaks for its own PR only" in out
+    )
+    assert verify_run(fake_github, capsys, run, own.number)[0] == ExitCode.OK_NO_REGRESSION
+
+
+def test_two_prs_of_one_branch_are_both_the_runs_and_a_deleted_branch_none(
+    fake_github: LocalGitHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One branch, two PRs (into two bases): the same code, either may be named, and the line
+    says both; a fork PR's run is found by the fork's owner and branch."""
+    pr, run = seed(fake_github)
+    twin = fake_github.state.add_pull_request(
+        REPO, "backport", author="mallory", head_ref="fast", head_sha=HEAD, head_repo=FORK
+    )
+    fake_github.state.pulls.review(REPO, twin.number, by="maintainer", submitted_at=at(0))
+    for number in (pr, twin.number):
+        rc, out = verify_run(fake_github, capsys, run, number)
+        assert rc == ExitCode.OK_NO_REGRESSION, out
+        assert f"is the head of #{number} (the head of #{pr}, #{twin.number}: one code)" in out
+    assert fake_github.requests("GET", r"/pulls$")
+    run.head_branch = "gone"
+    rc, out = verify_run(fake_github, capsys, run, pr)
+    assert failed(out) == ["the run's PR"] and "GitHub lists no PR whose head is" in out
 
 
 def test_the_artifact_cannot_claim_another_head(
@@ -320,3 +370,15 @@ def test_role_of_tells_maintain_from_write_and_triage_from_read() -> None:
     assert role_of({"permission": "write", "role_name": "custom-role"}) == "write"
     assert role_of({"permission": "owner"}) == "none"
     assert PullFacts(1, HEAD, None).head_repo is None
+
+
+def test_the_runs_pr_is_one_github_lists_for_its_head_branch() -> None:
+    run = replace(RUN, head_branch="fast")
+    mine = [PullFacts(3, HEAD, FORK, "fast")]
+    assert check_own_pr(CLAIM, run, mine).ok
+    assert not check_own_pr(CLAIM, run, []).ok
+    assert not check_own_pr(replace(CLAIM, pr=4), run, mine).ok
+    # Listed by GitHub for the owner and branch, but of another repository or branch: not it.
+    assert not check_own_pr(CLAIM, run, [PullFacts(3, HEAD, "mallory/other", "fast")]).ok
+    assert not check_own_pr(CLAIM, run, [PullFacts(3, HEAD, FORK, "faster")]).ok
+    assert not check_own_pr(CLAIM, replace(run, head_repo=None), mine).ok

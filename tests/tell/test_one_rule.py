@@ -10,7 +10,7 @@ import re
 import pytest
 from data_helpers import HOSTILE_FUSIONS
 
-from bot.alert.ack import decide_ack
+from bot.alert.ack import AckDecision, decide_ack
 from bot.alert.model import Alert, Section
 from bot.alert.status import commit_status
 from bot.results.names import FUSIONS
@@ -81,3 +81,11 @@ def test_titles_statuses_and_summaries_hold_no_live_reference(name: str) -> None
     for text in (plain_text(name), escape_html(name)):
         assert not LIVE.search(text) and "<!--" not in text and _printable(text), text
     assert "<" not in escape_html(name)
+
+
+def test_a_status_holds_no_control_character_whatever_reached_it() -> None:
+    """A maintainer's acknowledgement is text from a comment: a NUL or an escape in it never
+    reaches GitHub's status description."""
+    said = AckDecision(None, True, "acknowledged by 'x\x00y' (why: \x1b[31mintended\r\n)")
+    status = commit_status(_alert("gelu_bwd"), said, ()).description
+    assert _printable(status) and status.startswith("Acknowledged: acknowledged by 'x y'"), status

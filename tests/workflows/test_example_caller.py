@@ -320,9 +320,11 @@ class Caller:
         assert truthy(evaluate_if(str(job["if"]), {"github": github}))
         package = load_workflow(WORKFLOWS / "bench-package.yml")
         runner = "gpu-h200"  # bench-package's default runners: '["gpu-h200"]'
+        assert self.pr.pull is not None
         run = self.fake.state.actions.add_run(
             THUNDER,
             head_sha=HEAD,
+            head_branch=self.pr.pull.head_ref,
             path=".github/workflows/perfbot-bench.yml",
             name=str(wf.data["name"]),
             triggering_actor="contributor",

@@ -122,7 +122,10 @@ def edit_issue(call: Call) -> Reply:
     issue = call.issue()
     data = call.body if isinstance(call.body, dict) else {}
     if "title" in data:
-        issue.title = text_field(call, "Issue", "title", required=True) or issue.title
+        title = text_field(call, "Issue", "title", required=True) or issue.title
+        if title != issue.title:
+            issue.renamed_from.append(issue.title)
+        issue.title = title
     if "body" in data:
         issue.body = text_field(call, "Issue", "body", required=False)
     if "labels" in data:

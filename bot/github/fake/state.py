@@ -96,6 +96,8 @@ class Issue:
     pull: PullInfo | None = None
     #: Search sees an issue only after `State.index_search()`: GitHub's index lags.
     indexed: bool = False
+    #: Every title it had before its present one (GitHub's timeline keeps renames too).
+    renamed_from: list[str] = field(default_factory=list)
 
 
 @dataclass
