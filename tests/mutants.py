@@ -457,8 +457,8 @@ MUTATIONS = (
         "run-pr-from-the-artifact",
         "verify-run takes the artifact's PR although the run is of another PR's branch",
         "bot/github/trust.py",
-        "    if claim.pr not in mine:\n",
-        "    if False:\n",
+        "run.head_branch is not None and run.head_branch == pull.head_ref,",
+        "True,",
     ),
     Mutation(
         "issue-key-searched",

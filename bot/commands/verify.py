@@ -2,8 +2,8 @@
 
 The privileged poster fires for any completed run *named* bench-pr, so before it posts it asks
 GitHub itself (never the event or the artifact) what the run was: its workflow file, its
-repository, event, attempt and conclusion, its head against the PR the artifact names, that
-PR among those whose head is the run's head branch (a run speaks for its own PR only), and,
+repository, event, attempt and conclusion, its head (commit, repository and branch) against
+the PR the artifact names (a run speaks for its own PR only), and,
 for a fork, whether someone with write access approved that exact head commit. Without --pr it
 checks the run alone: the poster does that before it downloads anything of the run. The checks
 are pure (bot/github/trust.py); the requests are bot/github/trust_api.py. One line per check, each
@@ -44,7 +44,6 @@ def connect(
 def run_verify(env: Mapping[str, str], out: IO[str], claim: Claim) -> int:
     from bot.github.trust_api import (
         MalformedAnswer,
-        fetch_branch_pulls,
         fetch_pull,
         fetch_reviews,
         fetch_role,
@@ -58,7 +57,6 @@ def run_verify(env: Mapping[str, str], out: IO[str], claim: Claim) -> int:
             run = fetch_run(gh, claim.repo, claim.run_id)
             pull = None if claim.pr is None else fetch_pull(gh, claim.repo, claim.pr)
             reviews = [] if claim.pr is None else fetch_reviews(gh, claim.repo, claim.pr)
-            branch = [] if claim.pr is None else fetch_branch_pulls(gh, claim.repo, run)
         except MalformedAnswer as exc:
             raise StepFailed("read GitHub's answers", ExitCode.GITHUB_FAILURE, str(exc)) from exc
     with step("read the permissions of who approved the head", ExitCode.GITHUB_FAILURE):
@@ -66,7 +64,7 @@ def run_verify(env: Mapping[str, str], out: IO[str], claim: Claim) -> int:
             login.lower(): fetch_role(gh, claim.repo, login)
             for login in gate_logins(claim, run, reviews)
         }
-    checks = verify(claim, run, pull, reviews, roles, branch)
+    checks = verify(claim, run, pull, reviews, roles)
     for check in checks:
         out.write(f"{'ok  ' if check.ok else 'FAIL'} {check.name}: {check.found}\n")
     failed = [c.name for c in checks if not c.ok]

@@ -17,11 +17,12 @@ Why each check:
 - event `pull_request` and conclusion `success`: only a finished bench has results to post;
 - the attempt the event named: a re-run since then may have uploaded other artifacts;
 - the run's head commit and head repository against the PR's: the PR number must be confirmed;
-- the run's own PR: the PR is GitHub's, never the artifact's. GitHub's record of the run names
-  its head repository and head branch, and the PRs whose head is that branch are the run's;
-  the artifact's number is a claim that must be one of them. A head commit alone does not
-  tell PRs apart: a branch of this repository pushed to another PR's exact head commit would
-  otherwise speak for that PR (its comment, its status, its alert issues);
+- the run's head branch against the PR's: a run speaks for its own PR only. GitHub's record of
+  the run names its head repository and head branch, GitHub's record of the PR its head
+  repository and head ref: the artifact's number is a claim, and it holds only when those
+  agree. A head commit alone does not tell PRs apart: a branch of this repository pushed to
+  another PR's exact head commit would otherwise speak for that PR (its comment, its status,
+  its alert issues). The PR keeps its head ref when the branch is deleted on merge;
 - the fork gate: a fork's head is trusted only when a user with write access approved that
   exact commit (a review whose `commit_id` is the run's head, still standing: not dismissed,
   not followed by a request for changes from the same reviewer). An approval vouches for the
@@ -160,7 +161,8 @@ def check_run_head(claim: Claim, run: RunFacts) -> list[Check]:
 
 
 def check_pull(claim: Claim, run: RunFacts, pull: PullFacts) -> list[Check]:
-    """The PR the artifact names has the run's head (commit and repository) as its head."""
+    """The PR the artifact names has the run's head (commit, repository and branch) as its
+    head."""
     same_repo = (
         run.head_repo is not None
         and pull.head_repo is not None
@@ -178,34 +180,13 @@ def check_pull(claim: Claim, run: RunFacts, pull: PullFacts) -> list[Check]:
             same_repo,
             f"run {shown(run.head_repo)}, PR #{pull.number} {shown(pull.head_repo)}",
         ),
+        Check(
+            "head branch",
+            run.head_branch is not None and run.head_branch == pull.head_ref,
+            f"run of {shown(run.head_branch)}, PR #{pull.number}'s head {shown(pull.head_ref)}"
+            + ("" if run.head_branch == pull.head_ref else ": a run speaks for its own PR only"),
+        ),
     ]
-
-
-def check_own_pr(claim: Claim, run: RunFacts, branch_pulls: Sequence[PullFacts]) -> Check:
-    """The artifact's PR is one GitHub lists for the run's head branch (`branch_pulls`: the
-    PRs of `claim.repo` whose head is that branch of the run's head repository). Several PRs
-    of one branch run the same code: any of them may be named, and the line says which."""
-    where = f"branch {shown(run.head_branch)} of {shown(run.head_repo)}"
-    mine = sorted(
-        p.number
-        for p in branch_pulls
-        if p.head_ref == run.head_branch
-        and p.head_repo is not None
-        and run.head_repo is not None
-        and p.head_repo.lower() == run.head_repo.lower()
-    )
-    listed = ", ".join(f"#{n}" for n in mine)
-    if not mine:
-        return Check("the run's PR", False, f"GitHub lists no PR whose head is {where}")
-    if claim.pr not in mine:
-        return Check(
-            "the run's PR",
-            False,
-            f"the run is of {where}, the head of {listed}; the artifact names #{claim.pr}: "
-            "a run speaks for its own PR only",
-        )
-    also = f" (the head of {listed}: one code)" if len(mine) > 1 else ""
-    return Check("the run's PR", True, f"{where} is the head of #{claim.pr}{also}")
 
 
 def standing_reviews(reviews: Sequence[Review]) -> dict[str, Review]:
@@ -279,7 +260,6 @@ def verify(
     pull: PullFacts | None,
     reviews: Sequence[Review],
     permissions: Mapping[str, str],
-    branch_pulls: Sequence[PullFacts] = (),
 ) -> list[Check]:
     """Every check, in the order a reader wants them; the run is trusted iff all are ok.
     Without a PR (`pull` None, the first stage) the run and its head alone."""
@@ -288,7 +268,6 @@ def verify(
     return [
         *check_run(claim, run),
         *check_pull(claim, run, pull),
-        check_own_pr(claim, run, branch_pulls),
         check_gate(claim, run, reviews, permissions),
     ]
 

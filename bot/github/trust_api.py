@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime, timezone
-from itertools import islice
 from typing import Any
 from urllib.parse import quote
 
@@ -83,27 +82,6 @@ def pull_facts(data: Mapping[str, Any]) -> PullFacts:
         _text(data, "head", "repo", "full_name"),
         _text(data, "head", "ref"),
     )
-
-
-#: PRs of one head branch read at most: a branch is the head of one PR, rarely of a few.
-MAX_BRANCH_PULLS = 100
-
-
-def fetch_branch_pulls(gh: github.Github, repo: str, run: RunFacts) -> list[PullFacts]:
-    """The PRs of `repo`, open or closed, whose head is the run's head branch (GitHub's own
-    record of the run): ``GET pulls?head=OWNER:BRANCH``, OWNER the head repository's."""
-    if run.head_repo is None or not run.head_branch:
-        return []
-    owner = run.head_repo.split("/")[0]
-    path = f"GET pulls?head={owner}:{run.head_branch}&state=all"
-    with github_step(f"list the PRs of the run's head branch ({path})"):
-        found = []
-        listed = gh.get_repo(repo).get_pulls(state="all", head=f"{owner}:{run.head_branch}")
-        for p in islice(listed, MAX_BRANCH_PULLS):  # attributes: raw_data fetches each again
-            head = p.head
-            head_repo = head.repo.full_name if head.repo is not None else None
-            found.append(PullFacts(p.number, head.sha, head_repo, head.ref))
-        return found
 
 
 def fetch_run(gh: github.Github, repo: str, run_id: int) -> RunFacts:

@@ -2,8 +2,6 @@
 
 POST /repos/{r}/statuses/{sha}            set a commit status
 GET  /repos/{r}/commits/{sha}/statuses    the statuses of a commit, newest first
-GET  /repos/{r}/pulls                     the PRs, filtered by state and head (OWNER:REF), as
-                                          GitHub does: the head's owner is its repository's
 GET  /repos/{r}/pulls/{n}/reviews         a PR's reviews, oldest first
 GET  /repos/{r}/compare/{base}...{head}   the merge base (what fake.pulls.descend said, or
                                           the main line of fake/commits.py, with its commits)
@@ -15,7 +13,7 @@ from bot.github.fake.api import REPO_PATH, ApiError, Call, Handler, Reply, pagin
 from bot.github.fake.commits_routes import SHA, commits_json, path_sha
 from bot.github.fake.pulls import STATES, CommitStatus, Review
 from bot.github.fake.state import State
-from bot.github.fake.views import Json, Urls, iso, pull_json, user_by_login
+from bot.github.fake.views import Json, Urls, iso, user_by_login
 
 
 def status_json(state: State, urls: Urls, status: CommitStatus) -> Json:
@@ -115,28 +113,7 @@ def compare(call: Call) -> Reply:
     )
 
 
-def list_pulls(call: Call) -> Reply:
-    """Newest first, as GitHub lists them by default."""
-    repo = call.repo()
-    wanted = call.arg("state", "open")
-    if wanted not in ("open", "closed", "all"):
-        raise ApiError(422, "Validation Failed: state must be open, closed or all")
-    owner, _, ref = (call.arg("head") or "").partition(":")
-    found = [
-        i
-        for i in repo.issues.values()
-        if i.pull is not None
-        and (wanted == "all" or i.state == wanted)
-        and (not owner or i.pull.head_repo.split("/")[0].lower() == owner.lower())
-        and (not ref or i.pull.head_ref == ref)
-    ]
-    found.sort(key=lambda i: i.number, reverse=True)
-    page, headers = paginate(call, found)
-    return Reply(200, [pull_json(call.state, call.urls, i) for i in page], headers)
-
-
 PULL_ROUTES: list[tuple[str, str, Handler]] = [
-    ("GET", REPO_PATH + r"/pulls", list_pulls),
     ("POST", REPO_PATH + r"/statuses/([^/]+)", create_status),
     ("GET", REPO_PATH + r"/commits/([^/]+)/statuses", list_statuses),
     ("GET", REPO_PATH + r"/statuses/([^/]+)", list_statuses),
