@@ -71,10 +71,6 @@ class Hidden:
     def key(self) -> str | None:
         return self._value("key")
 
-    @property
-    def duplicate_of(self) -> str | None:
-        return self._value("duplicate-of")
-
     def _value(self, kind: str) -> str | None:
         line = self.lines.get(kind)
         found = _HIDDEN_LINE.fullmatch(line) if line else None

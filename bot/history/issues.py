@@ -95,8 +95,7 @@ def alert_title(a: MainAlert) -> str:
 def linked_title(a: MainAlert) -> str:
     return title_text(
         f"{plain_text(fusion_title(a.fusion))} slower on {plain_text(a.machine)} since "
-        f"{a.first_bad[:12]} "
-        f"(main branch; tracked in {a.owner})"
+        f"{a.first_bad[:12]} (main branch; tracked in {a.owner})"
     )
 
 
