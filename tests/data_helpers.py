@@ -18,6 +18,7 @@ import fcntl
 import functools
 import hashlib
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -362,3 +363,26 @@ def renamed_fusion(data: bytes, old: str, new: str) -> bytes:
     name replaced by `new` wherever it stands (its benchmark names, its point keys): what a
     runner writes for a fusion so named."""
     return data.replace(old.encode(), json.dumps(new)[1:-1].encode())
+
+
+#: How close two floats fitted from the same data on two machines are held: summation order
+#: and the CPU's vector width move the last digits (1e-16 relative seen), never the sixth.
+FIT_REL_TOL = 1e-9
+
+
+def assert_json_close(got: Any, want: Any, rel: float = FIT_REL_TOL, where: str = "$") -> None:
+    """`got` equals `want` (parsed JSON) key for key and item for item, floats within `rel`
+    of each other: a model re-fitted on another CPU is the same model."""
+    if isinstance(want, float) or isinstance(got, float):
+        assert isinstance(got, (int, float)) and isinstance(want, (int, float)), where
+        assert math.isclose(got, want, rel_tol=rel, abs_tol=0.0), f"{where}: {got} != {want}"
+    elif isinstance(want, dict):
+        assert isinstance(got, dict) and got.keys() == want.keys(), where
+        for key in want:
+            assert_json_close(got[key], want[key], rel, f"{where}.{key}")
+    elif isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), where
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            assert_json_close(g, w, rel, f"{where}[{i}]")
+    else:
+        assert got == want, f"{where}: {got!r} != {want!r}"

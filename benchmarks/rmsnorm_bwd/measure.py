@@ -73,13 +73,17 @@ def _check(variant: variants.Variant, ref: _Reference, dtype: str) -> dict[str, 
 
 
 def _definition(variant: variants.Variant, key: str) -> dict[str, Any]:
-    """``definition_sha256`` for a variant that has a fingerprint (the hand-written fusion):
-    the hex digest, or None where printing the definition failed (said in the log)."""
+    """``definition_sha256`` (the printed text) and ``definition_canonical_sha256`` (its
+    canonical form, digest.py) for a variant that has a fingerprint (the hand-written fusion):
+    hex digests, or None where printing the definition failed (said in the log)."""
     if variant.fingerprint is None:
         return {}
     if variant.fingerprint.error is not None:
         progress(f"{key} {variant.name}: definition not printed: {variant.fingerprint.error}")
-    return {"definition_sha256": variant.fingerprint.sha256}
+    return {
+        "definition_sha256": variant.fingerprint.sha256,
+        "definition_canonical_sha256": variant.fingerprint.canonical,
+    }
 
 
 def _rotated(order: list[str], round_idx: int) -> list[str]:

@@ -12,7 +12,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from . import provenance, timing
+from ..fusions.catalog import FUSIONS
+from . import digest, provenance, timing
 from . import slowdown as slow
 from .config import SuiteConfig
 
@@ -95,6 +96,11 @@ def run_header(cfg: SuiteConfig, run: Run) -> dict[str, Any]:
         "slowdown": run.injected,
         "variants": list(cfg.variants),
         "fusions": list(cfg.fusions),
+        # What decides the measurement (digest.py): the bot tells by these which side of which
+        # fusion a change of this suite touched.
+        "suite_digest": digest.suite_digest(),
+        "engine_digest": digest.engine_digest(),
+        "fusion_digests": digest.fusion_digests(FUSIONS[name] for name in cfg.fusions),
         "started_at": run.started_at,
         "finished_at": provenance.utc_now(),
         "gpu": gpu,

@@ -17,16 +17,19 @@ from typing import Any
 
 from ..fusions.catalog import DEFAULT, FUSIONS
 from ..fusions.spec import Fusion
+from .digest import canonical_sha256
 
 Tensor = Any  # torch.Tensor, kept lazy so the suite imports without torch
 
 
 @dataclass(frozen=True)
 class Fingerprint:
-    """The sha256 (hex) of a fusion definition's printed Python text; ``sha256`` is None
+    """The sha256 (hex) of a fusion definition's printed Python text, and of its canonical
+    form (digest.py: the same on identical code, whatever the printer numbered); both None
     where printing it failed (``error`` says why): a diagnostic never costs a measurement."""
 
     sha256: str | None
+    canonical: str | None = None
     error: str | None = None
 
 
@@ -44,16 +47,16 @@ class Variant:
 
 
 def definition_fingerprint(fd: Any) -> Fingerprint:
-    """sha256 of ``repr(fd)``: nvfuser_direct's ``FusionDefinition.__repr__`` returns
-    ``translate_fusion(self.fusion)``, the definition as Python text (it defines no
-    ``__str__``, so ``str(fd)`` is the same text). Never raises."""
+    """sha256 of ``repr(fd)``, and of its canonical form: nvfuser_direct's
+    ``FusionDefinition.__repr__`` returns ``translate_fusion(self.fusion)``, the definition as
+    Python text (it defines no ``__str__``, so ``str(fd)`` is the same text). Never raises."""
     try:
         text = repr(fd)
         if not isinstance(text, str):  # a broken __repr__ can return anything
             raise TypeError(f"repr returned {type(text).__name__}, not str")
-        return Fingerprint(hashlib.sha256(text.encode("utf-8")).hexdigest())
+        return Fingerprint(hashlib.sha256(text.encode("utf-8")).hexdigest(), canonical_sha256(text))
     except Exception as exc:
-        return Fingerprint(None, f"{exc.__class__.__name__}: {exc}")
+        return Fingerprint(None, None, f"{exc.__class__.__name__}: {exc}")
 
 
 def build(

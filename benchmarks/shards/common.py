@@ -4,7 +4,6 @@ and the digest of the measuring code that shards of one commit must agree on."""
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 from collections.abc import Mapping
 from enum import IntEnum
@@ -38,19 +37,6 @@ MEANING = {
     Exit.DISAGREE: "merge: shards measured differently (GPU kind, versions, settings), or the "
     "commit already has another record",
 }
-
-
-def suite_digest() -> str:
-    """The measuring code, every fusion's module and the size sets: shards of one commit must
-    have run the same."""
-    h = hashlib.sha256()
-    files = sorted((ROOT / "benchmarks" / "rmsnorm_bwd").glob("*.py"))
-    files += sorted((ROOT / "benchmarks" / "fusions").glob("*.py"))
-    files += [ROOT / "benchmarks" / name for name in ("bench_rmsnorm_bwd.py", "bench_fusions.py")]
-    files += [ROOT / "benchmarks" / "size_sets.toml"]
-    for path in files:
-        h.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()[:16]
 
 
 def suite_env(args: argparse.Namespace) -> dict[str, str]:

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.rmsnorm_bwd.config import SuiteConfig
+from benchmarks.rmsnorm_bwd.digest import suite_digest
 from benchmarks.shards import store
-from benchmarks.shards.common import ROOT, Exit, plan_for, suite_config, suite_digest, suite_env
+from benchmarks.shards.common import ROOT, Exit, plan_for, suite_config, suite_env
 from benchmarks.shards.plan import parse_shard
 
 

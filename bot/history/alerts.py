@@ -43,7 +43,7 @@ from bot.decide.types import GUARD_TITLES, Guard, GuardKind
 from bot.fusion.names import unit_key
 from bot.history.broken import Break
 from bot.history.follow import FollowUp
-from bot.history.series import Commit, History
+from bot.history.series import History
 from bot.history.watch import Watch
 from bot.results.types import DEFAULT_FUSION, REFERENCE
 from bot.tell.issue import SyncState
@@ -135,17 +135,13 @@ def combined(states: Iterable[SyncState]) -> SyncState:
     return "recovered" if seen and all(s == "recovered" for s in seen) else "hold"
 
 
-def _commit(h: History, sha: str) -> Commit | None:
-    return next((c for c in (*h.commits, *h.every) if c.sha == sha and c.runs), None)
-
-
 def range_builds(h: History, last_good: str, first_bad: str) -> Builds:
     """What differs between the two commits of a range: their (first) runs' provenance
     records compared (bot/alert/builds.py); unknown when either commit or record is missing."""
-    good, bad = _commit(h, last_good), _commit(h, first_bad)
+    good, bad = h.commit(last_good), h.commit(first_bad)
     if good is None or bad is None:
         return UNKNOWN
-    return compare_builds(good.runs[0].provenance, bad.runs[0].provenance)
+    return compare_builds(good.runs[0].provenance, bad.runs[0].provenance, h.fusion)
 
 
 def part_guard(p: Part) -> Guard:

@@ -42,16 +42,18 @@ def commit_url(commit: Commit, repo: str | None) -> str | None:
     kind = prov.text("under_test", "kind") if prov else None
     if kind is not None:
         where = prov.text("under_test", "repository") if prov else None
-        sha = prov.text("under_test", "vcs_commit") if prov else None
+        vcs = prov.text("under_test", "vcs_commit") if prov else None
         return (
-            f"https://github.com/{where}/commit/{sha}" if kind == "git" and where and sha else None
+            f"https://github.com/{where}/commit/{vcs}" if kind == "git" and where and vcs else None
         )
     return f"https://github.com/{repo}/commit/{commit.sha}" if repo else None
 
 
 def commit_ref(h: History, sha: str, repo: str | None) -> str:
-    commit = next(c for c in h.commits if c.sha == sha)
-    return link(f"`{sha[:12]}`", commit_url(commit, repo))
+    """A commit of the history as a link; found among every run's commits, as the broken
+    guard reads them (issue 38: a break at a commit of other variants crashed the watch)."""
+    commit = h.commit(sha)
+    return link(f"`{sha[:12]}`", commit_url(commit, repo) if commit is not None else None)
 
 
 def _rows(g: Guard, v: Verdict) -> list[str]:

@@ -55,6 +55,11 @@ class History:
     def runs(self) -> tuple[CommitResults, ...]:
         return tuple(r for c in self.commits for r in c.runs)
 
+    def commit(self, sha: str) -> Commit | None:
+        """The commit with runs of this full hash: among the comparable commits, else among
+        every run's (a break can start at a commit whose runs measured other variants)."""
+        return next((c for c in (*self.commits, *self.every) if c.sha == sha and c.runs), None)
+
     @property
     def unit(self) -> str:
         """The machine for RMSNorm backward, else ``machine:fusion`` (alert keys, sections)."""

@@ -16,12 +16,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bot.results.limits import MAX_PROVENANCE_BYTES, full_sha, read_capped
 from bot.results.strict_json import decode
-from bot.results.types import REFERENCE, BadInput, Provenance
+from bot.results.types import DEFAULT_FUSION, REFERENCE, BadInput, Provenance
 
 PROVENANCE_SCHEMA = "rmsnorm-bwd-provenance/1"
 #: A variant entry's per-round (and per-call) lists; a variant entry is the one kind of object
@@ -32,8 +33,10 @@ PER_ROUND = ("kernel_us", "kernel_us_calls", "ratio", "host_us", "kernel_names")
 #: record of several MB).
 _OTHER_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
-#: The hand-written definition's fingerprint in the ``nvfuser`` variant's entry (docs/DATA.md).
+#: The hand-written definition's fingerprints in the ``nvfuser`` variant's entry (docs/DATA.md):
+#: of its printed text, and of that text's canonical form.
 DEFINITION_FIELD = "definition_sha256"
+CANONICAL_FIELD = "definition_canonical_sha256"
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
@@ -112,26 +115,44 @@ def load_provenance(path: Path, commit: str, *, per_round: bool = True) -> Prove
     return Provenance(path, number, record)
 
 
-def definition_fingerprints(prov: Provenance | None) -> frozenset[str] | None:
-    """The ``definition_sha256`` values of the ``nvfuser`` variant over the record's points:
-    which hand-written definitions this run measured (one per dtype when nothing changed).
+@dataclass(frozen=True)
+class Fingerprints:
+    """One fusion's hand-written definitions as a record fingerprints them (docs/DATA.md):
+    ``canonical``, the canonical form's (the same on identical code), ``printed``, the printed
+    text's (its numbering varies between runs of identical code: equal says "the same",
+    different says nothing). Each None where no point's entry has the field (a record from
+    before it), an empty set where it is there but holds no valid value (printing failed)."""
 
-    None where no point's entry has the field (a record from before it, or no record); an
-    empty set where it is there but holds no valid value (printing failed: ``null``). Only
-    64-lowercase-hex strings count; anything else is ignored (the record is untrusted).
-    """
+    canonical: frozenset[str] | None
+    printed: frozenset[str] | None
+
+
+def definition_fingerprints(
+    prov: Provenance | None, fusion: str = DEFAULT_FUSION
+) -> Fingerprints | None:
+    """The fingerprints of the ``nvfuser`` variant over one fusion's points: which hand-written
+    definitions this run measured (one per dtype when nothing changed); None without a record.
+    Only 64-lowercase-hex strings count; anything else is ignored (the record is untrusted)."""
     points = prov.record.get("points") if prov is not None else None
     if not isinstance(points, Mapping):
         return None
-    found: set[str] = set()
-    present = False
+    found: dict[str, set[str] | None] = {CANONICAL_FIELD: None, DEFINITION_FIELD: None}
     for point in points.values():
-        variant_entries = point.get("variants") if isinstance(point, Mapping) else None
-        entry = variant_entries.get(REFERENCE) if isinstance(variant_entries, Mapping) else None
-        if not isinstance(entry, Mapping) or DEFINITION_FIELD not in entry:
+        if not isinstance(point, Mapping) or point.get("fusion", DEFAULT_FUSION) != fusion:
             continue
-        present = True
-        value = entry[DEFINITION_FIELD]
-        if isinstance(value, str) and _SHA256_HEX.fullmatch(value):
-            found.add(value)
-    return frozenset(found) if present else None
+        variant_entries = point.get("variants")
+        entry = variant_entries.get(REFERENCE) if isinstance(variant_entries, Mapping) else None
+        if not isinstance(entry, Mapping):
+            continue
+        for field_name, held in found.items():
+            if field_name not in entry:
+                continue
+            held = found[field_name] = set() if held is None else held
+            value = entry[field_name]
+            if isinstance(value, str) and _SHA256_HEX.fullmatch(value):
+                held.add(value)
+    canonical, printed = found[CANONICAL_FIELD], found[DEFINITION_FIELD]
+    return Fingerprints(
+        None if canonical is None else frozenset(canonical),
+        None if printed is None else frozenset(printed),
+    )

@@ -79,6 +79,8 @@ class LogSafeWriter(io.TextIOBase):
         return len(text)
 
     def flush(self) -> None:
+        if getattr(self._stream, "closed", False):
+            return  # collected after its stream closed (Python 3.13 says so at exit)
         if self._pending:
             self._stream.write(safe_line(self._pending))
             self._pending = ""

@@ -102,8 +102,9 @@ class MachineReport:
 
     @cached_property
     def builds(self) -> Builds:
-        """What differs between this machine's base and head (bot/alert/builds.py)."""
-        return compare_builds(self.base, self.head)
+        """What differs between this machine's base and head for this fusion
+        (bot/alert/builds.py)."""
+        return compare_builds(self.base, self.head, self.fusion)
 
     @cached_property
     def drift(self) -> Drift | None:

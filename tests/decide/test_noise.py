@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from data_helpers import assert_json_close
 from paths import REPO_ROOT
 
 from bot.commands import cli
@@ -56,7 +57,8 @@ def test_shipped_model_is_what_the_recorded_runs_give(fitted: tuple[Path, Path])
     _, out = fitted
     shipped = Config.from_env({}, ROOT / "perfbot.toml").verdict.noise_model
     assert shipped == ROOT / "noise" / "nvidia-h200.json"
-    assert json.loads(out.read_text()) == json.loads(shipped.read_text())
+    # Re-fitted here, on whatever CPU runs the tests: the same model to the ninth digit.
+    assert_json_close(json.loads(out.read_text()), json.loads(shipped.read_text()))
 
 
 def test_extending_keeps_every_entry_and_names_the_new_fusions_runs(

@@ -22,7 +22,7 @@ from data_helpers import (
     set_column,
     synthetic,
 )
-from paths import REPO_ROOT
+from paths import DATA, REPO_ROOT
 
 from bot.results.locate import list_commits, load_commit, load_pair
 from bot.results.types import (
@@ -150,6 +150,19 @@ def test_truncated_file(synthetic: SyntheticResults, tmp_path: Path) -> None:
     synth = _damage(synthetic, tmp_path, whole[: len(whole) // 2])
     with pytest.raises(BadInput, match=r"-existing-.*\.json: truncated JSON"):
         load_pair(synth.results_dir, synth.commits["base"], synth.commits["same"])
+
+
+def test_a_file_cut_anywhere_reads_as_truncated() -> None:
+    """Wherever a killed run cut a real results file (mid-number, mid-NaN, mid-string, after a
+    comma), the message says truncated, not corrupt: the cut depends on the file's length, which
+    its path and environment name change (issue 38: another machine's file was "corrupt")."""
+    from bot.results.strict_json import decode
+
+    path = next((DATA / "h200" / "results" / "nvidia-h200").glob("06f650c8-*.json"))
+    text = path.read_text()
+    for cut in range(1, len(text) - 1, max(1, len(text) // 997)):
+        with pytest.raises(BadInput, match="truncated JSON"):
+            decode(path, text[:cut])
 
 
 def test_empty_file_is_truncated(synthetic: SyntheticResults, tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""The hand-written definition's fingerprint (``definition_sha256``), on the CPU: a stand-in
+"""The hand-written definition's fingerprints (``definition_sha256``, and its canonical form's
+``definition_canonical_sha256``), on the CPU: a stand-in
 FusionDefinition whose printed text is fixed, and fake ``torch`` / ``nvfuser_direct`` modules
 for the one function that imports them (benchmarks/rmsnorm_bwd/variants.py)."""
 
@@ -15,8 +16,10 @@ import pytest
 from benchmarks.fusions import catalog
 from benchmarks.rmsnorm_bwd import measure, model, variants
 
-TEXT = "def nvfuser_fusion(fd : FusionDefinition) -> None :\n    T0 = fd.define_tensor()\n"
+TEXT = "def nvfuser_fusion(fd : FusionDefinition) -> None :\n    tv3 = fd.define_tensor()\n"
 SHA = hashlib.sha256(TEXT.encode()).hexdigest()
+#: The canonical form renumbers (benchmarks/rmsnorm_bwd/digest.py): tv3 is the first tensor.
+CANONICAL = hashlib.sha256(TEXT.replace("tv3", "tv0").encode()).hexdigest()
 PRINTED: list[str] = []  # each repr of a stand-in, in order
 
 
@@ -52,7 +55,7 @@ class NotText(StandIn):
 
 def test_the_fingerprint_is_the_sha256_of_the_printed_definition() -> None:
     got = variants.definition_fingerprint(StandIn())
-    assert got == variants.Fingerprint(SHA) and got.error is None
+    assert got == variants.Fingerprint(SHA, CANONICAL) and got.error is None
     assert len(SHA) == 64 and set(SHA) <= set("0123456789abcdef")
 
 
@@ -61,7 +64,8 @@ def test_a_definition_that_cannot_be_printed_gives_none_and_never_raises(
     fd: StandIn, why: str
 ) -> None:
     got = variants.definition_fingerprint(fd)
-    assert got.sha256 is None and got.error is not None and got.error.startswith(why)
+    assert got.sha256 is None and got.canonical is None
+    assert got.error is not None and got.error.startswith(why)
 
 
 @pytest.fixture
@@ -88,10 +92,13 @@ INPUTS = {"x": "x", "grad": "grad", "weight": "weight"}
 
 def test_the_nvfuser_variant_carries_its_fingerprint(fake_stack: type[StandIn]) -> None:
     built = variants.build("nvfuser", INPUTS, "bfloat16", "stock")
-    assert built.fingerprint == variants.Fingerprint(SHA)
+    assert built.fingerprint == variants.Fingerprint(SHA, CANONICAL)
     assert PRINTED == ["repr"]  # printed once, when defined
     assert built.outputs() == ("grad_input", "grad_weight")
-    assert measure._definition(built, "bfloat16/8x8") == {"definition_sha256": SHA}
+    assert measure._definition(built, "bfloat16/8x8") == {
+        "definition_sha256": SHA,
+        "definition_canonical_sha256": CANONICAL,
+    }
 
 
 def test_an_unprintable_definition_still_builds_and_records_null(
@@ -103,7 +110,10 @@ def test_an_unprintable_definition_still_builds_and_records_null(
     assert built.fingerprint is not None and built.fingerprint.sha256 is None
     built.call()
     assert built.outputs() == ("grad_input", "grad_weight")
-    assert measure._definition(built, "float32/8x8") == {"definition_sha256": None}
+    assert measure._definition(built, "float32/8x8") == {
+        "definition_sha256": None,
+        "definition_canonical_sha256": None,
+    }
     assert (
         "definition not printed: RuntimeError: translate_fusion failed" in capsys.readouterr().err
     )

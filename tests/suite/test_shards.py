@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from benchmarks.rmsnorm_bwd.config import Shape, SuiteConfig, parse_points, point_key
+from benchmarks.rmsnorm_bwd.digest import suite_digest
 from benchmarks.shards import store
 from benchmarks.shards.__main__ import main
-from benchmarks.shards.common import Exit, suite_digest
+from benchmarks.shards.common import Exit
 from benchmarks.shards.fit import fit
 from benchmarks.shards.plan import COSTS_FILE, Costs, parse_shard, plan, point_seconds
 from tests.paths import DATA, REPO_ROOT

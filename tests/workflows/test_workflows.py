@@ -12,8 +12,10 @@ extracted from the workflow files, so the tests follow any edit to them.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -71,6 +73,35 @@ from workflow_rules import (
 # ----- the rules on the real workflows -----
 
 ALL = sorted(p.name for p in WORKFLOWS.glob("*.yml"))
+
+
+def test_a_steps_python_is_the_tests_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step's `python` and `python3` run the interpreter these tests run under, also where
+    the first of them on the machine's PATH is another one (issue 38: a fresh machine)."""
+    other = tmp_path / "other"
+    other.mkdir()
+    for name in ("python", "python3"):
+        (other / name).write_text("#!/bin/sh\necho another\n")
+        (other / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{other}{os.pathsep}{os.environ['PATH']}")
+    step = {"run": 'python -c "import sys; print(sys.executable)"; python3 -c "print(1)"'}
+    done = run_step(step, tmp_path, {})
+    assert done.stdout.split() == [sys.executable, "1"], done.stdout + done.stderr
+    shimmed = run_step(step, tmp_path, {"PATH": shim(tmp_path, "python", "echo shim")})
+    assert shimmed.stdout.split()[0] == "shim"  # a test's own shim still comes first
+
+
+def test_ci_runs_the_oldest_and_the_newest_python_the_project_claims() -> None:
+    from bot.config_read import tomllib  # tomli on 3.10
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    claimed = sorted(
+        (c.rsplit(":: ", 1)[1] for c in project["classifiers"] if "Python :: 3." in c),
+        key=lambda v: tuple(map(int, v.split("."))),
+    )
+    assert project["requires-python"] == f">={claimed[0]}"
+    matrix = load_workflow(WORKFLOWS / CI).data["jobs"]["test"]["strategy"]["matrix"]["python"]
+    assert list(matrix) == [claimed[0], claimed[-1]]
 
 
 def test_the_workflows_exist() -> None:

@@ -19,10 +19,12 @@ import re
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import pytest
 from paths import REPO_ROOT
 from ruamel.yaml import YAML
 from workflow_expr import ExpressionError, evaluate_if, truthy
@@ -395,6 +397,13 @@ RULES: list[Callable[[Workflow], list[str]]] = [
 # ----- the real linters: generic mistakes, on the real files or on a bad one -----
 
 
+def newest_only(linter: str) -> None:
+    """Skip where a linter the tests pin does not install (it needs Python >= 3.11): the
+    workflow files are the same whatever the Python, and CI's newest-Python leg runs it."""
+    if sys.version_info < (3, 11):
+        pytest.skip(f"{linter} needs Python >= 3.11 (CI's newest-Python leg runs it)")
+
+
 def tool(name: str) -> str:
     """The console script installed beside this interpreter (zizmor ships no module)."""
     path = Path(sysconfig.get_path("scripts")) / name
@@ -416,8 +425,10 @@ def jactionlint(cwd: Path, *files: str) -> tuple[int, list[dict[str, Any]]]:
 
 
 def zizmor(cwd: Path, *paths: str) -> tuple[int, list[dict[str, Any]]]:
-    """--offline: the tests must not need the network; --strict-collection: a file zizmor
+    """Skipped on Python 3.10 (:func:`newest_only`). --offline: the tests must not need the
+    network; --strict-collection: a file zizmor
     cannot parse fails the run instead of being skipped with a warning and looking clean."""
+    newest_only("zizmor 1.32")
     args = [tool("zizmor"), "--offline", "--strict-collection", "--format", "json", *paths]
     proc = run_tool(args, cwd)
     assert "error" not in proc.stderr.lower(), proc.stderr
@@ -425,7 +436,9 @@ def zizmor(cwd: Path, *paths: str) -> tuple[int, list[dict[str, Any]]]:
 
 
 def check_jsonschema(cwd: Path, *files: str) -> subprocess.CompletedProcess[str]:
-    """The vendored workflow schema, so the check needs no download; exit 1 means invalid."""
+    """The vendored workflow schema, so the check needs no download; exit 1 means invalid.
+    Skipped on Python 3.10, which check-jsonschema 0.39 does not install on (as zizmor)."""
+    newest_only("check-jsonschema 0.39")
     args = [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows"]
     return run_tool([*args, *files], cwd)
 
@@ -447,10 +460,34 @@ def run_step(
         if shell == "python"
         else ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)]
     )
-    full_env = {"PATH": os.environ["PATH"], "HOME": str(cwd), **env}
+    full_env = {"HOME": str(cwd), **env, "PATH": with_our_python(env.get("PATH"))}
     return subprocess.run(
         cmd, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=300, check=False
     )
+
+
+@functools.cache
+def _our_python() -> Path:
+    """A folder whose ``python`` and ``python3`` run this test's interpreter (a script, not a
+    symlink: a virtual environment's interpreter found through a link elsewhere forgets its
+    environment)."""
+    folder = Path(tempfile.mkdtemp(prefix="perfbot-python-"))
+    for name in ("python", "python3"):
+        program = folder / name
+        program.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+        program.chmod(0o755)
+    return folder
+
+
+def with_our_python(path: str | None) -> str:
+    """`path` (default: this process's PATH) with this test's interpreter as ``python`` and
+    ``python3`` ahead of the system's, after any shims put before it: a step's `python -m bot`
+    runs the bot this test imports, whatever interpreter is first on the machine's PATH."""
+    system = os.environ["PATH"]
+    path = path or system
+    if not path.endswith(system):
+        return path
+    return f"{path[: len(path) - len(system)]}{_our_python()}{os.pathsep}{system}"
 
 
 def outputs(path: Path) -> dict[str, str]:
