@@ -58,6 +58,10 @@ class AckDecision:
     refused: tuple[str, ...] = ()  # commands that did not count, each with why
 
 
+#: No acknowledgement: what `report` (no PR) decides with.
+NO_ACK = AckDecision(None, False, "")
+
+
 def parse_command(body: str) -> tuple[bool, str] | None:
     """(withdraw, reason) when the comment's first line is a /perfbot ack command."""
     found = _COMMAND.match(body or "")

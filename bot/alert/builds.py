@@ -181,6 +181,40 @@ def _digest_diff(
     return ([f"{what} changed (digest {bd[:8]} → {hd[:8]})"] if bd != hd else []), ""
 
 
+#: How the suite measured, where base and head must agree to be compared like with like.
+_SETTINGS = (
+    ("rounds", "rounds"),
+    ("calls_per_sample", "calls a sample"),
+    ("context_calls_per_sample", "context calls a sample"),
+)
+
+
+def _measured_variants(prov: Provenance, fusion: str) -> tuple[str, ...]:
+    """The variants the record measured at this fusion's points (a set a run's settings and
+    size set chose: the context baselines change what else runs in the rounds)."""
+    points = prov.record.get("points")
+    found: set[str] = set()
+    for point in points.values() if isinstance(points, Mapping) else ():
+        if isinstance(point, Mapping) and point.get("fusion", DEFAULT_FUSION) == fusion:
+            held = point.get("variants")
+            found |= {str(v) for v in held} if isinstance(held, Mapping) else set()
+    return tuple(sorted(found))
+
+
+def _settings_diff(b: Provenance, h: Provenance, fusion: str) -> list[str]:
+    """How the two sides were measured, where they differ: a comparison of two settings is
+    the suite's, not either package's."""
+    out = []
+    for key, shown in _SETTINGS:
+        bv, hv = b.text(key), h.text(key)
+        if bv is not None and hv is not None and bv != hv:
+            out.append(f"{shown} {bv} → {hv}")
+    bm, hm = _measured_variants(b, fusion), _measured_variants(h, fusion)
+    if bm and hm and bm != hm:
+        out.append(f"variants measured {', '.join(bm)} → {', '.join(hm)}")
+    return out
+
+
 def _thunder_code_diff(b: Provenance, h: Provenance, fusion: str) -> tuple[list[str], str]:
     out = _slowdown_diff(b.record, h.record, "thunder", fusion)
     bv, hv = b.text("thunder_variant"), h.text("thunder_variant")
@@ -209,6 +243,7 @@ def compare_builds(
     definition, definition_why = _definition_diff(base, head, fusion)
     thunder_code, thunder_why = _thunder_code_diff(base, head, fusion)
     suite, suite_why = _digest_diff(base, head, ("engine_digest",), "the suite's measuring code")
+    suite = [*suite, *_settings_diff(base, head, fusion)]
     differs: dict[Part, tuple[str, ...]] = {
         "nvfuser": tuple(_package_diff(base, head, "nvfuser", "nvFuser")),
         "thunder": tuple(_package_diff(base, head, "thunder", "Thunder")),

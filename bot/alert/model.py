@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.alert.builds import UNKNOWN, Builds
+from bot.alert.decision import Decision
 from bot.alert.owners import (
     WORDS,
     Owner,
@@ -205,6 +206,30 @@ def build_alert(
         key, state, tuple(sections), where.repos, where.why, tuple(verdicts), where.ranked,
         where.told, where.upstream_none,
     )  # fmt: skip
+
+
+def alert_of(
+    d: Decision,
+    *,
+    key: str,
+    configured: tuple[str, ...],
+    pr_repo: str,
+    previous: Mapping[str, float] | None = None,
+    link: LinkPolicy = "implicated",
+) -> Alert:
+    """The alert of a run's decision: its judged units' verdicts, each unit's hinted owner and
+    builds, the units not judged (bot/alert/decision.py decided which is which)."""
+    return build_alert(
+        {u.unit: u.verdict for u in d.judged if u.verdict is not None},
+        {u.unit: (u.hints.attribution.owner if u.hints else None) for u in d.units},
+        [u.unit for u in d.units if not u.gates],
+        key=key,
+        configured=configured,
+        pr_repo=pr_repo,
+        previous=previous,
+        builds={u.unit: u.builds for u in d.units},
+        link=link,
+    )
 
 
 #: Who got slower, and against what: "Thunder's kernels" + " 11.4x slower" + "".

@@ -15,10 +15,10 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from bot.alert.measured import Measured
 from bot.fusion.hints import build_hints
 from bot.fusion.read import has_fusion, read_side
 from bot.results.types import BadInput, CommitResults
-from bot.tell.machines import MachineReport
 
 
 def _beside(runs: tuple[CommitResults, ...]) -> Path | None:
@@ -30,8 +30,8 @@ def _beside(runs: tuple[CommitResults, ...]) -> Path | None:
 
 
 def with_hints(
-    reports: list[MachineReport], given: tuple[Path | None, Path | None]
-) -> list[MachineReport]:
+    reports: list[Measured], given: tuple[Path | None, Path | None]
+) -> list[Measured]:
     """Each compared fusion of each machine with its hints, where both sides captured it
     (a fusion's points in its own folder of the side's, RMSNorm backward's in the side's)."""
     compared = [m for m in reports if m.verdict is not None]
@@ -50,7 +50,7 @@ def with_hints(
     return [_with_hints(m, given) for m in reports]
 
 
-def _with_hints(m: MachineReport, given: tuple[Path | None, Path | None]) -> MachineReport:
+def _with_hints(m: Measured, given: tuple[Path | None, Path | None]) -> Measured:
     if m.verdict is None:
         return m
     base_dir, head_dir = given if all(given) else (_beside(m.base_runs), _beside(m.head_runs))

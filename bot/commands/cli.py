@@ -31,13 +31,16 @@ if TYPE_CHECKING:
 
 
 def load(sel: Selection, env: Mapping[str, str]) -> Loaded:
-    """Configuration, results and verdict, each its own step: a failure names which one.
+    """Configuration, results, verdicts and the run's one decision, each its own step: a
+    failure names which one.
 
     Here rather than in a flow, so that report, pr and the demo all read their inputs the same
     way; the demo is handed this function, as it can only load once its fake GitHub is up.
     """
     from dataclasses import replace
 
+    from bot.alert.decision import decide_run
+    from bot.alert.measured import Measured
     from bot.commands.captures import with_hints
     from bot.commands.inputs import Loaded
     from bot.commands.noise_file import configured_noise_models
@@ -46,7 +49,6 @@ def load(sel: Selection, env: Mapping[str, str]) -> Loaded:
     from bot.decide.verdict import decide, model_fits
     from bot.results.machines import load_machines
     from bot.results.types import fusions_of
-    from bot.tell.machines import MachineReport
 
     with step("load configuration", ExitCode.USAGE):
         config = Config.from_env(env, sel.config, sel.caller_config, sel.caller_repo)
@@ -58,11 +60,11 @@ def load(sel: Selection, env: Mapping[str, str]) -> Loaded:
             sel.results, sel.base, sel.head, machine, s.min_samples, per_round=False
         )
     warnings = check_against_results(s, [r for m in sides for r in (*m.base_runs, *m.head_runs)])
-    reports = []
+    measured = []
     with step("compute verdict", ExitCode.BAD_INPUT):
         for m in sides:  # each machine on its own runs, with its own noise model
             if not m.compared:
-                reports.append(MachineReport(m.machine, None, missing=m.missing))
+                measured.append(Measured(m.machine, None, missing=m.missing))
                 continue
             model = models.get(m.machine)
             used, why = model_fits(model, (*m.base_runs, *m.head_runs))
@@ -75,17 +77,15 @@ def load(sel: Selection, env: Mapping[str, str]) -> Loaded:
                 head = tuple(r.of_fusion(fusion) for r in m.head_runs)
                 verdict = decide(base, head, config.verdict, model)
                 verdict = replace(verdict, notes=(*verdict.notes, *m.notes, *warnings))
-                reports.append(
-                    MachineReport(
+                measured.append(
+                    Measured(
                         m.machine, verdict, base, head, uncalibrated=uncalibrated, fusion=fusion
                     )
                 )
     with step("read fusion captures", ExitCode.BAD_INPUT):
-        reports = with_hints(reports, sel.captures)
-    first = next(r for r in reports if r.verdict is not None)
-    assert first.verdict is not None
-    b, h = first.base_runs, first.head_runs
-    return Loaded(config, b[0], h[0], first.verdict, b, h, tuple(reports))
+        measured = with_hints(measured, sel.captures)
+    with step("decide", ExitCode.BAD_INPUT):
+        return Loaded(config, decide_run(measured))
 
 
 def _selection(args: argparse.Namespace) -> Selection:

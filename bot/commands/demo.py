@@ -135,7 +135,7 @@ def run_demo(
         for i in issues:
             out.write(f"\n===== issue {i.ref} ({i.state}): {i.title} =====\n{i.body}\n")
         # The full hash the status was set on (``head`` may be abbreviated on the command line).
-        statuses = fake.state.pulls.of(DEMO_REPO, got.verdict.head)
+        statuses = fake.state.pulls.of(DEMO_REPO, got.head)
     final = f"{statuses[0].state}: {statuses[0].description}" if statuses else "none"
     out.write(f"\nDemo finished: status {final} (exit code {code} in CI).\n")
     if save is not None:

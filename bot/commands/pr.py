@@ -16,7 +16,8 @@ from dataclasses import replace
 from typing import IO, TYPE_CHECKING
 
 from bot.alert.ack import AckDecision, decide_ack
-from bot.alert.model import Alert, build_alert, clearly_worse, pr_key
+from bot.alert.decision import Decision
+from bot.alert.model import Alert, alert_of, clearly_worse, pr_key
 from bot.alert.plan import (
     IssuePlan,
     PrState,
@@ -38,7 +39,6 @@ from bot.tell.comment import MARKER, AlertPart, Context, render_report
 from bot.tell.comment_state import CommentState, state_marker
 from bot.tell.issue import IssueSpec
 from bot.tell.log import quoted
-from bot.tell.machines import MachineReport
 
 if TYPE_CHECKING:  # PyGithub is imported when the command runs (bot/commands/cli.py)
     import github
@@ -67,12 +67,12 @@ def run_pr(
     return publish(got, ctx, out, dry_run=dry_run, pr_state=pr_state)
 
 
-def check_machines(reports: Sequence[MachineReport], limit: int) -> None:
+def check_machines(decision: Decision, limit: int) -> None:
     """Refuse, before anything is read from or written to GitHub, a run with more machines
     than the configured runner kinds could have measured: each machine is a section of the
     comment and may be a section of the alert, so the bound on machines bounds what one run
     posts."""
-    machines = list(dict.fromkeys(m.machine for m in reports))  # a report a fusion each
+    machines = list(dict.fromkeys(u.machine for u in decision.units))  # a unit a fusion each
     if len(machines) > limit:
         names = ", ".join(quoted(m, 60) for m in machines[:10])
         more = f" and {len(machines) - 10} more" if len(machines) > 10 else ""
@@ -82,47 +82,24 @@ def check_machines(reports: Sequence[MachineReport], limit: int) -> None:
         )
 
 
-def neutral_reasons(reports: Sequence[MachineReport]) -> list[str]:
-    """Why this run cannot say "fine", a few words each (the neutral status's description)."""
-    out = []
-    for m in reports:
-        if m.verdict is None:
-            out.append(f"{m.where} not compared")
-        elif m.uncalibrated:
-            out.append(f"{m.machine} uncalibrated (no noise model)")  # the machine's model
-        elif m.held:
-            out.append(f"runner check failed on {m.machine}")  # the machine's check
-        elif m.drift:
-            out.append(f"the runner drifted on {m.where}: re-run")
-        elif m.verdict.overall == "unsure":
-            out.append(f"unsure on {m.where}: more repeats would settle it")
-        elif m.verdict.overall == "inconclusive (no data)":
-            out.append(f"no data on {m.where}")
-    return list(dict.fromkeys(out))  # a machine's words once, not once a fusion
-
-
 def _alert(
     got: Loaded, ctx: Context, previous: Mapping[str, float] | None
 ) -> tuple[Alert, IssueSpec]:
     assert ctx.repo is not None and ctx.pr is not None
-    cfg, reports = got.config, got.reports()
+    cfg, d = got.config, got.decision
     # A section is one guard of one fusion on one machine: keyed by the unit (the machine
     # alone for RMSNorm backward, as before the catalog).
-    judged = {m.unit: m.verdict for m in reports if m.gates and m.verdict is not None}
-    hinted = {m.unit: (m.hints.attribution.owner if m.hints else None) for m in reports}
-    alert = build_alert(
-        judged,
-        hinted,
-        [m.unit for m in reports if not m.gates],
+    alert = alert_of(
+        d,
         key=pr_key(ctx.repo, ctx.pr),
         configured=cfg.issue_repos,
         pr_repo=ctx.repo,
         previous=previous,
-        builds={m.unit: m.builds for m in reports},
         link=cfg.alerts.link,
     )
-    hints = {m.unit: m.hints for m in reports}
-    sides = {m.unit: (m.base, m.head) for m in reports}
+    judged = {u.unit: u.verdict for u in d.judged if u.verdict is not None}
+    hints = {u.unit: u.hints for u in d.units}
+    sides = {u.unit: (u.base, u.head) for u in d.units}
     return alert, alert_spec(alert, judged, ctx, hints, cfg.issue_label, sides)
 
 
@@ -186,7 +163,7 @@ def _comment(
     alert, ack, plan, status = decided
     hidden = state_marker(CommentState(alert.sizes, ack.record))
     part = AlertPart(alert, ack, plan, status, tuple(issues), got.config.alerts.ack_label, hidden)
-    return render_report(got.reports(), ctx, part)
+    return render_report(got.decision, ctx, part)
 
 
 def publish(
@@ -202,7 +179,7 @@ def publish(
     assert ctx.repo is not None and ctx.pr is not None
     pr_ref = f"{ctx.repo}#{ctx.pr}"
     with step("check the run's bounds", ExitCode.UNTRUSTED):
-        check_machines(got.reports(), cfg.max_machines)
+        check_machines(got.decision, cfg.max_machines)
     live = not dry_run and cfg.comment_token is not None
     gh = github_for(cfg, cfg.comment_token.reveal()) if live and cfg.comment_token else None
     with step(f"read {pr_ref}", ExitCode.GITHUB_FAILURE):
@@ -220,11 +197,11 @@ def publish(
         allow_author=a.allow_author,
         factor=a.worse_factor,
     )
-    plan = plan_issues(alert, facts.state, a.open_on, ack, pr_ref, got.verdict.head)
+    plan = plan_issues(alert, facts.state, a.open_on, ack, pr_ref, got.head)
     upstream = same_repository(facts.head_repo, ctx.repo)  # may this run touch their trackers?
     if not upstream:
         plan = from_another_repository(facts.head_repo)
-    status = commit_status(alert, ack, neutral_reasons(got.reports()))
+    status = commit_status(alert, ack, got.decision.unsettled)
     decided = (alert, ack, plan, status)
     if gh is None:
         why = "--dry-run" if dry_run else "no GITHUB_TOKEN"
@@ -253,7 +230,7 @@ def publish(
     with step(f"post comment on {pr_ref}", ExitCode.GITHUB_FAILURE):
         posted = upsert_sticky_comment(gh, ctx.repo, ctx.pr, body, MARKER, bot_login=login)
     with step("set the commit status", ExitCode.GITHUB_FAILURE):
-        post_status(gh, ctx.repo, got.verdict.head, status, cfg.run_url)
+        post_status(gh, ctx.repo, got.head, status, cfg.run_url)
     removed = ""
     if posted.removed:
         ids = ", ".join(str(i) for i in posted.removed)

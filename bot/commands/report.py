@@ -10,10 +10,11 @@ terminal; ``json``, the verdict alone, so that stdout parses (as ``--json -``). 
 written before anything is printed: a failed write leaves stdout empty, so a caller never takes
 a partial run for a finished one.
 
-The JSON is the verdict of the first machine compared (schema ``fusion-perfbot-verdict/2``,
-bot/decide/verdict_json.py, unchanged for one machine), plus ``exit_code`` (the worst over
-the machines) and ``machines``: one entry a machine, with its own verdict, whether it gates,
-and its runner checks (docs/DATA.md).
+The JSON (schema ``fusion-perfbot-report/1``, docs/DATA.md) says the run as the comment and the
+status say it, all three rendered from the one decision (bot/alert/decision.py): ``overall``
+and ``exit_code`` are the worst over every fusion and machine (a drift is its own state), with
+the headline, the status and ``machines``: one entry a fusion a machine, judged or why not, what
+changed, and its own verdict (schema ``fusion-perfbot-verdict/2``).
 """
 
 from __future__ import annotations
@@ -21,16 +22,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import IO
 
-from bot.commands.inputs import Loaded, machine_code, report_code
+from bot.alert.ack import NO_ACK
+from bot.alert.decision import Unit
+from bot.alert.model import alert_of
+from bot.alert.status import commit_status
+from bot.commands.inputs import Loaded
 from bot.commands.steps import STDOUT, StepFailed, emit_json, step
 from bot.decide.verdict_json import to_json
 from bot.exitcodes import ExitCode
-from bot.tell.comment import Context, render_report
-from bot.tell.machines import MachineReport, worst_state
+from bot.tell.comment import Context, headline_of, render_report
 from bot.tell.plain import markdown_to_text
 
+REPORT_SCHEMA = "fusion-perfbot-report/1"
 
-def _checks(m: MachineReport) -> list[dict[str, object]]:
+
+def _checks(u: Unit) -> list[dict[str, object]]:
     return [
         {
             "side": side,
@@ -42,37 +48,53 @@ def _checks(m: MachineReport) -> list[dict[str, object]]:
                 for c in (r.checks.failed if r.checks else ())
             ],
         }
-        for side, r in m.runs()
+        for side, r in u.measured.runs()
     ]
 
 
-def machine_json(m: MachineReport) -> dict[str, object]:
+def unit_json(u: Unit) -> dict[str, object]:
+    """One fusion on one machine as the decision has it, with its measured verdict."""
+    b, c, measured = u.builds, u.control, u.measured.verdict
     return {
-        "machine": m.machine,
-        "fusion": m.fusion,
-        "compared": m.verdict is not None,
-        "not_compared": m.missing,
-        "overall": m.verdict.overall if m.verdict else "not compared",
-        "gates": m.gates,
-        "held": m.held,
-        "drift": m.drift.text if m.drift else None,
-        "not_gating": m.not_gating,
-        "changed": {part: list(words) for part, words in m.builds.differs.items() if words}
-        if m.builds.known
+        "machine": u.machine,
+        "fusion": u.fusion,
+        "unit": u.unit,
+        "compared": measured is not None,
+        "state": u.state,
+        "judged": u.gates,
+        "why_not": u.why_not or None,
+        "held": u.measured.held,
+        "control": {"finding": c.finding, "guard": c.guard, "size": c.size, "text": c.text}
+        if c
         else None,
-        "exit_code": int(machine_code(m)),
-        "runner_checks": _checks(m),
-        "verdict": to_json(m.verdict) if m.verdict else None,
+        "suite": u.suite or None,
+        "changed": {part: list(words) for part, words in b.differs.items() if words}
+        if b.known
+        else None,
+        "unknown": dict(b.unknown) if b.known else None,
+        "exit_code": int(u.exit_code),
+        "runner_checks": _checks(u),
+        "verdict": to_json(measured) if measured else None,
     }
 
 
 def report_json(got: Loaded) -> dict[str, object]:
-    reports = got.reports()
+    """The run as the comment, the status and the exit code say it, from the one decision:
+    the worst state over every fusion and machine (a drift its own state), the headline, the
+    status `pr` would set with no acknowledgement, and every unit."""
+    d, cfg = got.decision, got.config
+    alert = alert_of(d, key="report", configured=cfg.issue_repos, pr_repo="", link=cfg.alerts.link)
+    status = commit_status(alert, NO_ACK, d.unsettled)
     return {
-        **to_json(got.verdict),
-        "exit_code": int(report_code(got)),
-        "overall_over_machines": worst_state(reports),
-        "machines": [machine_json(m) for m in reports],
+        "schema": REPORT_SCHEMA,
+        "base": got.verdict.base,
+        "head": got.head,
+        "overall": d.overall,
+        "exit_code": int(d.exit_code),
+        "headline": markdown_to_text(headline_of(d)),
+        "status": {"kind": status.kind, "state": status.state, "description": status.description},
+        "not_judged": list(d.not_judged),
+        "machines": [unit_json(u) for u in d.units],
     }
 
 
@@ -102,16 +124,16 @@ def run_report(
     with step("render comment", ExitCode.BAD_INPUT):
         cfg = got.config
         ctx = Context(run_url=cfg.run_url, site_url=cfg.site_url, docs_url=cfg.docs_url)
-        body = render_report(got.reports(), ctx, full=full)
+        body = render_report(got.decision, ctx, full=full)
     if fmt == "text":
         with step("render text", ExitCode.BAD_INPUT):
             body = markdown_to_text(body)
     if json_path is not None:
         with step(f"write {json_path}", ExitCode.USAGE):
             if emit_json(json_path, report_json(got), out):
-                return report_code(got)  # stdout holds the JSON alone
+                return got.decision.exit_code  # stdout holds the JSON alone
     if fmt == "json":
         emit_json(STDOUT, report_json(got), out)
     else:
         out.write(body + "\n")
-    return report_code(got)
+    return got.decision.exit_code

@@ -1,33 +1,25 @@
-"""The sticky PR comment (pure): the view of every machine's verdict, rendered by
-bot/tell/templates/comment.md.j2, within GitHub's limit.
+"""The sticky PR comment (pure): the run's one decision (bot/alert/decision.py) rendered by
+bot/tell/templates/comment.md.j2, within GitHub's limit. Nothing here decides: which fusion is
+judged, why another is not, its level and its state come from the decision.
 
-With one machine the comment is that machine's part under the headline; with several, the
-headline is the worst state over them (naming the machines that have it) and each machine has
-its own lines, decided on its own runs and noise model (bot/decide/verdict.py). A machine
-whose runner check failed, or that no noise model covers, says so first and does not gate.
+With one fusion on one machine the comment is that unit's part under the headline; with
+several, the headline is the worst state over the units judged (naming who has it), what is
+not judged says why once, and each unit that moved has its own lines.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 
+from bot.alert.decision import ORDER, Decision, Unit, worst
 from bot.alert.status import CONTEXT
-from bot.decide.level import level_of
 from bot.results.types import DEFAULT_FUSION
 from bot.tell.context import Context, doc_link
 from bot.tell.hints import gap_clue
 from bot.tell.level import PREFIX as LEVEL_PREFIX
-from bot.tell.level import level_text
-from bot.tell.machines import (
-    ORDER,
-    MachineReport,
-    check_notes,
-    check_warning,
-    drift_warning,
-    shown,
-    worst_state,
-)
+from bot.tell.level import level_line
+from bot.tell.machines import check_notes, check_warning, control_warning
 from bot.tell.markdown import escape_md, link
 from bot.tell.next_steps import AlertPart, alert_lines, next_steps
 from bot.tell.render import render
@@ -35,109 +27,103 @@ from bot.tell.uncalibrated import calibration_fold, uncalibrated_warning
 from bot.tell.view import STATE_WORDS, CommentView, MachineView, headline, machine_view
 from bot.tell.words import ICON
 
-__all__ = ["MARKER", "AlertPart", "Context", "comment_view", "render_report"]
+__all__ = ["MARKER", "AlertPart", "Context", "comment_view", "headline_of", "render_report"]
 
 MARKER = "<!-- fusion-perfbot:rmsnorm-bwd -->"
 
 
-def _posts_script(m: MachineReport) -> bool:
+def _posts_script(u: Unit) -> bool:
     """Whether the comment posts the unit's reproducer: RMSNorm backward's is a standalone
     script; another fusion's runs in the suite's checkout, as the comment's Reproduce step
     does already, so only its alert issue carries it (the comment stays within its budget)."""
-    return m.fusion == DEFAULT_FUSION
+    return u.fusion == DEFAULT_FUSION
 
 
 def _machine(
-    m: MachineReport, ctx: Context, *, full: bool, script: bool, name: str | None = None
+    u: Unit, d: Decision, ctx: Context, *, full: bool, script: bool, name: str
 ) -> MachineView:
-    name = name or m.machine
-    if m.verdict is None:
-        why = escape_md(m.missing or "one side only", 300)
+    if u.verdict is None:
+        why = escape_md(u.why_not, 300)
         return MachineView(escape_md(name, 100), "not compared", "⚫", "", not_compared=why)
     view = machine_view(
-        shown(m),
-        m.base,
-        m.head,
+        u.verdict,
+        u.base,
+        u.head,
         name=name,
-        warning=[*uncalibrated_warning(m), *check_warning(m), *drift_warning(m)],
-        notes=check_notes(m),
-        hints=m.hints,
+        warning=[
+            *uncalibrated_warning(u),
+            *check_warning(u),
+            *control_warning(u, d.drifted_machines.get(u.machine)),
+        ],
+        notes=check_notes(u),
+        hints=u.hints,
         full=full,
-        script=script and _posts_script(m),
+        script=script and _posts_script(u),
         site_url=ctx.site_url,
+        level=u.level,
     )
-    steps = calibration_fold(m)
+    steps = calibration_fold(u)
     return replace(view, folds=(*view.folds, steps)) if steps else view
 
 
-def _rerun_why(m: MachineReport) -> str | None:
-    """Why a re-run is what to do for a machine that does not gate (a drifted runner, a
-    failed runner check); an uncalibrated machine needs a noise model, not a re-run."""
-    if m.uncalibrated is not None:
-        return None
-    return m.drift.short if m.drift is not None else m.held
-
-
-def _headline(
-    reports: Sequence[MachineReport], name: Callable[[MachineReport], str] | None = None
-) -> tuple[str, str]:
-    """(icon, words): one machine's own headline, or the worst state and who has it (a
-    catalog that did not move says so without naming every fusion)."""
-    name = name or (lambda m: m.machine)
-    compared = [m for m in reports if m.verdict is not None]
-    if len(reports) == 1 and compared:
-        v = shown(compared[0])
+def _headline(d: Decision, name: Callable[[Unit], str]) -> tuple[str, str]:
+    """(icon, words): one unit's own headline; else the worst state judged and who has it (a
+    catalog that did not move says so without naming every fusion), then, once, why the rest
+    is not judged."""
+    if len(d.units) == 1 and d.units[0].verdict is not None:
+        v = d.units[0].verdict
         return ICON.get(v.overall, "⚫"), headline(v)
-    worst = worst_state(reports)
-    having = [m for m in compared if shown(m).overall == worst]
-    lead = headline(shown(having[0])) if having else STATE_WORDS.get(worst, worst)
-    if _is_catalog(reports) and all(_quiet(m) for m in reports):
-        return ICON.get(worst, "⚫"), lead
-    names = ", ".join(
-        escape_md(name(m), 100) + (" (not gating)" if m.not_gating else "") for m in having
-    )
-    return ICON.get(worst, "⚫"), f"{lead} on {names}" if names else lead
+    judged = d.judged
+    unjudged = "; ".join(escape_md(w, 400) for w in d.not_judged)
+    if not judged:
+        return ICON.get(d.overall, "⚪"), f"Not judged: {unjudged}" if unjudged else "No data"
+    state = worst([u.state for u in judged])
+    having = [u for u in judged if u.state == state]
+    lead = headline(having[0].verdict) if having and having[0].verdict else STATE_WORDS[state]
+    if not (d.catalog and state == "no change"):
+        lead = f"{lead} on {', '.join(escape_md(name(u), 100) for u in having)}"
+    return ICON.get(state, "⚫"), lead + (f"; not judged: {unjudged}" if unjudged else "")
 
 
-def _is_catalog(reports: Sequence[MachineReport]) -> bool:
-    """More than one fusion: the comment is the catalog's (bot/tell/machines.py)."""
-    return len({m.fusion for m in reports}) > 1
-
-
-def _quiet(m: MachineReport) -> bool:
+def _quiet(u: Unit) -> bool:
     """A fusion the catalog's comment tells in its one "no change" line: judged, unmoved."""
-    return m.verdict is not None and m.gates and shown(m).overall == "no change"
+    return u.gates and u.state == "no change"
 
 
-def _namer(reports: Sequence[MachineReport]) -> Callable[[MachineReport], str]:
-    """How the comment names a report: its machine; in a catalog its fusion, and the machine
+def _namer(d: Decision) -> Callable[[Unit], str]:
+    """How the comment names a unit: its machine; in a catalog its fusion, and the machine
     too when there are several."""
-    if not _is_catalog(reports):
-        return lambda m: m.machine
-    if len({m.machine for m in reports}) == 1:
-        return lambda m: m.title
-    return lambda m: f"{m.title} on {m.machine}"  # RMSNorm backward named too, unlike m.where
+    if not d.catalog:
+        return lambda u: u.machine
+    if len({u.machine for u in d.units}) == 1:
+        return lambda u: u.title
+    return lambda u: f"{u.title} on {u.machine}"  # RMSNorm backward named too, unlike u.where
 
 
 def _catalog_parts(
-    reports: Sequence[MachineReport], name: Callable[[MachineReport], str]
-) -> tuple[list[MachineReport], str, tuple[str, ...]]:
-    """The fusions that moved (worst first), the line for the rest, and every fusion's level
-    (a line each, for a fold): a catalog that did not move needs one screen to say so. A
-    standing gap of a fusion that did not move gets its clue from the captures under its line
-    (a fusion that moved has its own section with every hint)."""
-    moved = [m for m in reports if not _quiet(m)]
-    moved.sort(key=lambda m: ORDER.index(shown(m).overall) if m.verdict is not None else 99)
-    quiet = [name(m) for m in reports if _quiet(m)]
-    line = ""
+    d: Decision, name: Callable[[Unit], str]
+) -> tuple[list[Unit], str, tuple[str, ...]]:
+    """The fusions that moved or are not judged (worst first), the line for the rest, and every
+    fusion's level (a line each, for a fold): a catalog that did not move needs one screen to
+    say so. A standing gap of a fusion that did not move gets its clue from the captures under
+    its line (a fusion that moved has its own section with every hint)."""
+    swept = [u for u in d.units if u.machine in d.drifted_machines]  # said once, above
+    moved = [u for u in d.units if not _quiet(u) and u not in swept]
+    moved.sort(key=lambda u: ORDER.index(u.state))
+    lines = []
+    quiet = [name(u) for u in d.units if _quiet(u)]
     if quiet:
         names = escape_md(", ".join(quiet), 1500)
-        line = f"⚪ {len(quiet)} fusion{'s' * (len(quiet) > 1)}: no change ({names})"
+        lines.append(f"⚪ {len(quiet)} fusion{'s' * (len(quiet) > 1)}: no change ({names})")
+    if swept:
+        names = escape_md(", ".join(name(u) for u in swept), 1500)
+        lines.append(f"⚪ {len(swept)} fusion{'s' * (len(swept) > 1)}: not judged ({names})")
+    line = "\n\n".join(lines)
     levels = tuple(  # the fold's summary names what the figures are
-        f"- {escape_md(name(m), 100)}: {text.removeprefix(f'{LEVEL_PREFIX}: ')}"
-        + (f"\n  - {clue}" if _quiet(m) and (clue := gap_clue(m.hints, level_of(shown(m)))) else "")
-        for m in reports
-        if m.verdict is not None and (text := level_text(shown(m)))
+        f"- {escape_md(name(u), 100)}: {text.removeprefix(f'{LEVEL_PREFIX}: ')}"
+        + (f"\n  - {clue}" if _quiet(u) and (clue := gap_clue(u.hints, u.level)) else "")
+        for u in d.units
+        if u.verdict is not None and (text := level_line(u.level))
     )
     return moved, line, levels
 
@@ -154,42 +140,46 @@ def _footer(ctx: Context, part: AlertPart | None) -> str:
     return "<sub>" + " · ".join(parts) + "</sub>"
 
 
+def headline_of(d: Decision) -> str:
+    """The comment's headline, as its first line reads: icon, what it is of, the words."""
+    icon, words = _headline(d, _namer(d))
+    title = f"{len({u.fusion for u in d.units})} fusions" if d.catalog else "RMSNorm backward"
+    return f"{icon} {title}: {words}"
+
+
 def comment_view(
-    reports: Sequence[MachineReport],
+    d: Decision,
     ctx: Context,
     part: AlertPart | None = None,
     *,
     full: bool = False,
     script: bool = True,
 ) -> CommentView:
-    name = _namer(reports)
-    icon, words = _headline(reports, name)
+    name = _namer(d)
+    icon, words = _headline(d, name)
     if part is not None and part.ack.holds and words.startswith(("Regressed", "Broken")):
         icon, words = "☑️", f"Acknowledged ({words[0].lower()}{words[1:]})"
-    gating = [m for m in reports if m.verdict is not None and m.gates]
-    judged = [shown(m) for m in gating]
+    judged = d.judged
     hinted = any(
-        m.hints is not None and m.hints.reproducer is not None and _posts_script(m) for m in reports
+        u.hints is not None and u.hints.reproducer is not None and _posts_script(u)
+        for u in d.units
     )
     steps = next_steps(
-        judged,
+        [u.verdict for u in judged if u.verdict is not None],
         run_url=ctx.run_url,
         ack_label=part.ack_label if part else None,
         acknowledged=bool(part and part.ack.holds),
         has_reproducer=hinted and script,
-        provenance=(gating[0].base, gating[0].head) if gating else (None, None),
+        provenance=(judged[0].base, judged[0].head) if judged else (None, None),
         filed=bool(part and part.issues),
-        not_gating=list(
-            dict.fromkeys(why for m in reports if m.verdict is not None and (why := _rerun_why(m)))
-        ),
+        not_gating=d.reruns,
     )
     levels: tuple[str, ...] = ()
-    parts, quiet = list(reports), ""
-    catalog = _is_catalog(reports)
-    if catalog:
-        parts, quiet, levels = _catalog_parts(reports, name)
-    machines = [_machine(m, ctx, full=full, script=script, name=name(m)) for m in parts]
-    if len(machines) > 1:  # the rows and the reproducer once: a gating machine's, if any
+    parts, quiet = list(d.units), ""
+    if d.catalog:
+        parts, quiet, levels = _catalog_parts(d, name)
+    machines = [_machine(u, d, ctx, full=full, script=script, name=name(u)) for u in parts]
+    if len(machines) > 1:  # the rows and the reproducer once: a gating unit's, if any
         with_rows = [i for i, m in enumerate(machines) if m.lead is not None]
         gating_rows = [i for i in with_rows if parts[i].gates]
         first = next(iter(gating_rows or with_rows), None)
@@ -199,8 +189,8 @@ def comment_view(
         icon=icon,
         headline=words,
         machines=tuple(machines),
-        several=len(reports) > 1,
-        title=f"{len({m.fusion for m in reports})} fusions" if catalog else "RMSNorm backward",
+        several=len(d.units) > 1,
+        title=f"{len({u.fusion for u in d.units})} fusions" if d.catalog else "RMSNorm backward",
         quiet=quiet,
         levels=levels,
         alert=tuple(alert_lines(part)) if part else (),
@@ -220,7 +210,7 @@ CUT = (
 
 
 def render_report(
-    reports: Sequence[MachineReport],
+    d: Decision,
     ctx: Context,
     part: AlertPart | None = None,
     *,
@@ -229,11 +219,11 @@ def render_report(
 ) -> str:
     """The sticky comment for every machine, marker first, within ``limit`` (``full``: every
     row of every guard, no limit): the reproducer goes first, then folds from the last."""
-    view = comment_view(reports, ctx, part, full=full)
+    view = comment_view(d, ctx, part, full=full)
     text = render("comment.md.j2", v=view)
     if full or len(text) <= limit:
         return text
-    view = comment_view(reports, ctx, part, script=False)
+    view = comment_view(d, ctx, part, script=False)
     machines = list(view.machines)
     while True:
         text = render("comment.md.j2", v=replace(view, machines=tuple(machines), notes=(CUT,)))

@@ -9,7 +9,7 @@ from bot.tell.markdown import escape_md
 from bot.tell.view import Fold
 
 if TYPE_CHECKING:
-    from bot.tell.machines import MachineReport
+    from bot.alert.decision import Unit
 
 
 def calibration_steps(machine: str) -> list[str]:
@@ -31,20 +31,21 @@ def calibration_steps(machine: str) -> list[str]:
     ]
 
 
-def uncalibrated_warning(m: MachineReport) -> list[str]:
+def uncalibrated_warning(u: Unit) -> list[str]:
     """The line under an uncalibrated machine's headline: why it is not judged and what that
     means; the steps that make it a judge are folded (:func:`calibration_fold`)."""
-    if m.uncalibrated is None:
+    why = u.measured.uncalibrated
+    if why is None:
         return []
     return [
-        f"⚪ **Not judged: no noise model covers {escape_md(m.machine, 100)}** "
-        f"({escape_md(m.uncalibrated, 300)}). Its changes are shown as measured, but without "
+        f"⚪ **Not judged: no noise model covers {escape_md(u.machine, 100)}** "
+        f"({escape_md(why, 300)}). Its changes are shown as measured, but without "
         "this machine's run-to-run noise nobody can tell a 2% change from a quiet day, so "
         "nothing here is red, gates, or files an issue, and its status is neutral."
     ]
 
 
-def calibration_fold(m: MachineReport) -> Fold | None:
-    if m.uncalibrated is None:
+def calibration_fold(u: Unit) -> Fold | None:
+    if u.measured.uncalibrated is None:
         return None
-    return Fold("How to make this runner a judge", tuple(calibration_steps(m.machine)))
+    return Fold("How to make this runner a judge", tuple(calibration_steps(u.machine)))

@@ -12,11 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bot.alert.model import guard_size, moved_words
+from bot.decide.level import RatioLevel
 from bot.decide.types import Guard, Verdict
 from bot.fusion.hints import Hints
 from bot.results.types import Provenance
 from bot.tell.hints import bullets, fence
-from bot.tell.level import level_text
+from bot.tell.level import level_line
 from bot.tell.markdown import escape_html, escape_md, link
 from bot.tell.tables import (
     COMMENT_ROWS,
@@ -226,8 +227,10 @@ def machine_view(
     full: bool = False,
     script: bool = True,
     site_url: str | None = None,
+    level: RatioLevel | None = None,
 ) -> MachineView:
-    """One machine's part: its guards in a line each, the worst guard's rows, the folds."""
+    """One machine's part: its guards in a line each, the worst guard's rows, the folds;
+    ``level`` the ratio's level the decision holds (bot/alert/decision.py)."""
     lead = worst_guard(v)
     runs = f"{v.runs[0]} run(s) of base, {v.runs[1]} of head"
     where = f"base {side_label(base, v.base)} → head {side_label(head, v.head)} · {runs}"
@@ -264,5 +267,5 @@ def machine_view(
         hints=hints_view(hints, script=script) if hints is not None else None,
         stack=provenance(base, head, v),
         cause=cause_line(hints) if v.overall in ("regressed", "broken") else "",
-        level=level_text(v),
+        level=level_line(level),
     )

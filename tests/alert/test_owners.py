@@ -12,7 +12,8 @@ import pytest
 from paths import DATA, REPO_ROOT
 
 from bot.alert.builds import UNKNOWN, compare_builds
-from bot.alert.control import drifted
+from bot.alert.control import controlled
+from bot.alert.decision import Unit, decide_run
 from bot.alert.model import Alert, build_alert, pr_key
 from bot.commands import cli
 from bot.commands.cli import load
@@ -21,7 +22,6 @@ from bot.config import LinkPolicy
 from bot.exitcodes import ExitCode
 from bot.github.fake import BOT_TOKEN, HUMAN_LOGIN, LocalGitHub
 from bot.results.types import Provenance
-from bot.tell.machines import MachineReport, shown
 from bot.tell.view import headline
 
 FUSER, THUNDER = "NVIDIA/Fuser", "Lightning-AI/lightning-thunder"
@@ -39,12 +39,12 @@ def _load(results: Path, base: str, head: str) -> Loaded:
     return load(Selection((results,), base, head, None, REPO_ROOT / "perfbot.toml"), {})
 
 
-def _report(results: Path, base: str, head: str) -> MachineReport:
-    (m,) = _load(results, base, head).reports()
+def _report(results: Path, base: str, head: str) -> Unit:
+    (m,) = _load(results, base, head).decision.units
     return m
 
 
-def _alert(m: MachineReport, link: LinkPolicy = "implicated", pr_repo: str = THUNDER) -> Alert:
+def _alert(m: Unit, link: LinkPolicy = "implicated", pr_repo: str = THUNDER) -> Alert:
     assert m.verdict is not None
     hinted = {m.machine: m.hints.attribution.owner if m.hints else None}
     return build_alert(
@@ -90,7 +90,9 @@ def test_the_hand_written_definition_is_its_canonical_fingerprint() -> None:
     assert same.known and same.changed_of("nvfuser") == () and "definition" not in same.unknown
     printed = compare_builds(_record(points=_points(one)), _record(points=_points(two)))
     assert printed.changed_of("nvfuser") == () and "definition" in printed.unknown
-    renumbered = compare_builds(_record(points=_points(one, one)), _record(points=_points(two, one)))
+    renumbered = compare_builds(
+        _record(points=_points(one, one)), _record(points=_points(two, one))
+    )
     assert renumbered.changed_of("nvfuser") == () and "definition" not in renumbered.unknown
     math = compare_builds(_record(points=_points(one, one)), _record(points=_points(one, two)))
     assert math.words("definition") == "the hand-written definition's math changed"
@@ -162,27 +164,33 @@ def test_without_records_the_rule_before_them_stands() -> None:
     assert bare.repos == (THUNDER, FUSER) and bare.told[0].told
 
 
-def test_a_moved_side_that_did_not_change_is_drift() -> None:
-    """The hand-written fusion +5% with its definition's record taken away (the same records
-    otherwise): what moved had nothing that changed, so the machine drifted."""
+def test_a_side_that_moved_alone_with_nothing_changed_is_said_so() -> None:
+    """The hand-written fusion +5% with its slowdown's record taken away (the same records
+    otherwise): what moved had nothing recorded that changed, and it moved alone (Thunder did
+    not, the ratio fell with it): not drift, which moves both sides (issue 38), but not
+    judged either: said as it is, nothing filed, measure it again."""
     m = _report(STATES, STOCK_3, SLOW_NVFUSER_5)
-    assert m.verdict is not None and m.drift is None and m.gates
-    head = m.head_runs[0]
+    assert m.verdict is not None and m.control is None and m.gates
+    head = m.measured.head_runs[0]
     assert head.provenance is not None
     stripped = replace(head.provenance, record={**head.provenance.record, "slowdown": None})
-    bare = replace(m, head_runs=(replace(head, provenance=stripped),))
-    assert bare.drift is not None and bare.drift.text == (
-        "nvFuser's hand-written fusion moved +4.8% although nothing in it changed: the runner "
-        "drifted; Thunder's figures from this run are not trusted either"
+    runs = (replace(head, provenance=stripped),)
+    (bare,) = decide_run([replace(m.measured, head_runs=runs)]).units
+    assert bare.control is not None and bare.control.finding == "unexplained"
+    assert bare.control.text == (
+        "nvFuser's hand-written fusion moved +4.8% alone although nothing recorded in it "
+        "changed (the records cannot rule out a change of the suite's measuring code): not "
+        "drift (which moves both sides), not judged; measure it again"
     )
-    assert not bare.gates and bare.not_gating == (
-        "the runner drifted (nvFuser's hand-written fusion moved +4.8% although nothing in it "
-        "changed); re-run the benchmark job"
+    assert not bare.gates and bare.state == "unexplained" and bare.why_not == (
+        "nvFuser's hand-written fusion moved +4.8% with nothing recorded to explain it; "
+        "measure it again"
     )
-    v = shown(bare)
-    assert v.overall == "uncalibrated" and headline(v).startswith("Not judged: the runner drift")
+    v = bare.verdict
+    assert v is not None and v.overall == "uncalibrated"
+    assert headline(v).startswith("Not judged: nvFuser's hand-written fusion moved \\+4.8%")
     assert all(g.state not in ("regressed", "broken") for g in v.guards)
-    assert drifted(m.verdict, UNKNOWN) is None  # without records: judged as before
+    assert controlled(m.measured.verdict, UNKNOWN) is None  # without records: judged as before
 
 
 DRIFT = DATA / "h200-drift" / "results"  # Thunder 0.2.6 → 0.2.7, a neighbour during the head
@@ -198,8 +206,10 @@ def test_a_real_drift_is_caught_by_the_unchanged_side(
     status is neutral, nothing on the first screen is red, and the comment offers the re-run."""
     m = _report(DRIFT, "3a66a921", "64433c4d")
     assert m.builds.changed_of("nvfuser") == () and m.builds.changed("thunder")
-    assert m.drift is not None and m.drift.guard == "nvfuser" and not m.held
-    assert m.verdict is not None and m.verdict.guard("thunder").state == "regressed"  # type: ignore[union-attr]
+    assert m.control is not None and m.control.finding == "drift" and m.control.guard == "nvfuser"
+    assert m.measured.held is None and m.standing == "drifted"
+    measured = m.measured.verdict
+    assert measured is not None and measured.guard("thunder").state == "regressed"  # type: ignore[union-attr]
     pull = fake_github.state.add_pull_request(THUNDER, "x", author=HUMAN_LOGIN, head_ref="x")
     fake_github.state.pulls.finish(THUNDER, pull.number, merged=True, by=HUMAN_LOGIN)
     argv = ["pr", "--results", str(DRIFT), "--base", "3a66a921", "--head", "64433c4d"]
@@ -214,9 +224,9 @@ def test_a_real_drift_is_caught_by_the_unchanged_side(
     first = comment.body.split("<details>")[0]
     assert first.splitlines()[1] == (
         "### ⚪ RMSNorm backward: Not judged: the runner drifted \\(nvFuser's hand-written "
-        "fusion moved \\+2.3% although nothing in it changed\\); re-run the benchmark job"
+        "fusion moved \\+2.3% with nothing changed, the ratio steady\\); re-run the benchmark job"
     )
-    assert "🔴" not in first and "Thunder's figures from this run are not trusted" in first
+    assert "🔴" not in first and "neither side's figures are evidence" in first
     assert "- **Re-run:** re-run the benchmark job: the runner drifted" in first
 
 

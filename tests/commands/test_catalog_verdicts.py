@@ -23,15 +23,15 @@ def _machines(*args: str) -> dict[str, dict[str, object]]:
 def test_the_slowed_fusion_alone_regresses() -> None:
     machines = _machines(*PAIR, "--base", "6a438ce9", "--head", "e0cdef8e")
     assert len(machines) == 14 and "rmsnorm_bwd" in machines
-    moved = {f: m["overall"] for f, m in machines.items() if m["overall"] != "no change"}
+    moved = {f: m["state"] for f, m in machines.items() if m["state"] != "no change"}
     assert moved == {"gelu_bwd": "regressed"}
-    assert all(m["gates"] for m in machines.values())  # the model covers every fusion
+    assert all(m["judged"] for m in machines.values())  # the model covers every fusion
 
 
 def test_two_aa_runs_of_the_catalog_move_nothing() -> None:
     aa = ["--results", str(CATALOG / "aa2"), "--base", "c4af5b47", "--head", "baad8fb3"]
     machines = _machines(*aa)
-    assert {m["overall"] for m in machines.values()} == {"no change"}
+    assert {m["state"] for m in machines.values()} == {"no change"}
 
 
 def test_each_fusion_is_told_with_its_own_noise_runs() -> None:

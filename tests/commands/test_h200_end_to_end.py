@@ -307,7 +307,7 @@ def test_single_call_runs_say_the_noise_model_does_not_apply(
     regression at fp32 512x4096, which is why the model exists)."""
     argv = ["report", "--results", str(SINGLE_CALL), "--base", "7decf673", "--head", "44674d6c"]
     cli.main([*argv, "--config", str(ROOT / "perfbot.toml"), "--json", "-"], env={})
-    verdict = json.loads(capsys.readouterr().out)
+    (verdict,) = [m["verdict"] for m in json.loads(capsys.readouterr().out)["machines"]]
     why = "the noise model is for 8 call(s) per sample, these runs have None: not used"
     assert verdict["noise_model"] == why and why in verdict["notes"]
 

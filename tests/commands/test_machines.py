@@ -81,10 +81,15 @@ def test_two_machines_merge_into_one_comment(
 
     assert cli.main([*_report([a, b], config=both), "--json", "-"], env={}) == 1
     data = json.loads(capsys.readouterr().out)
-    assert data["exit_code"] == 1 and data["overall_over_machines"] == "regressed"
+    assert data["exit_code"] == 1 and data["overall"] == "regressed"
     assert [m["machine"] for m in data["machines"]] == ["gpu-b", "nvidia-h200"]
-    assert all(m["gates"] and m["verdict"]["overall"] == "regressed" for m in data["machines"])
-    assert data["machine"] == "gpu-b"  # the top level is the first machine's schema-2 verdict
+    assert all(m["judged"] and m["verdict"]["overall"] == "regressed" for m in data["machines"])
+    # The top level says the run as the comment and the status say it (one decision).
+    assert data["schema"] == "fusion-perfbot-report/1"
+    assert data["headline"] == (
+        "🔴 RMSNorm backward: Regressed: Thunder's kernels 11.4x slower on gpu-b, nvidia-h200"
+    )
+    assert data["status"]["state"] == "failure"
 
 
 def test_one_machine_is_the_one_machine_comment(
@@ -109,8 +114,11 @@ def test_a_machine_with_one_side_is_not_compared(
         "**gpu-b**: ⚫ not compared: no head results on this machine, only base results in 1 "
         "folder" in out
     )
-    headline = "### 🔴 RMSNorm backward: Regressed: Thunder's kernels 11.4x slower on nvidia-h200"
-    assert out.splitlines()[1] == headline
+    headline = (
+        "### 🔴 RMSNorm backward: Regressed: Thunder's kernels 11.4x slower on nvidia-h200; "
+        "not judged: no head results on this machine, only base results in 1 folder"
+    )
+    assert out.splitlines()[1] == headline  # what is not judged, said once
     # Only gpu-b asked for: nothing to compare is bad input, saying why.
     assert cli.main(_report([a, b], "--machine", "gpu-b"), env={}) == ExitCode.BAD_INPUT
     assert "no results for head commit 9dc51696 on machine gpu-b" in capsys.readouterr().err
@@ -138,8 +146,10 @@ def test_a_failed_runner_check_holds_the_machine(
     # gpu-b regressed but does not gate, and reads so (never red); nvidia-h200 still gates.
     assert cli.main(_report([a, b], config=both), env={}) == ExitCode.REGRESSION
     out = capsys.readouterr().out
-    assert "Regressed: Thunder's kernels 11.4x slower on nvidia-h200" in out.split("\n")[1]
-    assert "gpu-b" not in out.split("\n")[1]
+    assert out.split("\n")[1] == (
+        "### 🔴 RMSNorm backward: Regressed: Thunder's kernels 11.4x slower on nvidia-h200; "
+        "not judged: a runner check failed on gpu-b \\(head\\): re-run on a fit runner"
+    )
     section = _part(out, "gpu-b")
     assert "🔴" not in section and section.startswith("⚪ not judged · ")
     # The rows shown are the gating machine's, not those of the one that does not gate.
@@ -155,7 +165,8 @@ def test_a_failed_runner_check_holds_the_machine(
     capsys.readouterr()
     assert cli.main([*_report([b], config=both), "--json", "-"], env={}) == 0
     (m,) = json.loads(capsys.readouterr().out)["machines"]
-    assert (m["gates"], m["exit_code"], m["overall"]) == (False, 0, "regressed")
+    assert (m["judged"], m["exit_code"], m["state"]) == (False, 0, "runner check failed")
+    assert m["verdict"]["overall"] == "regressed"  # as measured; the decision sets it aside
     head = [c for c in m["runner_checks"] if c["side"] == "head"]
     assert head[0]["failed"][0]["problems"][0] == "GPU clocks throttled: HW slowdown"
 

@@ -63,7 +63,7 @@ def test_json_dash_writes_json_to_stdout_and_no_file_named_dash(
         expected = ExitCode.OK_NO_REGRESSION
     assert cli.main(argv, env={}) == expected
     data = json.loads(capsys.readouterr().out)  # stdout is the JSON and nothing else
-    assert isinstance(data, dict) and ("points" in data or "series" in data)
+    assert isinstance(data, dict) and ("machines" in data or "series" in data)
     assert not (tmp_path / "-").exists()
 
 

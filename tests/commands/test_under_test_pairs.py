@@ -104,7 +104,8 @@ def test_an_older_thunder_without_its_nvfuser_executor_is_broken(
         capsys, "--results", str(BROKEN), "--base", BASE, "--head", OLDER, "--json", "-"
     )
     assert code == ExitCode.BROKEN
-    broken = [p for p in json.loads(text)["points"] if p["state"] == "broken"]
+    (verdict,) = [m["verdict"] for m in json.loads(text)["machines"]]
+    broken = [p for p in verdict["points"] if p["state"] == "broken"]
     assert len(broken) == 18 and {p["variant"] for p in broken} == {"thunder-func", "thunder-prims"}
     raw = "error: ValueError: An object of type <class 'NoneType'> is not a valid Executor."
     assert all(p["error"].startswith(raw) for p in broken)

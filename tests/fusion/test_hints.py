@@ -191,6 +191,8 @@ def test_definitions_that_could_hang_or_crash_are_refused() -> None:
 
 
 def test_a_captured_script_is_labelled_untrusted_kept_short_and_markerless() -> None:
+    from bot.alert.decision import decide_run
+    from bot.alert.measured import Measured
     from bot.alert.model import build_alert, pr_key
     from bot.config import VerdictSettings
     from bot.decide.verdict import decide
@@ -200,7 +202,6 @@ def test_a_captured_script_is_labelled_untrusted_kept_short_and_markerless() -> 
     from bot.tell.alert_issue import alert_spec
     from bot.tell.comment import Context, render_report
     from bot.tell.hints import MAX_SCRIPT_CHARS, fence
-    from bot.tell.machines import MachineReport
 
     marker = "<!-- fusion-perfbot-key: rmsnorm-bwd|nvidia-h200|x..o/r#1 -->"
     # A short script keeps its text, with the marker broken (the filer finds issues by it).
@@ -224,7 +225,7 @@ def test_a_captured_script_is_labelled_untrusted_kept_short_and_markerless() -> 
     assert alert.sections
     sides = {v.machine: (base.provenance, head.provenance)}
     spec = alert_spec(alert, {v.machine: v}, ctx, {v.machine: h}, "perf", sides)
-    comment = render_report([MachineReport(v.machine, v, (base,), (head,), hints=h)], ctx)
+    comment = render_report(decide_run([Measured(v.machine, v, (base,), (head,), hints=h)]), ctx)
     for text in (spec.body, comment):
         assert "**Reproducer** for nvfuser bf16 1x1: captured" in text  # what it is, labelled
         assert "<!-- fusion-perfbot-key" not in text and "x = 1" not in text

@@ -19,6 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from paths import DATA, REPO_ROOT, run_bot
 
+from bot.alert.decision import decide_run
+from bot.alert.measured import Measured
 from bot.alert.model import build_alert, pr_key
 from bot.commands import cli
 from bot.commands.cli import load
@@ -30,7 +32,6 @@ from bot.results.types import CommitResults
 from bot.tell.alert_issue import alert_spec
 from bot.tell.comment import Context, render_report
 from bot.tell.hints import SUMMARY as HINTS
-from bot.tell.machines import MachineReport
 from tests.perf.bench_report import THOUSANDS, THOUSANDS_VARIANTS
 from tests.perf.tile import tile
 from tests.perf.tiled_runs import SOURCE as TILED_SOURCE
@@ -97,19 +98,20 @@ def _load(results: Path, head: str) -> Loaded:
     return load(sel, {"PERFBOT_SITE_URL": SITE})
 
 
-def _texts(reports: tuple[MachineReport, ...]) -> dict[str, str]:
+def _texts(reports: tuple[Measured, ...]) -> dict[str, str]:
     """The comment (every machine, and the one the noise model is for alone) and every issue
     body. The other machines have no noise model: their A/A verdicts may be false alarms."""
     alone = [m for m in reports if m.machine == MACHINES[0]] or list(reports[:1])
+    decision = decide_run(reports)
     out = {
-        "comment": render_report(reports, CTX),
-        "comment, one machine": render_report(alone, CTX),
+        "comment": render_report(decision, CTX),
+        "comment, one machine": render_report(decide_run(alone), CTX),
     }
-    judged = {m.machine: m.verdict for m in reports if m.gates and m.verdict is not None}
+    judged = {u.machine: u.verdict for u in decision.judged if u.verdict is not None}
     assert CTX.repo is not None and CTX.pr is not None
+    unjudged = [u.machine for u in decision.units if not u.gates]
     alert = build_alert(
-        judged, {}, [m.machine for m in reports if not m.gates], key=pr_key(CTX.repo, CTX.pr),
-        configured=REPOS, pr_repo=CTX.repo,
+        judged, {}, unjudged, key=pr_key(CTX.repo, CTX.pr), configured=REPOS, pr_repo=CTX.repo,
     )  # fmt: skip
     if alert.sections:  # the alert's two issues: the evidence, and the linked one
         assert all(m.hints is not None for m in reports)
@@ -149,7 +151,7 @@ def test_the_nightly_sweep_on_three_machines(
     nightly: Callable[[str], Path], head: str, headline: str
 ) -> None:
     got = _load(nightly(head), head)
-    _check(_texts(got.reports()), headline, 180, 3)
+    _check(_texts(_measured(got)), headline, 180, 3)
 
 
 @pytest.mark.slow
@@ -157,7 +159,11 @@ def test_the_nightly_sweep_on_three_machines(
 def test_thousands_of_points_on_two_machines(
     thousands: dict[str, Loaded], head: str, headline: str
 ) -> None:
-    _check(_texts(thousands[head].reports()), headline, 3 * len(THOUSANDS), 2)
+    _check(_texts(_measured(thousands[head])), headline, 3 * len(THOUSANDS), 2)
+
+
+def _measured(got: Loaded) -> tuple[Measured, ...]:
+    return tuple(u.measured for u in got.decision.units)
 
 
 def _subset(run: CommitResults, keep: set[tuple[str, str]], machine: str) -> CommitResults:
@@ -165,13 +171,13 @@ def _subset(run: CommitResults, keep: set[tuple[str, str]], machine: str) -> Com
     return replace(run, points=points, machine=machine)
 
 
-def _reports(got: Loaded, keep: set[tuple[str, str]], machines: int) -> tuple[MachineReport, ...]:
-    first = got.reports()[0]
+def _reports(got: Loaded, keep: set[tuple[str, str]], machines: int) -> tuple[Measured, ...]:
+    first = got.decision.units[0].measured
     out = []
     for name in MACHINES[:machines]:
         b = tuple(_subset(r, keep, name) for r in first.base_runs)
         h = tuple(_subset(r, keep, name) for r in first.head_runs)
-        out.append(MachineReport(name, decide(b, h, got.config.verdict), b, h, hints=first.hints))
+        out.append(Measured(name, decide(b, h, got.config.verdict), b, h, hints=first.hints))
     return tuple(out)
 
 
@@ -189,7 +195,7 @@ def test_any_number_of_points_past_the_limit(
     thousands: dict[str, Loaded], count: int, machines: int, regressed: bool, rnd: Random
 ) -> None:
     got = thousands[REGRESSED if regressed else SAME]
-    pool = sorted({(k.dtype, k.shape) for k in got.reports()[0].base_runs[0].points})
+    pool = sorted({(k.dtype, k.shape) for k in got.decision.units[0].measured.base_runs[0].points})
     texts = _texts(_reports(got, set(rnd.sample(pool, count)), machines))
     for name, text in texts.items():
         assert len(text) <= SUMMARY_CHARS, f"{name}: {len(text)} characters"

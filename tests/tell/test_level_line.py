@@ -8,6 +8,8 @@ from dataclasses import replace
 
 from paths import DATA, REPO_ROOT, run_bot
 
+from bot.alert.decision import decide_run
+from bot.alert.measured import Measured
 from bot.alert.model import build_alert, pr_key
 from bot.commands.noise_file import read_noise_model
 from bot.config import VerdictSettings
@@ -20,7 +22,6 @@ from bot.results.types import PointKey
 from bot.tell.alert_issue import alert_spec
 from bot.tell.comment import MARKER, Context, render_report
 from bot.tell.level import PREFIX, level_line, level_text
-from bot.tell.machines import MachineReport
 from bot.tell.plain import markdown_to_text
 
 S = VerdictSettings()
@@ -88,8 +89,8 @@ def test_the_line_is_under_the_comments_headline_and_in_the_text_report() -> Non
 
 def test_several_machines_a_line_each_named() -> None:
     v = _verdict("022fefdd")
-    reports = [MachineReport(m, replace(v, machine=m)) for m in ("gpu-a", "gpu-b")]
-    body = render_report(reports, CTX)
+    reports = [Measured(m, replace(v, machine=m)) for m in ("gpu-a", "gpu-b")]
+    body = render_report(decide_run(reports), CTX)
     lines = body.splitlines()
     assert lines[3] == f"gpu-a · {A_A}" and lines[5] == f"gpu-b · {A_A}"
     assert markdown_to_text(body).count(A_A) == 2

@@ -15,6 +15,8 @@ from data_helpers import MACHINE, SyntheticResults, state_from_rounds, synthetic
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.alert.decision import decide_run
+from bot.alert.measured import Measured
 from bot.alert.model import Alert, build_alert, pr_key
 from bot.config import VerdictSettings
 from bot.decide.types import Guard, Verdict
@@ -24,7 +26,6 @@ from bot.results.locate import load_pair
 from bot.results.types import PointKey
 from bot.tell.alert_issue import alert_spec
 from bot.tell.comment import MARKER, Context, render_report
-from bot.tell.machines import MachineReport
 from bot.tell.markdown import MAX_CHARS, escape_md, link
 from bot.tell.rows import graph_url
 
@@ -44,7 +45,7 @@ CTX = Context(
 def _verdict(synth: SyntheticResults, head: str, *, full: bool = False) -> tuple[Verdict, str]:
     base, h = load_pair(synth.results_dir, synth.commits["base"], synth.commits[head])
     v = decide(base, h, S)
-    return v, render_report([MachineReport(v.machine, v, (base,), (h,))], CTX, full=full)
+    return v, render_report(decide_run([Measured(v.machine, v, (base,), (h,))]), CTX, full=full)
 
 
 def _first_screen(body: str) -> str:
@@ -90,9 +91,10 @@ def test_context_rows_carry_no_marks(synthetic: SyntheticResults) -> None:
     gating = [r for r in full.splitlines() if r.startswith("| thunder-") and "[" in r]
     assert gating and not any("🟢" in r for r in gating)
     assert "(kernel-time ratio): regressed</summary>" in full  # its rows, the unchanged too
-    # nvFuser faster with nothing recorded as changed: the control moved, nothing is green.
+    # nvFuser faster with nothing recorded as changed, Thunder steady (the ratio moved with
+    # it): not drift but a side that moved alone, not judged; nothing is green.
     _, faster = _verdict(synthetic, "nvfuser_faster", full=True)
-    assert "🟢" not in faster and "the runner drifted" in faster
+    assert "🟢" not in faster and "with nothing recorded to explain it" in faster
 
 
 def test_untrusted_text_is_inert(synthetic: SyntheticResults) -> None:
@@ -100,8 +102,8 @@ def test_untrusted_text_is_inert(synthetic: SyntheticResults) -> None:
     a machine was not compared) is shown, escaped."""
     base, h = load_pair(synthetic.results_dir, synthetic.commits["base"], synthetic.commits["same"])
     v = decide(base, h, S)
-    reports = [MachineReport(v.machine, v, (base,), (h,)), MachineReport("x", None, missing=EVIL)]
-    body = render_report(reports, CTX)
+    reports = [Measured(v.machine, v, (base,), (h,)), Measured("x", None, missing=EVIL)]
+    body = render_report(decide_run(reports), CTX)
     for bad in ("<img", "@everyone", "@maintainers", "](https://evil", "`rm`", "<b>", "#1 "):
         assert bad not in body
     assert "&lt;img src\\=x onerror\\=alert\\(1\\)&gt;" in body
@@ -161,11 +163,11 @@ def test_a_large_sweep_stays_short() -> None:
     """600 points: the same handful of rows as 9 points, far under GitHub's limit; the full
     tables (report --full) are longer than GitHub would take."""
     v = _many_points(600)
-    body = render_report([MachineReport(v.machine, v)], CTX)
+    body = render_report(decide_run([Measured(v.machine, v)]), CTX)
     assert len(body) <= 8_000 < MAX_CHARS < 65536
     assert body.startswith(MARKER) and "Regressed" in body.splitlines()[1]
     assert "(600 of 600 points regressed)" in body and "_and 595 more_" in body
-    full = render_report([MachineReport(v.machine, v)], CTX, full=True)
+    full = render_report(decide_run([Measured(v.machine, v)]), CTX, full=True)
     assert len(full) > 65536 and full.count("| thunder-prims bfloat16 ") == 2 * 600 + 5
 
 
@@ -173,9 +175,9 @@ def test_a_comment_over_the_limit_loses_its_details_first() -> None:
     """What does not fit goes from the end (the stack, the hints, the folds), the verdict and
     the guard lines stay, and the comment says what was cut."""
     v = _many_points(40)
-    report = [MachineReport(v.machine, v)]
-    whole = render_report(report, CTX)
-    cut = render_report(report, CTX, limit=len(whole) - 200)
+    report = [Measured(v.machine, v)]
+    whole = render_report(decide_run(report), CTX)
+    cut = render_report(decide_run(report), CTX, limit=len(whole) - 200)
     assert len(cut) <= len(whole) - 200 and "Some details were left out" in cut
     assert _first_screen(cut).split("\n\n")[:3] == _first_screen(whole).split("\n\n")[:3]
 
@@ -280,7 +282,7 @@ def test_an_unsure_verdict_says_how_to_settle_it(synthetic: SyntheticResults) ->
         return replace(g, state="unsure", points=points, aggregates=aggregates)
 
     v = replace(v, overall="unsure", guards=tuple(unsure(g) for g in v.guards))
-    body = render_report([MachineReport(v.machine, v, (base,), (h,))], CTX)
+    body = render_report(decide_run([Measured(v.machine, v, (base,), (h,))]), CTX)
     first = _first_screen(body)
     assert body.splitlines()[1] == "### 🟡 RMSNorm backward: Unsure"
     assert "🔴" not in body and "/perfbot ack" not in body  # nothing to acknowledge
@@ -307,7 +309,7 @@ def test_an_acknowledged_regression_is_not_red_on_the_first_line(
     plan = IssuePlan("acknowledge", "", "acknowledged: no alert issue is opened")
     status = Status("acknowledged", "Acknowledged: acknowledged by @bob")
     part = AlertPart(_alert_of(v), ack, plan, status, (), "perfbot-acknowledged", "")
-    body = render_report([MachineReport(v.machine, v, (base,), (h,))], CTX, part)
+    body = render_report(decide_run([Measured(v.machine, v, (base,), (h,))]), CTX, part)
     assert body.splitlines()[1].startswith("### ☑️ RMSNorm backward: Acknowledged (regressed: ")
     first = _first_screen(body)
     assert '**Acknowledged by @\u200dbob: "worth it".**' in first and "Intended?" not in first
@@ -318,12 +320,12 @@ def test_the_method_is_linked_not_pasted(synthetic: SyntheticResults) -> None:
     docs/METHOD.md and docs/ALERTS.md; without it, it names them."""
     base, h = load_pair(synthetic.results_dir, synthetic.commits["base"], synthetic.commits["same"])
     v = decide(base, h, S)
-    report = [MachineReport(v.machine, v, (base,), (h,))]
+    report = [Measured(v.machine, v, (base,), (h,))]
     docs = "https://github.com/o/fusion-perfbot/blob/HEAD/docs/"
-    linked = render_report(report, replace(CTX, docs_url=docs))
+    linked = render_report(decide_run(report), replace(CTX, docs_url=docs))
     assert f"[How this is decided]({docs}METHOD.md)" in linked
     assert f"]({docs}ALERTS.md)" in linked and "Per round" not in linked
-    assert "fusion-perfbot's `docs/METHOD.md`" in render_report(report, CTX)
+    assert "fusion-perfbot's `docs/METHOD.md`" in render_report(decide_run(report), CTX)
 
 
 def test_a_ratio_that_fell_where_nvfuser_moved_is_never_a_gain_in_a_table(
