@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -43,6 +43,7 @@ from bot.alert.owners import (
     suite_words,
 )
 from bot.config import LinkPolicy
+from bot.decide.level import level_of
 from bot.decide.types import GUARD_TITLES, Guard, GuardKind, Verdict
 
 __all__ = ["WORDS", "Alert", "Owner", "Section", "build_alert", "guard_owner", "owns", "rank_repos"]
@@ -62,6 +63,9 @@ class Section:
     size: float  # broken: points broken; else the worst regressed change (1.103 is +10.3%)
     owner: Owner | None
     summary: str  # the guard's own words
+    #: A ratio section's level, base and head, of the variant farthest from parity at head:
+    #: what "ratio 1.02x → 1.08x" says; None for the other guards, or where unknown.
+    level: tuple[float, float] | None = None
 
     @property
     def name(self) -> str:
@@ -180,7 +184,8 @@ def build_alert(
         b = known.get(m, UNKNOWN)
         for g in (g for g in v.guards if g.alarming):
             owner = section_owner(g, b, guard_owner(g, v, hinted.get(m)))
-            sections.append(Section(m, g.kind, g.state, guard_size(g), owner, g.summary))
+            level = ratio_move(v) if g.kind == "ratio" else None
+            sections.append(Section(m, g.kind, g.state, guard_size(g), owner, g.summary, level))
             if owner is None and b.changed_of(g.kind):
                 nobody.append(suite_words(g, b))
     back = {f"{m}/{g.kind}" for m, v in verdicts.items() for g in v.guards if is_back(g, v)}
@@ -238,6 +243,41 @@ _SUBJECT: dict[GuardKind, tuple[str, str]] = {
     "nvfuser": ("nvFuser's hand-written fusion", ""),
     "thunder": ("Thunder's kernels", ""),
 }
+
+
+def ratio_move(v: Verdict) -> tuple[float, float] | None:
+    """The ratio's level at base and head of the variant farthest from parity at head."""
+    variants = level_of(v).variants
+    if not variants:
+        return None
+    worst = max(variants, key=lambda x: x.head.estimate)
+    return worst.base.estimate, worst.head.estimate
+
+
+def _guard_phrase(s: Section) -> str:
+    """Another guard of the same fusion, in a few words: "ratio 1.02x → 1.08x"."""
+    if s.guard == "ratio" and s.level is not None:
+        return f"ratio {s.level[0]:.2f}x → {s.level[1]:.2f}x"
+    if s.guard == "broken":
+        return f"{s.size:.0f} point(s) fail"
+    return {"ratio": "ratio", "thunder": "Thunder's kernels", "nvfuser": "nvFuser's fusion"}[
+        s.guard
+    ] + f" {change_words(s.name, s.size)}"
+
+
+def what_else(sections: Sequence[Section], title: Callable[[str], str]) -> str:
+    """What else an alert holds besides its worst section, for a title or a status: the other
+    guards of the worst section's fusion and machine by what they say (", ratio 1.02x →
+    1.08x"), then the other fusions by name ("; also Softmax backward"), never "and 1 more".
+    ``title`` names a section's unit (its fusion, and its machine where several)."""
+    worst = worst_section(sections)
+    if worst is None:
+        return ""
+    same = [_guard_phrase(x) for x in sections if x.machine == worst.machine and x is not worst]
+    others = list(dict.fromkeys(title(x.machine) for x in sections if x.machine != worst.machine))
+    return (f", {', '.join(same)}" if same else "") + (
+        f"; also {', '.join(others)}" if others else ""
+    )
 
 
 def moved_words(guard: GuardKind, size: float) -> str:

@@ -100,12 +100,16 @@ def section_owner(g: Guard, builds: Builds, legacy: Owner | None) -> Owner | Non
     return legacy if legacy in changed else None
 
 
+#: What a move that only this suite's own change explains is said to be, first to last.
+SUITE_CHANGED = "the suite itself changed"
+
+
 def suite_words(g: Guard, builds: Builds) -> str:
     """Why a section with no package owner is nobody's upstream, in plain words."""
     parts = [p for p in depends_of(g) if builds.changed(p)]
     what = "; ".join(builds.words(p) for p in parts)
     if any(PARTY_OF[p] == "suite" for p in parts):
-        return f"this suite's own definition changed ({what})"
+        return f"{SUITE_CHANGED} ({what})"
     return f"the stack under both sides changed ({what})"
 
 

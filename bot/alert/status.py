@@ -2,8 +2,9 @@
 
 GitHub's commit statuses know success, failure, error and pending; check runs know "neutral",
 but one made by a workflow's token lands in whichever workflow suite GitHub picks for the
-commit (bencherdev/bencher#536), so the bot keeps the commit status ``perfbot/rmsnorm-bwd``
-and says which of its four kinds it is in the description's first word:
+commit (bencherdev/bencher#536), so the bot keeps one commit status, ``perfbot`` (the bot's,
+whatever fusion moved: the description names it), and says which of its four kinds it is in the
+description's first word:
 
 | kind | GitHub state | when | exit code |
 | --- | --- | --- | --- |
@@ -22,12 +23,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.alert.ack import AckDecision
-from bot.alert.model import Alert, moved_words
-from bot.fusion.names import unit_words
+from bot.alert.model import Alert, moved_words, what_else
+from bot.alert.owners import SUITE_CHANGED
+from bot.fusion.names import unit_named
 from bot.tell.markdown import plain_text, printable
 
 StatusKind = Literal["success", "failure", "neutral", "acknowledged"]
-CONTEXT = "perfbot/rmsnorm-bwd"
+CONTEXT = "perfbot"
 MAX_DESCRIPTION = 140  # GitHub's limit for a status description
 
 
@@ -48,11 +50,14 @@ def _fit(text: str) -> str:
 
 
 def _worst_words(alert: Alert) -> str:
+    """ "Bias+GELU backward on nvidia-h200: Thunder's kernels 5.3% slower, ratio 1.02x →
+    1.08x": the fusion and machine first, then what moved, then what else did."""
     pick = alert.worst
     assert pick is not None  # a regressed alert has a section
-    more = len(alert.sections) - 1
-    extra = f" (+{more} more)" if more else ""
-    return f"{moved_words(pick.guard, pick.size)} on {plain_text(unit_words(pick.machine))}{extra}"
+    extra = what_else(alert.sections, unit_named)
+    moved = moved_words(pick.guard, pick.size)
+    suite = f" ({SUITE_CHANGED})" if alert.upstream_none.startswith(SUITE_CHANGED) else ""
+    return plain_text(f"{unit_named(pick.machine)}: {moved}{extra}{suite}", MAX_DESCRIPTION)
 
 
 def commit_status(alert: Alert, ack: AckDecision, neutral: Sequence[str]) -> Status:

@@ -74,16 +74,22 @@ class VariantLevel:
 
 @dataclass(frozen=True)
 class RatioLevel:
-    """The levels of every gating Thunder variant with data, and whether to tell them as one."""
+    """The levels of every gating Thunder variant with data, and whether to tell them as one;
+    ``dtypes``, a level a dtype (over every variant) when the dtypes are not alike (a 1.11x in
+    float32 must not hide in a geometric mean with bfloat16's 1.01x), else empty."""
 
     variants: tuple[VariantLevel, ...]
     alike: bool
     together: VariantLevel | None  # over all variants (None when no variant has a level)
     effect: float  # the threshold the rule compared with
+    dtypes: tuple[VariantLevel, ...] = ()
 
     @property
     def shown(self) -> tuple[VariantLevel, ...]:
-        """The levels a post tells: one when the variants are alike, else one a variant."""
+        """The levels a post tells: a dtype each where the dtypes are not alike, else one when
+        the variants are alike, else one a variant."""
+        if self.dtypes:
+            return self.dtypes
         if self.alike and self.together is not None:
             return (self.together,)
         return self.variants
@@ -146,6 +152,27 @@ def _alike(levels: Sequence[VariantLevel], effect: float) -> bool:
     return True
 
 
+def _by_dtype(rows: Sequence[PointVerdict], between_runs: bool) -> tuple[VariantLevel, ...]:
+    """A level a dtype over every variant's points compared at both sides: the geometric mean
+    of the points' levels, each bound the same mean of the points' log bounds (as
+    :func:`_together` pools variants: never narrower than the points' own intervals)."""
+    out = []
+    for dtype in sorted({p.key.dtype for p in rows if p.cmp is not None}):
+        mine = [p for p in rows if p.key.dtype == dtype and p.cmp is not None]
+        ones = [1] * len(mine)
+        out.append(
+            VariantLevel(
+                variant=dtype,
+                points=len(mine),
+                base=_pooled([p.cmp.base for p in mine if p.cmp], ones),
+                head=_pooled([p.cmp.head for p in mine if p.cmp], ones),
+                worst=_worst(mine),
+                between_runs=between_runs,
+            )
+        )
+    return tuple(out)
+
+
 def ratio_level(
     rows: Sequence[PointVerdict], summaries: Sequence[VariantSummary], effect: float
 ) -> RatioLevel:
@@ -160,11 +187,15 @@ def ratio_level(
         level = _variant(s, mine)
         if level is not None:
             levels.append(level)
+    measured = {x.variant for x in levels}
+    ratios = [p for p in rows if p.kind == "ratio" and p.key.variant in measured]
+    dtypes = _by_dtype(ratios, all(x.between_runs for x in levels))
     return RatioLevel(
         variants=tuple(levels),
         alike=bool(levels) and _alike(levels, effect),
         together=_together(levels) if levels else None,
         effect=effect,
+        dtypes=dtypes if len(dtypes) > 1 and not _alike(dtypes, effect) else (),
     )
 
 

@@ -56,6 +56,17 @@ def unit_fusion(unit: str) -> str:
     return unit.partition(":")[2] or DEFAULT_FUSION
 
 
+def unit_machine(unit: str) -> str:
+    """The machine a unit key names (:func:`unit_key`)."""
+    return unit.partition(":")[0]
+
+
+def unit_named(unit: str) -> str:
+    """A unit key with its fusion always named: "RMSNorm backward on nvidia-h200" (a status,
+    a title that names several machines)."""
+    return f"{fusion_title(unit_fusion(unit))} on {unit_machine(unit)}"
+
+
 def unit_words(unit: str) -> str:
     """A unit key for people: ``nvidia-h200`` stays, ``nvidia-h200:gelu_bwd`` reads "Bias+GELU
     backward on nvidia-h200"."""

@@ -25,10 +25,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.alert.model import Alert, change_words, worst_section
+from bot.alert.model import Alert, change_words, what_else, worst_section
 from bot.config import LinkPolicy
 from bot.decide.types import GUARD_TITLES
-from bot.fusion.names import fusion_title, unit_words
+from bot.fusion.names import fusion_title, unit_named, unit_words
 from bot.history.alerts import MainAlert, Part, alerts_of, broken_part, timing_part
 from bot.history.method import Method
 from bot.history.sections import WHAT, commit_ref, now_words, section_lines
@@ -83,8 +83,8 @@ def _amount(p: Part) -> str:
 def alert_title(a: MainAlert) -> str:
     """ "Softmax backward: Thunder's kernels slower on nvidia-h200 since ...": the fusion that
     moved first (RMSNorm backward's titles as before the catalog)."""
-    worst, more = _worst(a), len(a.parts) - 1
-    extra = f", and {more} more" if more else ""
+    worst = _worst(a)
+    extra = plain_text(what_else([p.section for p in a.parts], unit_named), 120)
     fusion, machine = plain_text(fusion_title(a.fusion)), plain_text(a.machine)
     return title_text(
         f"{fusion}: {WHAT[worst.guard]} on {machine} since {a.first_bad[:12]} "

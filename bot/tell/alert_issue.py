@@ -9,12 +9,12 @@ shows fewer rows a section, then names the reproducer instead of posting it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
-from bot.alert.model import Alert, moved_words
+from bot.alert.model import Alert, moved_words, what_else
 from bot.decide.types import Verdict
 from bot.fusion.hints import Hints
-from bot.fusion.names import fusion_title, unit_fusion
+from bot.fusion.names import fusion_title, unit_fusion, unit_machine, unit_named
 from bot.results.types import Provenance
 from bot.tell.context import Context, pr_ref
 from bot.tell.issue import IssueSpec, title_text
@@ -34,11 +34,16 @@ def alert_title(alert: Alert, ctx: Context) -> str:
     worst = alert.worst
     if worst is None:
         return title_text(f"{NO_ALERT_TITLE} in {pr_ref(ctx)}")
-    more = len(alert.sections) - 1
-    extra = f" (and {more} more)" if more else ""
+    extra = plain_text(what_else(alert.sections, _named(alert)), 160)
     moved = moved_words(worst.guard, worst.size)
     fusion = plain_text(fusion_title(unit_fusion(worst.machine)))
     return title_text(f"{fusion}: {moved}{extra} in {pr_ref(ctx)}")
+
+
+def _named(alert: Alert) -> Callable[[str], str]:
+    """A unit as a title names it: its fusion, and its machine where the alert has several."""
+    several = len({unit_machine(s.machine) for s in alert.sections}) > 1
+    return lambda unit: unit_named(unit) if several else fusion_title(unit_fusion(unit))
 
 
 def linked_title(alert: Alert, ctx: Context) -> str:

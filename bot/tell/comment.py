@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from bot.alert.decision import ORDER, Decision, Unit, worst
+from bot.alert.owners import SUITE_CHANGED
 from bot.alert.status import CONTEXT
 from bot.results.types import DEFAULT_FUSION
 from bot.tell.context import Context, doc_link
@@ -70,9 +71,8 @@ def _headline(d: Decision, name: Callable[[Unit], str]) -> tuple[str, str]:
     """(icon, words): one unit's own headline; else the worst state judged and who has it (a
     catalog that did not move says so without naming every fusion), then, once, why the rest
     is not judged."""
-    if len(d.units) == 1 and d.units[0].verdict is not None:
-        v = d.units[0].verdict
-        return ICON.get(v.overall, "⚫"), headline(v)
+    if len(d.units) == 1 and (v := d.units[0].verdict) is not None:
+        return ICON.get(v.overall, "⚫"), headline(v) + _suite_note(d.units[0])
     judged = d.judged
     unjudged = "; ".join(escape_md(w, 400) for w in d.not_judged)
     if not judged:
@@ -82,7 +82,14 @@ def _headline(d: Decision, name: Callable[[Unit], str]) -> tuple[str, str]:
     lead = headline(having[0].verdict) if having and having[0].verdict else STATE_WORDS[state]
     if not (d.catalog and state == "no change"):
         lead = f"{lead} on {', '.join(escape_md(name(u), 100) for u in having)}"
+    lead += _suite_note(having[0]) if having else ""
     return ICON.get(state, "⚫"), lead + (f"; not judged: {unjudged}" if unjudged else "")
+
+
+def _suite_note(u: Unit) -> str:
+    """A move this suite's own change explains is the suite's news: said on the headline."""
+    moved = u.suite and u.state in ("regressed", "broken")
+    return f" ({SUITE_CHANGED}: nothing is filed)" if moved else ""
 
 
 def _quiet(u: Unit) -> bool:

@@ -20,10 +20,12 @@ a level whose interval sees within-run noise only (no noise model, one run a sid
 ("±0.1% within-run"), since that one is far too narrow for a level. The bounds themselves are
 in the verdict JSON (``levels``).
 
-A figure that reads below 1.00x means Thunder is the faster one, and the line says so in words
-("0.71x (Thunder faster) at head"): on a head figure, and on a base figure when its head figure
-is not below 1 (the worst point is below 1 only when the head's level is too). Every name from
-the results is escaped.
+A figure whose whole 95% interval is below 1.00x means Thunder is the faster one, and the line
+says so in words ("0.71x (Thunder faster) at head"): on a head figure, and on a base figure when
+its head figure does not say it; a 0.99x whose interval reaches 1 is parity and says nothing.
+Where the dtypes are not alike (bot/decide/level.py ``RatioLevel.dtypes``), the figures are a
+dtype each ("bfloat16 1.01x ..., float32 1.11x ..."), so a float32 gap is not averaged away.
+Every name from the results is escaped.
 """
 
 from __future__ import annotations
@@ -32,12 +34,15 @@ import math
 from collections.abc import Sequence
 
 from bot.decide.level import RatioLevel, VariantLevel, WorstPoint, level_of
+from bot.decide.stats import Interval
 from bot.decide.types import Verdict
 from bot.tell.markdown import escape_md
 
 __all__ = ["FASTER", "PREFIX", "level_line", "level_text", "levels_text"]
 
 PREFIX = "Thunder/nvFuser kernel time"
+#: A dtype's level is named as people write it: "bf16 1.01x ..., fp32 1.11x ...".
+SHORT = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 FASTER = "Thunder faster"
 
 
@@ -46,9 +51,10 @@ def ratio(x: float) -> str:
     return f"{x:.1f}x" if x >= 9.995 else f"{x:.2f}x"
 
 
-def _below_one(x: float) -> bool:
-    """The figure as printed is below 1: 0.996 reads "1.00x", not faster."""
-    return float(ratio(x)[:-1]) < 1
+def _faster(level: Interval) -> bool:
+    """Thunder is the faster one: the whole 95% interval below 1, and the figure as printed too
+    (0.996 reads "1.00x"); a 0.99x whose interval reaches 1 is parity, not faster."""
+    return float(ratio(level.estimate)[:-1]) < 1 and level.low < level.high < 1
 
 
 def half_width(x: VariantLevel) -> str:
@@ -63,10 +69,10 @@ def half_width(x: VariantLevel) -> str:
 def _figures(x: VariantLevel, *, words: bool) -> str:
     """A variant's figures, "1.05x ±0.3% at head (1.04x at base)"; "1.05x ±0.3% (1.04x)" when
     not ``words`` (a later variant of the line: the first one said which is which)."""
-    head_faster = _below_one(x.head.estimate)
+    head_faster = _faster(x.head)
     head = ratio(x.head.estimate) + half_width(x) + (f" ({FASTER})" if head_faster else "")
     base = ratio(x.base.estimate) + (" at base" if words else "")
-    if _below_one(x.base.estimate) and not head_faster:
+    if _faster(x.base) and not head_faster:
         base += f", {FASTER}"
     return f"{head}{' at head' if words else ''} ({base})"
 
@@ -86,7 +92,7 @@ def level_line(level: RatioLevel | None) -> str:
         figures = _figures(level.shown[0], words=True)
     else:
         figures = ", ".join(
-            f"{escape_md(x.variant, 40)} {_figures(x, words=i == 0)}"
+            f"{escape_md(SHORT.get(x.variant, x.variant), 40)} {_figures(x, words=i == 0)}"
             for i, x in enumerate(level.shown)
         )
     return f"{PREFIX}: {figures}{_worst(level.together.worst)}"

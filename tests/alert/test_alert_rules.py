@@ -206,7 +206,10 @@ def test_the_four_kinds_of_status() -> None:
     regressed = _alert(("h200/ratio", 1.10), ("h200/thunder", 1.12))
     failure = commit_status(regressed, _no_ack(), [])
     assert (failure.kind, failure.state) == ("failure", "failure")
-    assert failure.description == "Regressed: Thunder's kernels 12.0% slower on h200 (+1 more)"
+    # The fusion and machine first; the second guard by what it says, never "+1 more".
+    assert failure.description == (
+        "Regressed: RMSNorm backward on h200: Thunder's kernels 12.0% slower, ratio +10.0%"
+    )
     acked = commit_status(regressed, _decide([_cmd(1, "bob", "MEMBER")], regressed), [])
     assert (acked.kind, acked.state) == ("acknowledged", "success")
     assert acked.description.startswith('Acknowledged: acknowledged by @bob: "reason 1"; ')
@@ -216,8 +219,14 @@ def test_the_four_kinds_of_status() -> None:
     fine = commit_status(_alert(state="recovered"), _no_ack(), [])
     assert (fine.kind, fine.state) == ("success", "success")
     broken = commit_status(_alert(("h200/broken", 18.0), ("h200/ratio", 2.5)), _no_ack(), [])
-    assert (
-        broken.description == "Broken: 18 point(s) that ran at base fail at head on h200 (+1 more)"
+    assert broken.description == (
+        "Broken: RMSNorm backward on h200: 18 point(s) that ran at base fail at head, ratio 2.5x "
+        "slower"
+    )
+    two = _alert(("h200:gelu_bwd/thunder", 1.05), ("h200:softmax_bwd/thunder", 1.03))
+    assert commit_status(two, _no_ack(), []).description == (
+        "Regressed: Bias+GELU backward on h200: Thunder's kernels 5.0% slower; also Softmax "
+        "backward on h200"
     )
 
 

@@ -149,7 +149,7 @@ def test_a_suite_change_files_nothing_and_says_why() -> None:
     alert = _alert(_report(STATES, STOCK_3, SLOW_NVFUSER_5))
     assert alert.repos == () and alert.owner == "" and alert.everywhere == (THUNDER, FUSER)
     assert alert.upstream_none == (
-        "this suite's own definition changed (a +5% slowdown injected at head by the suite's "
+        "the suite itself changed (a +5% slowdown injected at head by the suite's "
         "slowdown hook)"
     )
 

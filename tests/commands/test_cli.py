@@ -142,7 +142,7 @@ def test_pr_without_token_runs_dry(
     assert cli.main(argv, env=env) == ExitCode.REGRESSION
     out = capsys.readouterr().out
     assert out.startswith("DRY RUN (no GITHUB_TOKEN): nothing was posted.")
-    assert "Would set the perfbot/rmsnorm-bwd status: failure (failure): Regressed: " in out
+    assert "Would set the perfbot status: failure (failure): Regressed: " in out
     # Thunder slower: one alert, Thunder's repository first; an open PR files it at merge.
     assert MARKER in out
     assert f"Would update (but not open) the alert's issues in {SECONDARY}, {PRIMARY}" in out
@@ -214,7 +214,7 @@ def test_pr_lifecycle_against_the_fake(
     assert "[CI run](https://github.com/NVIDIA/Fuser/actions/runs/7)" in comment.body
     assert [s for s, _ in _bot_issues(fake_github, SECONDARY)] == ["open"]
     (status,) = fake_github.state.pulls.of(PRIMARY, synthetic.commits["thunder_slower"])
-    assert (status.state, status.context) == ("failure", "perfbot/rmsnorm-bwd")
+    assert (status.state, status.context) == ("failure", "perfbot")
     assert status.target_url == "https://github.com/NVIDIA/Fuser/actions/runs/7"
 
     # Run again: nothing changes, neither the comment nor the issues.

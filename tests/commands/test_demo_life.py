@@ -30,18 +30,20 @@ def test_a_prs_life() -> None:
     s = _steps(done.stdout)
     assert list(s) == [str(n) for n in range(1, 12)]
     # 1-3: the open PR gets the comment and a failing status; the alert waits for the merge.
-    assert s["1"][:2] == ["exit 1", "status: failure: Regressed: Thunder's kernels 2.9% slower "
-                          "on nvidia-h200 (+1 more)"]  # fmt: skip
+    assert s["1"][:2] == ["exit 1", "status: failure: Regressed: RMSNorm backward on "
+                          "nvidia-h200: Thunder's kernels 2.9% slower, ratio 1.05x → "
+                          "1.07x"]  # fmt: skip
     assert s["2"][2] == "comment unchanged" and s["3"][2] == "comment updated"
     assert not any("alert issue" in line for n in "123456" for line in s[n])
     # 4: the author's own acknowledgement does not count; 5: a collaborator's does.
     assert s["4"][0] == "exit 1"
     assert s["5"][:2] == ["exit 0", 'status: acknowledged: Acknowledged: acknowledged by @bob: '
-                          '"the rework is worth 2%"; Thunder\'s kernels 2.8% slower on '
-                          'nvidia-h200 (+1 more)']  # fmt: skip
+                          '"the rework is worth 2%"; RMSNorm backward on nvidia-h200: '
+                          "Thunder's kernels 2.8% slower, ratio 1.05x →…"]  # fmt: skip
     # 6: clearly worse (+5%): the acknowledgement lapses.
-    assert s["6"][:2] == ["exit 1", "status: failure: Regressed: Thunder 5.1% slower relative to "
-                          "nvFuser on nvidia-h200 (+1 more)"]  # fmt: skip
+    assert s["6"][:2] == ["exit 1", "status: failure: Regressed: RMSNorm backward on "
+                          "nvidia-h200: Thunder 5.1% slower relative to nvFuser, Thunder's "
+                          "kernels +5.0%"]  # fmt: skip
     # 7: merged: one alert, its issue in Thunder; nvFuser's build did not change, so Fuser is
     # not told (its tracker gets nothing).
     assert s["7"][3:] == ["alert issue (primary) in Lightning-AI/lightning-thunder: opened"]

@@ -84,6 +84,6 @@ def test_a_status_is_posted_once(fake_github: LocalGitHub, gh: github.Github) ->
     assert post_status(gh, REPO, SHA, acked, None)
     got = [(s.state, s.description, s.context) for s in fake_github.state.pulls.of(REPO, SHA)]
     assert got == [
-        ("success", acked.description, "perfbot/rmsnorm-bwd"),
-        ("failure", failing.description, "perfbot/rmsnorm-bwd"),
+        ("success", acked.description, "perfbot"),
+        ("failure", failing.description, "perfbot"),
     ]

@@ -80,7 +80,8 @@ def test_the_step_is_one_alert_a_rerun_writes_nothing_the_recovery_closes_both(
     commit = "https://github.com/NVIDIA/Fuser/commit/63e9dde7503b46d0e18fb3173d688d039ae3f0ad"
     assert commit in primary and commit in linked
     assert "main branch" in (thunder.title or "") and "since 63e9dde7503b" in (thunder.title or "")
-    assert "and 1 more" in (thunder.title or "")
+    # The second guard by what it says (issue 38), never "and 1 more".
+    assert "(thunder-func geomean +2.8%, ratio +2.7%)" in (thunder.title or "")
     assert f"tracked in {THUNDER}" in (fuser.title or "")
     assert f"filed in {THUNDER}**" in linked and "| point |" not in linked  # short: no table
     assert "- Thunder's kernels slower: +2." in linked

@@ -42,7 +42,7 @@ NVFUSER_STEP = [*STOCK[:6], *NVFUSER_2]
 NVFUSER_KEY = "rmsnorm-bwd|nvidia-h200|016e16b1cc86..3f0f630db3be"
 #: Why the nvFuser step is nobody's upstream, as the records say it (bot/alert/owners.py).
 SUITES_OWN = (
-    "this suite's own definition changed (a +2% slowdown injected at head by the suite's "
+    "the suite itself changed (a +2% slowdown injected at head by the suite's "
     "slowdown hook)"
 )
 FUSER_UNCHANGED = "nvFuser 0.2.36+git7e04d26 is the same at base and head"
@@ -102,7 +102,7 @@ def test_a_slowdown_of_the_suites_own_fusion_files_nothing_upstream() -> None:
     assert a.repos == ai.spec.repos == () and a.told == () and a.owner == ""
     assert a.upstream_none == a.owner_why == SUITES_OWN
     assert a.everywhere == REPOS  # where an issue of it filed earlier may be closed
-    assert "Nothing is filed upstream: this suite's own definition changed" in ai.spec.body
+    assert "Nothing is filed upstream: the suite itself changed" in ai.spec.body
     data = alert_json(ai)
     assert (data["primary"], data["linked"], data["repos"]) == (None, [], [])
     assert (data["upstream_none"], data["told"]) == (SUITES_OWN, [])

@@ -195,7 +195,7 @@ def test_the_alert_issues_title_body_and_linked_body(synthetic: SyntheticResults
     alert = _alert_of(v)
     spec = alert_spec(alert, {v.machine: v}, CTX, {}, "perf")
     assert "\n" not in spec.title and len(spec.title) <= 256
-    title = r"RMSNorm backward: Thunder's kernels [0-9.]+% slower \(and 1 more\) in "
+    title = r"RMSNorm backward: Thunder's kernels [0-9.]+% slower, ratio [0-9.]+x → [0-9.]+x in "
     assert re.match(title, spec.title), spec.title
     assert MARKER not in spec.body  # the issue is not the sticky comment
     assert f"### 🔴 {MACHINE}: Thunder against nvFuser (kernel-time ratio), " in spec.body

@@ -913,7 +913,7 @@ def test_poster_passes_each_repeat_folder(tmp_path: Path) -> None:
 def test_the_poster_sets_the_status_only_when_the_bot_failed(
     tmp_path: Path, bot_rc: str, runs: bool
 ) -> None:
-    """The bot posts perfbot/rmsnorm-bwd itself for what it decides (exit 0, 1, 5: success,
+    """The bot posts perfbot itself for what it decides (exit 0, 1, 5: success,
     failure, neutral, acknowledged); the workflow's step only when the bot could not (any other
     exit code: error), so the two never post for one run. Its if: is evaluated as GitHub does,
     and its script, run for real, posts nothing for 0, 1 or 5 even if it ran."""
