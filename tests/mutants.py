@@ -450,12 +450,94 @@ MUTATIONS = (
         area="tests/fusion",
     ),
     Mutation(
-        "gap-clue-on-moved-fusions",
-        "a fusion that moved gets a standing-gap clue besides its own hints",
-        "bot/tell/comment.py",
-        "if _quiet(u) and (clue := gap_clue(",
-        "if (clue := gap_clue(",
+        "gap-clue-opened-at-head",
+        "a gap this change opened gets a standing-gap clue, as if it had stood at base",
+        "bot/tell/hints.py",
+        "if not stood or not telling:",
+        "if not telling:",
         area="tests/fusion",
+    ),
+    # Issue 38: per-fusion truth (canonical fingerprints, the control per fusion and its drift
+    # signature, the total watch, the words, hints about the change). Each is caught by its
+    # area's tests (python -m tests.mutants --only NAME, as the closing note of issue 38 lists).
+    Mutation(
+        "fingerprint-printed-as-canonical",
+        "the hand-written definition is compared by its printed text where a canonical one is "
+        "recorded (renumbered tensors read as a change of the math)",
+        "bot/alert/builds.py",
+        "b_canon, h_canon = (f.canonical if f else None",
+        "b_canon, h_canon = (f.printed if f else None",
+    ),
+    Mutation(
+        "printed-text-differ-as-change",
+        "a printed definition that differs, with no canonical fingerprint, is a change of the "
+        "definition rather than what the records cannot tell",
+        "bot/alert/builds.py",
+        'return out, ("" if b_text == h_text else PRINTED_ONLY)',
+        'return ([*out, PRINTED_ONLY] if b_text != h_text else out), ""',
+    ),
+    Mutation(
+        "slowdown-any-fusion",
+        "a slowdown the suite injected into one fusion is read as every fusion's",
+        "bot/alert/builds.py",
+        "    if scoped is not None and scoped != fusion:\n        return None\n",
+        "",
+    ),
+    Mutation(
+        "suite-change-unseen",
+        "a change of the suite's measuring code or settings is no change of any build",
+        "bot/alert/builds.py",
+        '"suite": tuple(suite),',
+        '"suite": (),',
+    ),
+    Mutation(
+        "drift-despite-ratio-moved",
+        "an unchanged side that moved reads as drift although the ratio moved with it",
+        "bot/alert/control.py",
+        'finding: Finding = "unexplained" if ratio_moved else "drift"',
+        'finding: Finding = "drift"',
+    ),
+    Mutation(
+        "one-fusion-drift-sweeps-machine",
+        "a drift on one fusion of several makes the whole machine not judged",
+        "bot/alert/decision.py",
+        "if not drifted or (len(drifted) == 1 and len(mine) > 1):",
+        "if not drifted:",
+    ),
+    Mutation(
+        "run-overall-first-fusion",
+        "the run's overall state (the JSON's top level) is its first fusion's, not the worst",
+        "bot/alert/decision.py",
+        "return worst([u.state for u in self.units])",
+        "return self.units[0].state",
+    ),
+    Mutation(
+        "watch-commit-comparable-only",
+        "the watch links a break's first bad commit only among the comparable commits",
+        "bot/history/series.py",
+        "(*self.commits, *self.every)",
+        "self.commits",
+    ),
+    Mutation(
+        "other-fusions-guards-as-own",
+        "a title's second guard may be another fusion's, told as the worst fusion's own",
+        "bot/alert/model.py",
+        "if x.machine == worst.machine and x is not worst]",
+        "if x is not worst]",
+    ),
+    Mutation(
+        "launch-lists-unread",
+        "the kernels each timed call launched are not compared, head against base",
+        "bot/fusion/hints.py",
+        "launches = launch_findings(*kernels, explained=explained)",
+        "launches: list[Finding] = []",
+    ),
+    Mutation(
+        "standing-said-as-new",
+        "every difference from the hand-written fusion at head is told as new, though base had it",
+        "bot/fusion/hints.py",
+        "new = [f for f in at_head if _same_difference(f) not in at_base]",
+        "new = at_head",
     ),
     # Issue 37's defences. The attack rows (tests/workflows/test_attacks.py, slow: run them
     # with --tests tests/workflows/test_attacks.py --marker slow) go red with the first three.

@@ -1,4 +1,8 @@
-"""Find and read both sides' fusion captures for a machine, and build each fusion's hints.
+"""Find and read both sides' fusion captures and kernel lists, and build each fusion's hints.
+
+The kernels each timed call launched are in every run's record (its per-round lists, which the
+verdict reads without: each record is read again whole here, once, however many fusions it
+holds). A fusion whose head launches other kernels has hints even with no capture.
 
 The suite writes a run's captures beside its results, ``<results>/<machine>/<commit>.captures/``
 (benchmarks/rmsnorm_bwd/capture.py); ``--captures-base``/``--captures-head`` name them
@@ -12,13 +16,21 @@ does not exist) are bad input.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import replace
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 from bot.alert.measured import Measured
 from bot.fusion.hints import build_hints
+from bot.fusion.launches import Lists, kernel_lists
 from bot.fusion.read import has_fusion, read_side
+from bot.fusion.types import PointCapture
+from bot.results.provenance import load_provenance
 from bot.results.types import BadInput, CommitResults
+
+Record = Callable[[CommitResults], "Mapping[str, Any] | None"]
 
 
 def _beside(runs: tuple[CommitResults, ...]) -> Path | None:
@@ -29,9 +41,7 @@ def _beside(runs: tuple[CommitResults, ...]) -> Path | None:
     return None
 
 
-def with_hints(
-    reports: list[Measured], given: tuple[Path | None, Path | None]
-) -> list[Measured]:
+def with_hints(reports: list[Measured], given: tuple[Path | None, Path | None]) -> list[Measured]:
     """Each compared fusion of each machine with its hints, where both sides captured it
     (a fusion's points in its own folder of the side's, RMSNorm backward's in the side's)."""
     compared = [m for m in reports if m.verdict is not None]
@@ -47,22 +57,54 @@ def with_hints(
         for folder in given:
             if folder is not None and not folder.is_dir():
                 raise BadInput(f"{folder}: no such captures folder")
-    return [_with_hints(m, given) for m in reports]
+    record = _records()
+    return [_with_hints(m, given, record) for m in reports]
 
 
-def _with_hints(m: Measured, given: tuple[Path | None, Path | None]) -> Measured:
-    if m.verdict is None:
+def _records() -> Record:
+    """Each run's whole record, read once (None: the run has none)."""
+
+    @cache
+    def whole(path: Path, commit: str) -> Mapping[str, Any] | None:
+        try:
+            prov = load_provenance(path, commit)
+        except BadInput as exc:  # read a moment ago: a diagnostic is never worth the verdict
+            print(f"fusion-perfbot: warning: kernel lists not read: {exc}", file=sys.stderr)
+            return None
+        return prov.record if prov is not None else None
+
+    def record(run: CommitResults) -> Mapping[str, Any] | None:
+        return whole(run.provenance.path, run.commit) if run.provenance is not None else None
+
+    return record
+
+
+def _kernels(m: Measured, record: Record) -> tuple[list[Lists], list[Lists]]:
+    """The kernels of every timed call of this fusion, each base run's and each head run's."""
+    base, head = (
+        [kernel_lists(r, m.fusion) for run in runs if (r := record(run)) is not None]
+        for runs in (m.base_runs, m.head_runs)
+    )
+    return base, head
+
+
+def _with_hints(m: Measured, given: tuple[Path | None, Path | None], record: Record) -> Measured:
+    verdict = m.verdict
+    if verdict is None:
         return m
     base_dir, head_dir = given if all(given) else (_beside(m.base_runs), _beside(m.head_runs))
-    if base_dir is None or head_dir is None:
-        return m
+    sides: tuple[dict[str, PointCapture], dict[str, PointCapture]] = ({}, {})
     try:
-        if not (has_fusion(base_dir, m.fusion) and has_fusion(head_dir, m.fusion)):
-            return m  # this fusion was not captured at both sides: nothing to compare
-        sides = read_side(base_dir, m.fusion), read_side(head_dir, m.fusion)
+        captured = [d is not None and has_fusion(d, m.fusion) for d in (base_dir, head_dir)]
+        if base_dir is not None and head_dir is not None and all(captured):
+            sides = read_side(base_dir, m.fusion), read_side(head_dir, m.fusion)
     except BadInput as exc:
         # The captures are a diagnostic: a bad one is said, and never costs the verdict.
         note = f"fusion captures not read: {exc}"
         print(f"fusion-perfbot: warning: {note}", file=sys.stderr)
-        return replace(m, verdict=replace(m.verdict, notes=(*m.verdict.notes, note)))
-    return replace(m, hints=build_hints(m.verdict, *sides, m.base, m.head, m.fusion))
+        verdict = replace(verdict, notes=(*verdict.notes, note))
+        m = replace(m, verdict=verdict)
+    hints = build_hints(verdict, *sides, m.base, m.head, m.fusion, _kernels(m, record))
+    if not hints.points_compared and not hints.changed:
+        return m  # nothing captured at both sides, nothing launched otherwise: no hints
+    return replace(m, hints=hints)

@@ -3,7 +3,8 @@
 Evidence in the order it is trusted: what differs between base and head in the stack (the
 package under test, or the Thunder and nvFuser versions), what changed inside the compiled
 program (Thunder decides what it hands nvFuser: the definition, the saved tensors, how many
-fusions; nvFuser decides how it runs them: segments, schedulers, launch parameters), and
+fusions, and what runs beside them in its call: a kernel outside nvFuser that came or went;
+nvFuser decides how it runs them: segments, schedulers, launch parameters, its kernels), and
 which kernel times moved. Each rule that fires adds a reason; the owner is the side with the
 most reasons, and a tie (or nothing) names no owner rather than guess.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from bot.fusion.launches import LAUNCHES, NVFUSER_LAUNCHES
 from bot.fusion.types import Finding
 from bot.results.types import REFERENCE
 
@@ -21,7 +23,7 @@ THUNDER, FUSER = "thunder", "fuser"
 PROGRAM_KINDS = frozenset(
     {"casts", "ops", "reductions", "broadcasts", "saved", "extents", "fusions"}
 )
-SCHEDULE_KINDS = frozenset({"segments", "kernels", "scheduler", "launch"})
+SCHEDULE_KINDS = frozenset({"segments", "kernels", "scheduler", "launch", NVFUSER_LAUNCHES})
 REPOSITORY_WORD = {THUNDER: "Lightning-AI/lightning-thunder", FUSER: "NVIDIA/Fuser"}
 
 
@@ -38,6 +40,19 @@ class Attribution:
 def _changed(base: Mapping[str, str], head: Mapping[str, str], key: str) -> tuple[str, str] | None:
     b, h = base.get(key), head.get(key)
     return (b, h) if b and h and b != h else None
+
+
+def _launched(material: Sequence[Finding]) -> list[tuple[str, str]]:
+    """A kernel outside nvFuser that came or went in a timed call: in Thunder's, what Thunder
+    runs beside the fusion; in the hand-written fusion's, nvFuser's call (the finding above
+    names the kernels, so the reason only points at it)."""
+    reasons = []
+    launched = {f.variant == REFERENCE for f in material if f.kind == LAUNCHES}
+    if False in launched:
+        reasons.append((THUNDER, "Thunder's timed call launches other kernels at head"))
+    if True in launched:
+        reasons.append((FUSER, "the hand-written fusion's timed call launches other kernels"))
+    return reasons
 
 
 def attribute(
@@ -63,8 +78,13 @@ def attribute(
                     (side, f"{key} changed between base and head: {change[0]} -> {change[1]}")
                 )
     material = [f for f in findings if f.material]
+    reasons += _launched(material)
     program = [f for f in material if f.kind in PROGRAM_KINDS and f.variant != REFERENCE]
-    schedule = [f for f in material if f.kind in SCHEDULE_KINDS or f.variant == REFERENCE]
+    schedule = [
+        f
+        for f in material
+        if f.kind in SCHEDULE_KINDS or (f.variant == REFERENCE and f.kind != LAUNCHES)
+    ]
     if program:
         reasons.append((THUNDER, f"Thunder hands nvFuser a different program ({program[0].text})"))
     if schedule and not program:

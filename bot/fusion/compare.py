@@ -32,6 +32,8 @@ from bot.fusion.words import (
 from bot.results.types import REFERENCE  # the hand-written fusion's variant
 
 STACK = "a time change there is not in the fusion (look at the stack: versions, clocks)"
+#: The same program, where the records show the timed call launching other kernels beside it.
+OUTSIDE = "the change is in the kernels the timed call launches beside it (above)"
 
 
 class _Words(NamedTuple):

@@ -40,6 +40,7 @@ class Finding:
     others (a renamed value, a timing within noise) are context."""
 
     kind: str  # "casts", "ops", "random", "reductions", "broadcasts", "saved", "extents", "inputs",
+    #            "launches", "nvfuser-launches" (bot/fusion/launches.py),
     #            "fusions", "segments", "kernels", "scheduler", "launch", "same-program"
     point: str  # "bfloat16 2048x8192"
     variant: str

@@ -112,8 +112,8 @@ def _catalog_parts(
 ) -> tuple[list[Unit], str, tuple[str, ...]]:
     """The fusions that moved or are not judged (worst first), the line for the rest, and every
     fusion's level (a line each, for a fold): a catalog that did not move needs one screen to
-    say so. A standing gap of a fusion that did not move gets its clue from the captures under
-    its line (a fusion that moved has its own section with every hint)."""
+    say so. A standing gap (at base and at head) gets its clue from the captures under its line,
+    moved or not: what stood at base is no hint of the change (bot/fusion/hints.py)."""
     swept = [u for u in d.units if u.machine in d.drifted_machines]  # said once, above
     moved = [u for u in d.units if not _quiet(u) and u not in swept]
     moved.sort(key=lambda u: ORDER.index(u.state))
@@ -128,7 +128,7 @@ def _catalog_parts(
     line = "\n\n".join(lines)
     levels = tuple(  # the fold's summary names what the figures are
         f"- {escape_md(name(u), 100)}: {text.removeprefix(f'{LEVEL_PREFIX}: ')}"
-        + (f"\n  - {clue}" if _quiet(u) and (clue := gap_clue(u.hints, u.level)) else "")
+        + (f"\n  - {clue}" if (clue := gap_clue(u.hints, u.level)) else "")
         for u in d.units
         if u.verdict is not None and (text := level_line(u.level))
     )

@@ -71,17 +71,20 @@ def _rank(f: Finding) -> int:
 
 
 def gap_clue(hints: Hints | None, level: RatioLevel | None) -> str:
-    """For a fusion where Thunder stands clearly slower than the hand-written fusion (its worst
-    point's 95% interval above ``1 + effect`` at head), the one difference inside the fusion that
-    most likely explains it, at the worst point's variant: a line of the catalog's level fold.
-    "" otherwise (no captures, no gap, no telling difference)."""
+    """For a fusion where Thunder stood clearly slower than the hand-written fusion at base and
+    stands so at head (its worst point's 95% interval above ``1 + effect`` at head, that point's
+    variant's level above it at base), the one difference inside the fusion, the same at base
+    and head, that most likely explains it: a line of the catalog's level fold. A gap this change
+    opened is the change's, told by its own hints. "" otherwise (no captures, no standing gap,
+    no telling difference)."""
     worst = level.together.worst if level is not None and level.together is not None else None
     if hints is None or level is None or worst is None or worst.head.low < 1 + level.effect:
         return ""
     variant = worst.key.variant
-    found = [f for f in hints.against_handwritten if f.material and variant in f.variant]
+    stood = [x for x in level.variants if x.variant == variant and x.base.low >= 1 + level.effect]
+    found = [f for f in hints.standing if f.material and variant in f.variant]
     telling = [f for f in found if _rank(f) < len(CLUE_ORDER)]
-    if not telling:
+    if not stood or not telling:
         return ""
     best = min(telling, key=_rank)  # min keeps the first of equal rank: the comparer's order
     more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""

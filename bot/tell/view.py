@@ -15,6 +15,7 @@ from bot.alert.model import guard_size, moved_words
 from bot.decide.level import RatioLevel
 from bot.decide.types import Guard, Verdict
 from bot.fusion.hints import Hints
+from bot.fusion.launches import LAUNCHES, NVFUSER_LAUNCHES
 from bot.results.types import Provenance
 from bot.tell.hints import bullets, fence
 from bot.tell.level import level_line
@@ -74,13 +75,16 @@ class Fold:
 @dataclass(frozen=True)
 class HintsView:
     changed: tuple[str, ...]
-    against_handwritten: tuple[str, ...]
+    new_at_head: tuple[str, ...]  # Thunder against the hand-written fusion, not so at base
     owner: str
     reasons: tuple[str, ...]
     reproducer: str | None  # "for POINT: WHAT"
     script: str | None  # fenced
     no_reproducer: str | None = None  # why there is none
     compared: int = 0  # points captured at both sides
+    source: str = ""  # what head and base were compared by
+    #: The same at base and head, listed where nothing moved (under a regression: counted).
+    standing: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -170,11 +174,27 @@ def _owner(h: Hints) -> str:
     return escape_md(repository) if repository else "not clear"
 
 
+def _standing(h: Hints) -> str:
+    """What the new-at-head part says when nothing is new."""
+    n = len(h.standing)
+    if not n:
+        return "no difference found at base or head"
+    return (
+        f"nothing new: the {n} difference{'s' * (n > 1)} from the hand-written fusion at head "
+        f"{'were' if n > 1 else 'was'} there at base too, so not this change"
+    )
+
+
 def hints_view(h: Hints, *, script: bool) -> HintsView:
     r = h.reproducer
+    n = h.points_compared
+    captured = f"{n} point{'s' * (n != 1)} captured at both sides"
     return HintsView(
-        changed=tuple(bullets(h.changed)) or ("no capture to compare",),
-        against_handwritten=tuple(bullets(h.against_handwritten)) or ("no difference found",),
+        changed=tuple(bullets(h.changed)) or ("nothing differs",),
+        new_at_head=tuple(bullets(h.new_at_head))
+        or ((_standing(h),) if h.moved and h.points_compared else ()),
+        standing=() if h.moved else tuple(bullets(h.standing)),
+        source=captured if n else "no capture: the runs' kernel lists only",
         owner=_owner(h),
         reasons=tuple(escape_md(reason, 400) for _, reason in h.attribution.reasons),
         reproducer=f"{escape_md(r.point, 80)}: {escape_md(r.what, 200)}" if r else None,
@@ -184,11 +204,16 @@ def hints_view(h: Hints, *, script: bool) -> HintsView:
     )
 
 
+LAUNCH_KINDS = (LAUNCHES, NVFUSER_LAUNCHES)
+
+
 def cause_line(h: Hints | None) -> str:
     """The fusion hints in one line, for a first screen: who likely owns it, the first clue."""
     if h is None:
         return ""
-    clue = next((f for f in h.changed if f.material), None)
+    # Inside the fusion first (shorter, and nearer the cause), then what the call launched.
+    material = sorted((f for f in h.changed if f.material), key=lambda f: f.kind in LAUNCH_KINDS)
+    clue = next(iter(material), None)
     found = f": {escape_md(clue.text, 300)}" if clue is not None else ""
     return f"**Likely owner: {_owner(h)}**{found} (details below)."
 
