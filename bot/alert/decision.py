@@ -33,6 +33,7 @@ from bot.decide.types import Verdict
 from bot.decide.unjudged import unjudged
 from bot.exitcodes import ExitCode
 from bot.fusion.hints import Hints
+from bot.fusion.names import unit_named
 from bot.results.types import Provenance
 
 Standing = Literal[
@@ -204,7 +205,7 @@ class Decision:
     @property
     def unsettled(self) -> tuple[str, ...]:
         """Why the run cannot say "fine", a few words each, each once: the neutral status."""
-        said = (_unsettled(u, self.drifted_machines) for u in self.units)
+        said = (_unsettled(u, self.drifted_machines, self.catalog) for u in self.units)
         return tuple(dict.fromkeys(w for w in said if w))
 
     @property
@@ -216,23 +217,26 @@ class Decision:
         return tuple(dict.fromkeys(w for w in said if w))
 
 
-def _unsettled(u: Unit, drifted: Mapping[str, str]) -> str:
-    """Why this unit keeps the run from saying "fine", in a few words (the neutral status)."""
+def _unsettled(u: Unit, drifted: Mapping[str, str], catalog: bool) -> str:
+    """Why this unit keeps the run from saying "fine", in a few words (the neutral status);
+    in a catalog a fusion's own reason names the fusion (RMSNorm backward's too), so that a
+    drift of one fusion never reads as the machine's."""
     if u.machine in drifted:
         return f"the runner drifted on {u.machine}: re-run"
+    where = unit_named(u.unit) if catalog else u.where
     said = {
-        "not compared": f"{u.where} not compared",
+        "not compared": f"{where} not compared",
         "uncalibrated": f"{u.machine} uncalibrated (no noise model)",
         "runner check": f"runner check failed on {u.machine}",
-        "drifted": f"the runner drifted on {u.where}: re-run",
+        "drifted": f"the runner drifted on {where}: re-run",
     }
     if u.standing in said:
         return said[u.standing]
     if u.standing == "unexplained" and u.control is not None:
-        return f"{u.control.moved} on {u.where} with nothing recorded to explain it: re-run"
+        return f"{u.control.moved} on {where} with nothing recorded to explain it: re-run"
     if u.state == "unsure":
-        return f"unsure on {u.where}: more repeats would settle it"
-    return f"no data on {u.where}" if u.state == "inconclusive (no data)" else ""
+        return f"unsure on {where}: more repeats would settle it"
+    return f"no data on {where}" if u.state == "inconclusive (no data)" else ""
 
 
 def _standing(m: Measured, builds: Builds) -> tuple[Standing, str, Control | None]:

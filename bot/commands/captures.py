@@ -1,8 +1,9 @@
 """Find and read both sides' fusion captures and kernel lists, and build each fusion's hints.
 
-The kernels each timed call launched are in every run's record (its per-round lists, which the
-verdict reads without: each record is read again whole here, once, however many fusions it
-holds). A fusion whose head launches other kernels has hints even with no capture.
+The kernels each timed call launched are in every run's record (a list the verdict reads
+without, beside the per-round ones: each record is read again here, once, however many fusions
+it holds, keeping that list alone). A fusion whose head launches other kernels has hints even
+with no capture.
 
 The suite writes a run's captures beside its results, ``<results>/<machine>/<commit>.captures/``
 (benchmarks/rmsnorm_bwd/capture.py); ``--captures-base``/``--captures-head`` name them
@@ -24,7 +25,7 @@ from typing import Any
 
 from bot.alert.measured import Measured
 from bot.fusion.hints import build_hints
-from bot.fusion.launches import Lists, kernel_lists
+from bot.fusion.launches import KERNELS_FIELD, Lists, kernel_lists
 from bot.fusion.read import has_fusion, read_side
 from bot.fusion.types import PointCapture
 from bot.results.provenance import load_provenance
@@ -67,7 +68,7 @@ def _records() -> Record:
     @cache
     def whole(path: Path, commit: str) -> Mapping[str, Any] | None:
         try:
-            prov = load_provenance(path, commit)
+            prov = load_provenance(path, commit, per_round=False, keep=(KERNELS_FIELD,))
         except BadInput as exc:  # read a moment ago: a diagnostic is never worth the verdict
             print(f"fusion-perfbot: warning: kernel lists not read: {exc}", file=sys.stderr)
             return None
@@ -104,7 +105,11 @@ def _with_hints(m: Measured, given: tuple[Path | None, Path | None], record: Rec
         print(f"fusion-perfbot: warning: {note}", file=sys.stderr)
         verdict = replace(verdict, notes=(*verdict.notes, note))
         m = replace(m, verdict=verdict)
-    hints = build_hints(verdict, *sides, m.base, m.head, m.fusion, _kernels(m, record))
+    # The kernel lists cost a second read of each record (0.2 s for a nightly pair): read
+    # where a guard alarms, whose hints are about a change.
+    moved = any(g.alarming for g in verdict.guards)
+    kernels = _kernels(m, record) if moved else ([], [])
+    hints = build_hints(verdict, *sides, m.base, m.head, m.fusion, kernels)
     if not hints.points_compared and not hints.changed:
         return m  # nothing captured at both sides, nothing launched otherwise: no hints
     return replace(m, hints=hints)

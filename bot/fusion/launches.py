@@ -12,6 +12,7 @@ and compared as a multiset. A list that differs between the runs of one side say
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
@@ -35,6 +36,7 @@ LAUNCHES, NVFUSER_LAUNCHES = "launches", "nvfuser-launches"
 Lists = dict[tuple[str, str], Counter[str]]  # (point "bfloat16 2048x8192", variant) -> kernels
 
 
+@functools.lru_cache(maxsize=4096)  # a nightly record names ~16,000 launches of ~30 kernels
 def kernel_name(signature: str) -> str:
     """``void at::native::reduce_kernel<128, 4, ...>(...)`` -> ``at::native::reduce_kernel``;
     the numbering of nvFuser's kernels dropped (``nvf::nvfuser_reduction``)."""

@@ -13,9 +13,10 @@ JSON is decoded, never holding them whole; the record is otherwise the same.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,10 +41,10 @@ CANONICAL_FIELD = "definition_canonical_sha256"
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
-def _slim(entry: dict[str, Any]) -> dict[str, Any]:
+def _slim(dropped: frozenset[str], entry: dict[str, Any]) -> dict[str, Any]:
     if "status" not in entry:
         return entry
-    return {k: v for k, v in entry.items() if not (k in PER_ROUND and isinstance(v, list))}
+    return {k: v for k, v in entry.items() if not (k in dropped and isinstance(v, list))}
 
 
 def _last_line(text: str) -> tuple[int, int, int] | None:
@@ -59,18 +60,18 @@ def _last_line(text: str) -> tuple[int, int, int] | None:
     return text.count("\n", 0, start) + 1, start, len(text) if stop < 0 else stop
 
 
-def _decode_last(path: Path, text: str, per_round: bool) -> tuple[int, Any]:
+def _decode_last(path: Path, text: str, dropped: frozenset[str]) -> tuple[int, Any]:
     if any(brk in text for brk in _OTHER_BREAKS):  # the plain way, exactly as splitlines reads it
         numbered = [(i, line) for i, line in enumerate(text.splitlines(), 1) if line.strip()]
         if not numbered:
             raise BadInput(f"{path}: empty provenance file")
         number, line = numbered[-1]
-        return number, _parse(path, line, number, per_round)
+        return number, _parse(path, line, number, dropped)
     found = _last_line(text)
     if found is None:
         raise BadInput(f"{path}: empty provenance file")
     number, start, stop = found
-    decoder = json.JSONDecoder(object_hook=None if per_round else _slim)
+    decoder = json.JSONDecoder(object_hook=functools.partial(_slim, dropped) if dropped else None)
     try:
         space = _JSON_SPACE.match(text, start)
         record, end = decoder.raw_decode(text, space.end() if space else start)
@@ -78,26 +79,28 @@ def _decode_last(path: Path, text: str, per_round: bool) -> tuple[int, Any]:
             return number, record
     except (json.JSONDecodeError, RecursionError):
         pass
-    return number, _parse(path, text[start:stop], number, per_round)  # for decode's message
+    return number, _parse(path, text[start:stop], number, dropped)  # for decode's message
 
 
-def _parse(path: Path, line: str, number: int, per_round: bool) -> Any:
+def _parse(path: Path, line: str, number: int, dropped: frozenset[str]) -> Any:
     record = decode(path, line, number)
-    return record if per_round else _slim_tree(record)
+    return _slim_tree(record, dropped) if dropped else record
 
 
-def _slim_tree(value: Any) -> Any:
+def _slim_tree(value: Any, dropped: frozenset[str]) -> Any:
     """:func:`_slim` on every object, innermost first, as the decoder's hook applies it."""
     if isinstance(value, dict):
-        return _slim({k: _slim_tree(v) for k, v in value.items()})
+        return _slim(dropped, {k: _slim_tree(v, dropped) for k, v in value.items()})
     if isinstance(value, list):
-        return [_slim_tree(v) for v in value]
+        return [_slim_tree(v, dropped) for v in value]
     return value
 
 
-def load_provenance(path: Path, commit: str, *, per_round: bool = True) -> Provenance | None:
+def load_provenance(
+    path: Path, commit: str, *, per_round: bool = True, keep: Collection[str] = ()
+) -> Provenance | None:
     """The last record of the file, or None where there is none; ``per_round=False``: without
-    the variant entries' per-round lists (see the module docstring)."""
+    the variant entries' per-round lists (see the module docstring) but those in ``keep``."""
     if not path.exists():
         return None
     raw = read_capped(path, MAX_PROVENANCE_BYTES, "provenance record")
@@ -106,7 +109,8 @@ def load_provenance(path: Path, commit: str, *, per_round: bool = True) -> Prove
     except UnicodeDecodeError:
         raise BadInput(f"{path}: provenance record is not UTF-8 text") from None
     del raw
-    number, record = _decode_last(path, text, per_round)
+    dropped = frozenset() if per_round else frozenset(PER_ROUND) - frozenset(keep)
+    number, record = _decode_last(path, text, dropped)
     if not isinstance(record, dict) or record.get("schema") != PROVENANCE_SCHEMA:
         raise BadInput(f"{path} line {number}: not a {PROVENANCE_SCHEMA} record")
     recorded = record.get("commit")

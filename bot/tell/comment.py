@@ -62,6 +62,7 @@ def _machine(
         script=script and _posts_script(u),
         site_url=ctx.site_url,
         level=u.level,
+        suite=u.suite,
     )
     steps = calibration_fold(u)
     return replace(view, folds=(*view.folds, steps)) if steps else view

@@ -169,7 +169,14 @@ def guard_lines(v: Verdict, lead: Guard | None) -> tuple[GuardLine, ...]:
     )
 
 
-def _owner(h: Hints) -> str:
+#: The owner the hints name where the decision found the move to be this suite's own change
+#: (bot/alert/decision.py ``Unit.suite``): no repository upstream owns it, whatever was launched.
+SUITE_OWNER = "none upstream (the suite itself changed)"
+
+
+def _owner(h: Hints, suite: str = "") -> str:
+    if suite:
+        return SUITE_OWNER
     repository = h.attribution.repository
     return escape_md(repository) if repository else "not clear"
 
@@ -185,7 +192,9 @@ def _standing(h: Hints) -> str:
     )
 
 
-def hints_view(h: Hints, *, script: bool) -> HintsView:
+def hints_view(h: Hints, *, script: bool, suite: str = "") -> HintsView:
+    """``suite``: what of the suite changed for this fusion, where it did (the owner is then
+    nobody upstream, as the alert has it)."""
     r = h.reproducer
     n = h.points_compared
     captured = f"{n} point{'s' * (n != 1)} captured at both sides"
@@ -195,7 +204,7 @@ def hints_view(h: Hints, *, script: bool) -> HintsView:
         or ((_standing(h),) if h.moved and h.points_compared else ()),
         standing=() if h.moved else tuple(bullets(h.standing)),
         source=captured if n else "no capture: the runs' kernel lists only",
-        owner=_owner(h),
+        owner=_owner(h, suite),
         reasons=tuple(escape_md(reason, 400) for _, reason in h.attribution.reasons),
         reproducer=f"{escape_md(r.point, 80)}: {escape_md(r.what, 200)}" if r else None,
         script=fence(r.script) if r is not None and script else None,
@@ -207,7 +216,7 @@ def hints_view(h: Hints, *, script: bool) -> HintsView:
 LAUNCH_KINDS = (LAUNCHES, NVFUSER_LAUNCHES)
 
 
-def cause_line(h: Hints | None) -> str:
+def cause_line(h: Hints | None, suite: str = "") -> str:
     """The fusion hints in one line, for a first screen: who likely owns it, the first clue."""
     if h is None:
         return ""
@@ -215,7 +224,7 @@ def cause_line(h: Hints | None) -> str:
     material = sorted((f for f in h.changed if f.material), key=lambda f: f.kind in LAUNCH_KINDS)
     clue = next(iter(material), None)
     found = f": {escape_md(clue.text, 300)}" if clue is not None else ""
-    return f"**Likely owner: {_owner(h)}**{found} (details below)."
+    return f"**Likely owner: {_owner(h, suite)}**{found} (details below)."
 
 
 def guard_folds(v: Verdict, lead: Guard | None, *, full: bool) -> tuple[Fold, ...]:
@@ -253,9 +262,11 @@ def machine_view(
     script: bool = True,
     site_url: str | None = None,
     level: RatioLevel | None = None,
+    suite: str = "",
 ) -> MachineView:
     """One machine's part: its guards in a line each, the worst guard's rows, the folds;
-    ``level`` the ratio's level the decision holds (bot/alert/decision.py)."""
+    ``level`` the ratio's level the decision holds (bot/alert/decision.py); ``suite`` what of
+    the suite changed for this fusion (the hints then name no owner upstream)."""
     lead = worst_guard(v)
     runs = f"{v.runs[0]} run(s) of base, {v.runs[1]} of head"
     where = f"base {side_label(base, v.base)} → head {side_label(head, v.head)} · {runs}"
@@ -289,8 +300,8 @@ def machine_view(
         lead_caption=caption,
         lead=table,
         folds=folds,
-        hints=hints_view(hints, script=script) if hints is not None else None,
+        hints=hints_view(hints, script=script, suite=suite) if hints is not None else None,
         stack=provenance(base, head, v),
-        cause=cause_line(hints) if v.overall in ("regressed", "broken") else "",
+        cause=cause_line(hints, suite) if v.overall in ("regressed", "broken") else "",
         level=level_line(level),
     )

@@ -112,3 +112,19 @@ def test_a_break_behind_a_change_of_variants_is_reported(tmp_path: Path) -> None
     (alert,) = doc["alerts"]
     assert alert["first_bad"] == broken[0] and alert["sections"][0]["guard"] == "broken"
     assert "of another sampling or set of variants left out" in json.dumps(doc["machines"])
+
+
+def test_a_first_bad_commit_among_other_variants_is_linked() -> None:
+    """The link to a break's first bad commit is found among every run's commits: a commit
+    whose runs measured other variants is in ``every`` only, and is still linked."""
+    from bot.history.sections import commit_ref
+    from bot.history.series import Commit, History
+    from bot.results.types import CommitResults
+
+    def commit(sha: str, i: int) -> Commit:
+        return Commit(sha, i, (CommitResults("nvidia-h200", sha, Path(f"{sha}.json"), {}),))
+
+    good, bad = "a" * 40, "b" * 40
+    h = History("nvidia-h200", (commit(good, 0),), every=(commit(good, 0), commit(bad, 1)))
+    assert commit_ref(h, bad, "o/r") == f"[`{bad[:12]}`](https://github.com/o/r/commit/{bad})"
+    assert commit_ref(h, "c" * 40, "o/r") == f"`{'c' * 12}`"  # not in the history: no link

@@ -90,3 +90,17 @@ def test_per_round_false_drops_the_per_round_lists_only(folder: str) -> None:
                 for key in PER_ROUND:
                     entry.pop(key, None)
         assert slim.record == want and slim.record != full.record
+
+
+def test_a_kept_list_stays_and_the_other_per_round_lists_go() -> None:
+    """The hints read each record again keeping ``kernel_names`` alone (bot/commands/captures.py)."""
+    path = next((DATA / "h200-catalog" / "pair" / "rep-1").rglob("e0cdef8e*.provenance.jsonl"))
+    commit = path.name.split(".")[0]
+    full = load_provenance(path, commit)
+    kept = load_provenance(path, commit, per_round=False, keep=("kernel_names",))
+    assert full is not None and kept is not None
+    for key, point in full.record["points"].items():
+        for variant, entry in point["variants"].items():
+            got = kept.record["points"][key]["variants"][variant]
+            assert got.get("kernel_names") == entry.get("kernel_names")
+            assert not {"kernel_us", "kernel_us_calls", "host_us", "ratio"} & set(got)
