@@ -519,6 +519,14 @@ MUTATIONS = (
         "self.commits",
     ),
     Mutation(
+        "watch-commit-stops",
+        "the watch looks a first bad commit up among the comparable commits and stops when it is "
+        "not there (the StopIteration that lost a night's alert)",
+        "bot/history/series.py",
+        "return next((c for c in (*self.commits, *self.every) if c.sha == sha and c.runs), None)",
+        "return next(c for c in self.commits if c.sha == sha)",
+    ),
+    Mutation(
         "other-fusions-guards-as-own",
         "a title's second guard may be another fusion's, told as the worst fusion's own",
         "bot/alert/model.py",

@@ -51,10 +51,12 @@ def watch(tmp: Path, folders: list[Path], order: list[str]) -> tuple[int, dict[s
 
 
 def reported(doc: dict[str, Any]) -> None:
-    """Every alert has its words, and every confirmed break is an alert."""
+    """Every alert has its words and where it goes (a primary repository, or why nothing is
+    filed upstream: the suite's own change), and every confirmed break is an alert."""
     keys = set()
     for alert in doc["alerts"]:
-        assert alert["title"].strip() and alert["note"].strip() and alert["primary"], alert
+        assert alert["title"].strip() and alert["note"].strip(), alert
+        assert alert["primary"] or alert["upstream_none"].strip(), alert
         keys.add((alert["unit"], alert["last_good"], alert["first_bad"]))
     for m in doc["machines"]:
         for b in m["breaks"]:
@@ -86,6 +88,29 @@ def histories(draw: st.DrawFn) -> tuple[list[Path], list[str]]:
 )
 @given(history=histories())
 def test_no_valid_history_makes_the_watch_fail(
+    history: tuple[list[Path], list[str]], tmp_path: Path
+) -> None:
+    folders, order = history
+    code, doc, err = watch(tmp_path, folders, order)
+    assert code in TOTAL, (folders, order, err)
+    reported(doc)
+
+
+@st.composite
+def histories_with_a_break(draw: st.DrawFn) -> tuple[list[Path], list[str]]:
+    """The folders of the two broken commits (Thunder 0.2.5) and up to three others, in any
+    order: most of them put a break beside runs of other variants or other fusions."""
+    folders = committed()
+    broken = [f for f in sorted(folders) if any(c.startswith(BROKEN) for c in folders[f])]
+    others = [f for f in sorted(folders) if f not in broken]
+    chosen = [*broken, *draw(st.lists(st.sampled_from(others), max_size=3, unique=True))]
+    commits = sorted({c for f in chosen for c in folders[f]})
+    return chosen, draw(st.permutations(commits))
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(history=histories_with_a_break())
+def test_a_break_amid_any_runs_is_reported(
     history: tuple[list[Path], list[str]], tmp_path: Path
 ) -> None:
     folders, order = history
