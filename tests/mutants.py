@@ -527,6 +527,14 @@ MUTATIONS = (
         "return next(c for c in self.commits if c.sha == sha)",
     ),
     Mutation(
+        "watch-alerts-ordered-by-comparable",
+        "the night's alerts are put in order by the comparable commits alone (a KeyError when a "
+        "break starts after a commit of other variants)",
+        "bot/history/alerts.py",
+        "key=lambda kv: w.history.position(kv[0][0])",
+        "key=lambda kv: [c.sha for c in w.history.commits].index(kv[0][0])",
+    ),
+    Mutation(
         "other-fusions-guards-as-own",
         "a title's second guard may be another fusion's, told as the worst fusion's own",
         "bot/alert/model.py",

@@ -235,12 +235,12 @@ def alerts_of(
     """The parts of one history (a fusion on a machine) grouped by range, in commit order;
     each part owned by what changed between its range's two commits, and the other repository
     told as ``link`` says (``[alerts] link``, bot/alert/owners.py)."""
-    index = {c.sha: i for i, c in enumerate(w.history.commits)}
     ranges: dict[tuple[str, str], list[Part]] = {}
     for p in parts:
         ranges.setdefault(p.range, []).append(p)
     out = []
-    for (good, bad), found in sorted(ranges.items(), key=lambda kv: index[kv[0][0]]):
+    # In branch order: a break's range can start at a commit of other variants (issue 38).
+    for (good, bad), found in sorted(ranges.items(), key=lambda kv: w.history.position(kv[0][0])):
         builds = range_builds(w.history, good, bad)
         mine = sorted((owned(p, builds) for p in found), key=lambda p: ORDER.index(p.guard))
         out.append(_alert(w.history, mine, builds, configured, repo, link))

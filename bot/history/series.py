@@ -60,6 +60,13 @@ class History:
         every run's (a break can start at a commit whose runs measured other variants)."""
         return next((c for c in (*self.commits, *self.every) if c.sha == sha and c.runs), None)
 
+    def position(self, sha: str) -> int:
+        """Where a commit is on the branch, among every run's commits (a break's range can
+        start at a commit whose runs measured other variants); past the end where it is in
+        none."""
+        order = [c.sha for c in (self.every or self.commits)]
+        return order.index(sha) if sha in order else len(order)
+
     @property
     def unit(self) -> str:
         """The machine for RMSNorm backward, else ``machine:fusion`` (alert keys, sections)."""

@@ -98,14 +98,27 @@ def test_no_valid_history_makes_the_watch_fail(
 
 @st.composite
 def histories_with_a_break(draw: st.DrawFn) -> tuple[list[Path], list[str]]:
-    """The folders of the two broken commits (Thunder 0.2.5) and up to three others, in any
-    order: most of them put a break beside runs of other variants or other fusions."""
+    """A break as a main branch has one: the two broken commits (Thunder 0.2.5) next to each
+    other, in either order, after at least one good commit, amid the commits of the
+    three-variant repeats (in half of the histories) and of up to three other folders, those
+    kept at a drawn rate (none, a third, most): at rate none most runs measured other variants
+    than the first bad one (the history that crashed the watch)."""
     folders = committed()
     broken = [f for f in sorted(folders) if any(c.startswith(BROKEN) for c in folders[f])]
-    others = [f for f in sorted(folders) if f not in broken]
-    chosen = [*broken, *draw(st.lists(st.sampled_from(others), max_size=3, unique=True))]
-    commits = sorted({c for f in chosen for c in folders[f]})
-    return chosen, draw(st.permutations(commits))
+    three = sorted(DATA.glob("h200-repeats/call-*/results/rep-2"))
+    others = [f for f in sorted(folders) if f not in broken and f not in three]
+    chosen = [*broken, *draw(st.sampled_from([[], three]))]
+    chosen += draw(st.lists(st.sampled_from(others), max_size=3, unique=True))
+    first_bad = {c for f in broken for c in folders[f] if c.startswith(BROKEN)}
+    bad = draw(st.permutations(sorted(first_bad)))
+    held = {c for f in chosen if f in three for c in folders[f]}
+    rate = draw(st.sampled_from([0, 2, 5]))  # of 6
+    rest = sorted({c for f in chosen for c in folders[f]} - set(bad))
+    # A shuffle by a drawn generator: permutations() stays near the sorted order.
+    draw(st.randoms(use_true_random=False)).shuffle(rest)
+    kept = [c for c in rest if c in held or draw(st.integers(0, 5)) < rate] or rest[:1]
+    at = draw(st.integers(1, len(kept)))
+    return chosen, [*kept[:at], *bad, *kept[at:]]
 
 
 @settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
