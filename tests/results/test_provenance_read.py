@@ -93,7 +93,8 @@ def test_per_round_false_drops_the_per_round_lists_only(folder: str) -> None:
 
 
 def test_a_kept_list_stays_and_the_other_per_round_lists_go() -> None:
-    """The hints read each record again keeping ``kernel_names`` alone (bot/commands/captures.py)."""
+    """The hints read each record again keeping ``kernel_names`` alone (bot/commands/captures.py).
+    """
     path = next((DATA / "h200-catalog" / "pair" / "rep-1").rglob("e0cdef8e*.provenance.jsonl"))
     commit = path.name.split(".")[0]
     full = load_provenance(path, commit)
