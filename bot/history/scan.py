@@ -57,7 +57,8 @@ def window_stats(
     """Change ``d``, statistic ``t`` and run counts (before, after) of every row at every
     split: before = runs ``lo..mid-1``, after = ``mid..hi-1``."""
     has = n > 0
-    centre = np.where(has.any(axis=1), np.nanmean(np.where(has, y, np.nan), axis=1), 0.0)
+    count = has.sum(axis=1)  # a row with no run at all (a point no comparable run measured): 0
+    centre = np.where(has, y, 0.0).sum(axis=1) / np.maximum(count, 1)
     yc = np.where(has, y - centre[:, None], 0.0)
     wz = np.where(has, w, 0.0)
     pn, py, py2, pw = (_prefix(a) for a in (has.astype(np.float64), yc, yc * yc, wz))
