@@ -15,7 +15,7 @@ from typing import Any
 from bot.config import DEFAULT_REPOS, Config, ConfigError, _build
 from bot.config_read import read_toml
 
-__all__ = ["CALLER_BOUNDED", "CALLER_REFUSED", "with_caller"]
+__all__ = ["CALLER_BOUNDED", "CALLER_REFUSED", "SELF", "with_caller"]
 
 #: The trust rules of a caller's perfbot.toml (post-results.yml's input `config-path`: a file of
 #: the calling repository's default branch, read as data by the privileged poster and merged
@@ -34,8 +34,11 @@ CALLER_REFUSED: dict[str, str] = {
 CALLER_BOUNDED: dict[str, str] = {
     "results.max_machines": "at most the pinned perfbot's bound",
     "issues.repos": "only NVIDIA/Fuser, Lightning-AI/lightning-thunder and the caller's own "
-    "repository",
+    "repository; and only those the caller's file names itself (\"self\" is the caller's own)",
 }
+#: In a caller's ``[issues] repos``, the calling repository, whatever its name: the example files
+#: say it, so that a fork's trial files its alerts in the fork and nowhere else.
+SELF = "self"
 
 
 def _refused(caller: dict[str, Any], source: str) -> None:
@@ -59,7 +62,7 @@ def with_caller(
     is data: read as TOML, checked alone by this loader (unknown keys and bad values refused,
     naming the key), then against :data:`CALLER_REFUSED` and :data:`CALLER_BOUNDED`."""
     source = f"caller config {caller_path}"
-    caller = read_toml(caller_path)
+    caller = _with_self(read_toml(caller_path), caller_repo, source)
     _refused(caller, source)
     try:
         _build({}, caller, None)  # the schema, alone: its errors name the caller's file
@@ -75,11 +78,46 @@ def with_caller(
             f"{source}: [results] max_machines = {config.max_machines} is above the bound "
             f"{bound.max_machines}: a caller may lower it, not raise it"
         )
-    allowed = {r.lower() for r in (*DEFAULT_REPOS, *([caller_repo] if caller_repo else []))}
-    strange = [r for r in config.issue_repos if r.lower() not in allowed]
-    if "repos" in caller.get("issues", {}) and strange:
-        raise ConfigError(
-            f"{source}: [issues] repos names {', '.join(strange)}: a caller files only in "
-            f"{', '.join(sorted({*DEFAULT_REPOS, *([caller_repo] if caller_repo else [])}))}"
-        )
+    _check_repos(config, caller.get("issues", {}).get("repos"), caller_repo, source)
     return config
+
+
+def _with_self(caller: dict[str, Any], caller_repo: str | None, source: str) -> dict[str, Any]:
+    """The caller's file with ``"self"`` in ``[issues] repos`` read as the calling repository."""
+    issues = caller.get("issues")
+    repos = issues.get("repos") if isinstance(issues, dict) else None
+    if not isinstance(repos, list) or SELF not in repos:
+        return caller
+    if caller_repo is None:
+        raise ConfigError(f'{source}: [issues] repos names "{SELF}", but no repository is given')
+    named = [caller_repo if r == SELF else r for r in repos]
+    return {**caller, "issues": {**issues, "repos": list(dict.fromkeys(named))}}
+
+
+def _check_repos(
+    config: Config, named: list[str] | None, caller_repo: str | None, source: str
+) -> None:
+    """Where a caller's alerts may be filed: its own repository, and the repositories of
+    NVIDIA/Fuser and Lightning-AI/lightning-thunder that its own file names. The pinned
+    perfbot's default (both of them) is never taken for a caller's choice: a fork that copied a
+    config without ``[issues] repos`` would otherwise file its trial's alerts upstream."""
+    if not config.file_issues:
+        return
+    own = {caller_repo.lower()} if caller_repo else set()
+    allowed = own | {r.lower() for r in DEFAULT_REPOS}
+    listed = f"{', '.join(sorted({*DEFAULT_REPOS, *([caller_repo] if caller_repo else [])}))}"
+    strange = [r for r in config.issue_repos if r.lower() not in allowed]
+    if strange:
+        raise ConfigError(
+            f"{source}: [issues] repos names {', '.join(strange)}: a caller files only in {listed}"
+        )
+    chosen = own | {r.lower() for r in (named or ())}
+    unnamed = [r for r in config.issue_repos if r.lower() not in chosen]
+    if unnamed:
+        raise ConfigError(
+            f"{source}: the alert's issues would be filed in {', '.join(unnamed)}, which this "
+            f"file does not name: a caller files in another repository only where its own "
+            f'[issues] repos says so. A trial: repos = ["{SELF}"] (this repository alone); '
+            f"going live: name each repository, e.g. repos = "
+            f'["{SELF}", "NVIDIA/Fuser"] (docs/ADOPT.md, "A fork trial first")'
+        )

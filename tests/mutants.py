@@ -402,6 +402,23 @@ MUTATIONS = (
         area="tests/commands",
     ),
     Mutation(
+        "caller-default-repos-taken-as-chosen",
+        "a caller whose perfbot.toml names no [issues] repos files in the pinned bot's default "
+        "repositories (a fork's trial files upstream)",
+        "bot/config_caller.py",
+        "chosen = own | {r.lower() for r in (named or ())}",
+        "chosen = own | {r.lower() for r in (named or DEFAULT_REPOS)}",
+        area="tests/commands",
+    ),
+    Mutation(
+        "caller-self-is-upstream",
+        'a caller\'s "self" is read as the package\'s upstream repository, not the caller\'s own',
+        "bot/config_caller.py",
+        "named = [caller_repo if r == SELF else r for r in repos]",
+        "named = [DEFAULT_REPOS[1] if r == SELF else r for r in repos]",
+        area="tests/commands",
+    ),
+    Mutation(
         "caller-config-from-the-pr-head",
         "the poster reads the caller's perfbot.toml without naming the default branch",
         ".github/workflows/post-results.yml",

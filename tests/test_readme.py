@@ -9,9 +9,13 @@ and of ADOPT.md's commands are compared with what those commands print now.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import shutil
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from paths import DATA, REPO_ROOT, run_bot
@@ -129,8 +133,9 @@ def test_adopt_links_the_pages_written_elsewhere() -> None:
 
 
 def test_adopts_local_commands_print_what_it_says() -> None:
-    """ADOPT.md's first block, run as written; the lines it quotes are what they print."""
-    block = re.search(r"```bash\n(.*?)```", ADOPT, re.DOTALL)
+    """ADOPT.md's laptop block, run as written; the lines it quotes are what they print."""
+    laptop = _section(ADOPT, "Before any GPU: on your laptop (no GitHub needed)")
+    block = re.search(r"```bash\n(.*?)```", laptop, re.DOTALL)
     assert block is not None
     commands = _commands(block.group(1))
     assert commands[0] == "pip install -e '.[test]'"
@@ -176,3 +181,124 @@ def test_the_version_is_one_and_the_changelog_names_it() -> None:
     released = [h.split()[0] for h in headings[1:]]
     assert released and all(re.fullmatch(r"v\d+\.\d+\.\d+", v) for v in released), released
     assert released[0] == f"v{version}"
+
+
+# ----- docs/ADOPT.md's mends (issue 40): each held to what it says -----
+
+
+def _pin() -> dict[str, str]:
+    lines = (REPO_ROOT / "examples" / "pin.env").read_text(encoding="utf-8").split()
+    return dict(line.split("=", 1) for line in lines)
+
+
+def test_adopt_says_where_to_get_the_repository_that_pin_env_names(tmp_path: Path) -> None:
+    """The clone URL is pin.env's repository (the name is stated once there, and held here);
+    the second line runs in a clone and shows the pin."""
+    block = re.search(r"```bash\n(git clone .*?)```", ADOPT, re.DOTALL)
+    assert block is not None
+    clone, show = _commands(block.group(1))
+    assert clone == f"git clone https://github.com/{_pin()['PERFBOT_REPOSITORY']}"
+    local = tmp_path / "fusion-perfbot"
+    subprocess.run(["git", "clone", "-q", str(REPO_ROOT), str(local)], check=True)
+    done = subprocess.run(show, shell=True, cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0 and "PERFBOT_REF=" in done.stdout, done.stderr
+
+
+def test_adopts_copy_command_brings_the_hidden_workflows(tmp_path: Path) -> None:
+    """The command ADOPT gives copies .github/ too; the one it warns about would not."""
+    (line,) = [c for c in _commands(ADOPT) if c.startswith("cp ")] or [None]
+    assert line is not None and line.startswith("cp -R examples/thunder/. ../lightning-thunder/")
+    here = tmp_path / "fusion-perfbot"
+    shutil.copytree(REPO_ROOT / "examples", here / "examples")
+    (tmp_path / "lightning-thunder").mkdir()
+    subprocess.run(line, shell=True, cwd=here, check=True)
+    flows = tmp_path / "lightning-thunder" / ".github" / "workflows"
+    assert sorted(p.name for p in flows.iterdir()) == [
+        "perfbot-bench.yml",
+        "perfbot-post.yml",
+        "perfbot-pr-event.yml",
+    ]
+    (tmp_path / "glob").mkdir()
+    subprocess.run("cp -R examples/thunder/* ../glob/", shell=True, cwd=here, check=True)
+    assert not (tmp_path / "glob" / ".github").exists()  # why the trailing /. matters
+
+
+def test_adopts_label_loop_creates_every_label_even_where_one_exists(tmp_path: Path) -> None:
+    """The loop of step 3, run in the example folder with a `gh` that refuses a label that
+    exists unless --force: every label of labels.txt is created or updated."""
+    m = re.search(r"`(grep -v '\^#' labels\.txt \| while .*?; done)`", _flat(ADOPT))
+    assert m is not None
+    loop = m.group(1).replace("OWNER/REPO", "me/fork")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    gh = bin_dir / "gh"
+    gh.write_text(
+        "#!/usr/bin/env bash\n"
+        'if [[ "$3" == run-gpu-bench && " $* " != *" --force "* ]]; then\n'
+        '  echo "label already exists" >&2; exit 1\nfi\n'
+        'echo "$*" >> "$GH_LOG"\n'
+    )
+    gh.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "GH_LOG": str(tmp_path / "log")}
+    folder = REPO_ROOT / "examples" / "thunder"
+    done = subprocess.run(["bash", "-c", loop], cwd=folder, env=env, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    made = [line.split()[2] for line in (tmp_path / "log").read_text().splitlines()]
+    listed = [
+        line
+        for line in (folder / "labels.txt").read_text(encoding="utf-8").splitlines()
+        if line and not line.startswith("#")
+    ]
+    assert made == listed and len(made) == 3
+
+
+def test_adopt_explains_every_exit_code_a_caller_meets() -> None:
+    """The dry run exits 1 (held above), and ADOPT says why, with the codes the poster
+    branches on, each as bot/exitcodes.py names it."""
+    from bot.exitcodes import ExitCode
+
+    flat = _flat(ADOPT)
+    assert "**exits 1**" in flat
+    said = dict(
+        re.findall(
+            r"(\d) (a regression|no regression|a broken head|a configuration "
+            r"error|bad results|a GitHub step failed|a trust check)",
+            flat,
+        )
+    )
+    assert said == {
+        str(int(ExitCode.OK_NO_REGRESSION)): "no regression",
+        str(int(ExitCode.REGRESSION)): "a regression",
+        str(int(ExitCode.BROKEN)): "a broken head",
+        str(int(ExitCode.USAGE)): "a configuration error",
+        str(int(ExitCode.BAD_INPUT)): "bad results",
+        str(int(ExitCode.GITHUB_FAILURE)): "a GitHub step failed",
+        str(int(ExitCode.UNTRUSTED)): "a trust check",
+    }
+
+
+def test_adopts_fork_trial_dry_run_files_in_the_fork_alone() -> None:
+    """What ADOPT says of the dry run with the example's settings and a fork's name."""
+    assert "it says it would file in your fork alone" in _flat(ADOPT)
+    got = run_bot(
+        "pr",
+        "--results",
+        str(DATA / "h200" / "results"),
+        "--base",
+        "06f650c8",
+        "--head",
+        "9dc51696",
+        "--repo",
+        "myorg/lightning-thunder",
+        "--pr",
+        "1",
+        "--dry-run",
+        "--pr-state",
+        "merged",
+        "--caller-config",
+        str(REPO_ROOT / "examples" / "thunder" / "perfbot.toml"),
+        env={},
+    )
+    assert got.returncode == 1, got.stderr
+    (would,) = [x for x in got.stdout.splitlines() if x.startswith("Would open or update")]
+    assert would.startswith("Would open or update the alert's issues in myorg/lightning-thunder (")

@@ -92,8 +92,9 @@ def test_the_trust_rules_are_listed_in_one_place_and_each_is_tested() -> None:
 
 
 def test_a_caller_may_narrow_what_it_may_not_widen(tmp_path: Path) -> None:
-    assert _caller(tmp_path, "[results]\nmax_machines = 1\n").max_machines == 1
-    assert _caller(tmp_path, "[results]\nmax_machines = 4\n").max_machines == 4
+    trial = '[issues]\nrepos = ["self"]\n'
+    assert _caller(tmp_path, trial + "[results]\nmax_machines = 1\n").max_machines == 1
+    assert _caller(tmp_path, trial + "[results]\nmax_machines = 4\n").max_machines == 4
     # Its own repository, whichever it is, and the two packages' repositories.
     mine = '[issues]\nrepos = ["example-org/thunder-fork", "NVIDIA/Fuser"]\n'
     assert _caller(tmp_path, mine, "example-org/thunder-fork").issue_repos[0] == (
@@ -136,7 +137,74 @@ def test_pr_refuses_a_caller_file_before_anything_with_exit_2(
     err = capsys.readouterr().err
     assert "[github] may not be set by a caller" in err
     good = tmp_path / "good.toml"
-    good.write_text('[issues]\nlabel = "perfbot-regression"\n', encoding="utf-8")
+    good.write_text(
+        '[issues]\nlabel = "perfbot-regression"\nrepos = ["self", "NVIDIA/Fuser"]\n',
+        encoding="utf-8",
+    )
     argv[-1] = str(good)
     assert cli.main([*argv, "--pr-state", "merged"], env={}) == ExitCode.REGRESSION
     assert "perfbot-regression" in capsys.readouterr().out
+    # A file that names no repository files nowhere else than its own: the bot's default
+    # (NVIDIA/Fuser beside the caller) is refused before anything, exit 2.
+    good.write_text('[issues]\nlabel = "perfbot-regression"\n', encoding="utf-8")
+    assert cli.main([*argv, "--pr-state", "merged"], env={}) == ExitCode.USAGE
+    assert "would be filed in NVIDIA/Fuser, which this file does not name" in (
+        capsys.readouterr().err
+    )
+
+
+# ----- a fork trial files in the fork, and nowhere else unless the caller's file says so -----
+
+FORK = "example-org/lightning-thunder"
+EXAMPLE = REPO_ROOT / "examples" / "thunder" / "perfbot.toml"
+
+
+def test_the_examples_file_in_the_callers_own_repository_whatever_its_name() -> None:
+    """ "self" is the calling repository: a fork's trial files in the fork, the upstream
+    repository (copying the same file) in itself; nothing else in either case."""
+    for example in ("thunder", "fuser"):
+        path = REPO_ROOT / "examples" / example / "perfbot.toml"
+        assert Config.from_env({}, OWN, path, FORK).issue_repos == (FORK,)
+        assert Config.from_env({}, OWN, path, THUNDER).issue_repos == (THUNDER,)
+
+
+def test_going_live_names_the_other_repository_in_the_callers_own_file(tmp_path: Path) -> None:
+    live = '[issues]\nrepos = ["self", "NVIDIA/Fuser"]\n'
+    assert _caller(tmp_path, live).issue_repos == (THUNDER, "NVIDIA/Fuser")
+    # Naming the upstream repository by its name is a choice too: said, so allowed.
+    upstream = f'[issues]\nrepos = ["{THUNDER}"]\n'
+    assert _caller(tmp_path, upstream, FORK).issue_repos == (THUNDER,)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['[alerts]\nopen_on = "merge"\n', '[issues]\nlabel = "x"\n'],
+    ids=["no issues table", "no repos"],
+)
+def test_a_caller_that_names_no_repository_files_nowhere_but_is_told(
+    tmp_path: Path, text: str
+) -> None:
+    """The pinned bot's own default (NVIDIA/Fuser and Lightning-AI/lightning-thunder) is never
+    taken for a caller's choice: a fork would file its trial's alerts upstream."""
+    with pytest.raises(ConfigError) as err:
+        _caller(tmp_path, text, FORK)
+    said = str(err.value)
+    assert "would be filed in NVIDIA/Fuser, Lightning-AI/lightning-thunder" in said
+    assert 'repos = ["self"]' in said and "caller config" in said
+    # Upstream itself, with the same file: its own repository is allowed, the other is not.
+    with pytest.raises(ConfigError, match="filed in NVIDIA/Fuser, which"):
+        _caller(tmp_path, text, THUNDER)
+    # With the issues off, nothing is filed anywhere: nothing to refuse.
+    off = _caller(
+        tmp_path,
+        text + "\n[issues]\nenabled = false\n"
+        if "[issues]" not in text
+        else text + "enabled = false\n",
+        FORK,
+    )
+    assert not off.file_issues
+
+
+def test_self_needs_the_callers_repository(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match='names "self", but no repository is given'):
+        _caller(tmp_path, '[issues]\nrepos = ["self"]\n', None)

@@ -13,6 +13,7 @@ the example's perfbot.toml served from the caller's default branch.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -100,27 +101,18 @@ def callers_of_ours() -> list[Path]:
 # ----- one name, one pin -----
 
 
-def _version(text: str) -> tuple[int, ...]:
-    return tuple(int(n) for n in text.lstrip("v").split("."))
-
-
 def test_the_pin_has_its_form_and_names_this_repository_as_its_config_does() -> None:
-    """A commit (a tag can move) and its release. Before the release is cut, the commit is the
-    placeholder of forty zeros and the version one CHANGELOG.md has not released yet (above
-    every released one); after, the changelog's entry of that version names that commit."""
+    """A released commit (a tag can move) and its release: the changelog's entry of that
+    version names that commit. tests/test_release.py checks that the commit is on this
+    repository's main line and offers every input and secret the examples pass."""
     p = pin()
-    assert re.fullmatch(r"[0-9a-f]{40}", p["PERFBOT_REF"])
+    assert re.fullmatch(r"[0-9a-f]{40}", p["PERFBOT_REF"]) and p["PERFBOT_REF"] != "0" * 40
     assert re.fullmatch(r"v\d+\.\d+\.\d+", p["PERFBOT_VERSION"])
     changelog = (REPO_ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
     entries = dict(
         re.findall(r"^## (v\d+\.\d+\.\d+)[^\n]*\n(.*?)(?=^## |\Z)", changelog, re.M | re.S)
     )
-    assert entries, "CHANGELOG.md has no released version"
-    if p["PERFBOT_REF"] == "0" * 40:
-        newest = max(entries, key=_version)
-        assert _version(p["PERFBOT_VERSION"]) > _version(newest), (p, newest)
-    else:
-        assert p["PERFBOT_REF"] in entries.get(p["PERFBOT_VERSION"], ""), p
+    assert p["PERFBOT_REF"] in entries.get(p["PERFBOT_VERSION"], ""), p
     repo = p["PERFBOT_REPOSITORY"]
     assert (REPO_ROOT / "asv.conf.json").read_text().count(f"https://github.com/{repo}") == 2
     inputs = triggers(load_workflow(WORKFLOWS / "bench-package.yml"))["workflow_call"]["inputs"]
@@ -188,7 +180,12 @@ def test_an_example_follows_the_workflow_rules_and_lists_what_it_needs(caller: s
             assert rank[level] <= rank[poster["permissions"].get(scope, "none")], scope
     bench_uses, bench = called(root / ".github/workflows/perfbot-bench.yml")
     assert bench_uses.split("@")[0].endswith("/.github/workflows/bench-package.yml")
-    assert bench["with"]["repository"] == CALLERS[caller]
+    assert bench["with"]["repository"] == "${{ github.repository }}"  # a fork measures itself
+    # The runners are the caller's own: the line is there to edit, bench-package's default.
+    default = triggers(load_workflow(WORKFLOWS / "bench-package.yml"))["workflow_call"]
+    assert json.loads(bench["with"]["runners"]) == json.loads(
+        default["inputs"]["runners"]["default"]
+    )
     assert f"github.event.label.name == '{GATE_LABEL}'" in bench["if"]
     # The labels to create: the gate, the acknowledgement, the alert issues'.
     config = Config.from_env({}, REPO_ROOT / "perfbot.toml", root / "perfbot.toml", CALLERS[caller])
@@ -218,13 +215,17 @@ def test_an_example_is_clean_for_the_linters_as_its_own_repository(
     assert zizmor(root, "--persona=auditor", ".github/workflows") == (0, [])
 
 
-def _read_config(tmp_path: Path, config_path: str, answer: str) -> tuple[Any, dict[str, str]]:
-    """post-results' caller-config step, `gh` answering `answer` (a shell snippet)."""
+def _read_config(
+    tmp_path: Path, config_path: str, answer: str, perfbot: str = "fusion-perfbot/fusion-perfbot"
+) -> tuple[Any, dict[str, str]]:
+    """post-results' caller-config step, `gh` answering `answer` (a shell snippet), called from
+    Lightning-AI/lightning-thunder with `perfbot` as its perfbot-repository input."""
     step = step_by_id(load_workflow(WORKFLOWS / "post-results.yml"), "caller-config")
     env = {
         "PATH": shim(tmp_path, "gh", answer),
         "GH_TOKEN": "t",
         "GITHUB_REPOSITORY": THUNDER,
+        "PERFBOT_REPOSITORY": perfbot,
         "GITHUB_OUTPUT": str(tmp_path / "out"),
         "CONFIG_PATH": config_path,
         "DEFAULT_BRANCH": "main",
@@ -263,32 +264,51 @@ def test_the_poster_reads_the_callers_file_of_the_default_branch_or_stops(tmp_pa
         assert out == {}, path
 
 
+def test_a_caller_must_name_its_perfbot_toml_where_this_repository_need_not(
+    tmp_path: Path,
+) -> None:
+    """Called from another repository without config-path, the poster stops (exit 2) before
+    the bot: the caller's file names where its alerts are filed, and the bot's own default
+    (NVIDIA/Fuser and Lightning-AI/lightning-thunder) is never a caller's choice. This
+    repository's own poster (no perfbot-repository input, or its own name) reads its own."""
+    proc, out = _read_config(tmp_path, "", "exit 1")
+    assert proc.returncode == 2 and "pass config-path" in proc.stdout, proc.stdout
+    assert out == {} and not (tmp_path / "gh.calls").exists()
+    for n, own in enumerate(("", THUNDER, THUNDER.upper())):
+        case = tmp_path / f"own-{n}"
+        case.mkdir()
+        proc, out = _read_config(case, "", "exit 1", perfbot=own)
+        assert proc.returncode == 0 and out == {}, proc.stdout + proc.stderr
+
+
 # ----- the Thunder caller, end to end -----
 
 
 class Caller:
-    """The fake GitHub seeded as Lightning-AI/lightning-thunder with the example's files: the
-    caller's checkout at `root` (its workflows), its perfbot.toml on the default branch."""
+    """The fake GitHub seeded as `repo` (Lightning-AI/lightning-thunder, or a fork of it) with
+    the example's files: the caller's checkout at `root` (its workflows), its perfbot.toml on
+    the default branch. NVIDIA/Fuser and Lightning-AI/lightning-thunder exist beside it, and
+    the issues token reaches every repository (a classic PAT's `public_repo`)."""
 
-    def __init__(self, fake: LocalGitHub, root: Path, tmp: Path) -> None:
-        self.fake, self.root, self.tmp, self.runs = fake, root, tmp, 0
+    def __init__(self, fake: LocalGitHub, root: Path, tmp: Path, repo: str = THUNDER) -> None:
+        self.fake, self.root, self.tmp, self.runs, self.repo = fake, root, tmp, 0, repo
         state = fake.state
-        for repo in (THUNDER, FUSER):
-            state.add_repo(repo)
+        for name in dict.fromkeys((THUNDER, FUSER, repo)):
+            state.add_repo(name)
         state.add_user(ACTIONS_LOGIN, type="Bot")
         state.add_token(
-            READ_TOKEN, ACTIONS_LOGIN, repos=[THUNDER], read_only=True, can_read_user=False
+            READ_TOKEN, ACTIONS_LOGIN, repos=[self.repo], read_only=True, can_read_user=False
         )
-        state.add_token(WRITE_TOKEN, ACTIONS_LOGIN, repos=[THUNDER], can_read_user=False)
+        state.add_token(WRITE_TOKEN, ACTIONS_LOGIN, repos=[self.repo], can_read_user=False)
         state.add_user(ISSUES_LOGIN, token=ISSUES_TOKEN, type="Bot")
-        state.actions.set_role(THUNDER, "maintainer", "maintain")
-        state.actions.set_role(THUNDER, "contributor", "write")
+        state.actions.set_role(self.repo, "maintainer", "maintain")
+        state.actions.set_role(self.repo, "contributor", "write")
         if (root / "perfbot.toml").is_file():
-            state.put_file(THUNDER, "perfbot.toml", (root / "perfbot.toml").read_bytes())
+            state.put_file(self.repo, "perfbot.toml", (root / "perfbot.toml").read_bytes())
         self.pr = state.add_pull_request(
-            THUNDER, "a faster backward", author="contributor", head_ref="fast-bwd", head_sha=HEAD
+            self.repo, "a faster backward", author="contributor", head_ref="fast-bwd", head_sha=HEAD
         )
-        state.pulls.descend(THUNDER, BASE, HEAD)
+        state.pulls.descend(self.repo, BASE, HEAD)
         self.outcomes: list[Outcome] = []
 
     def _post(self, run: Any) -> None:
@@ -300,7 +320,7 @@ class Caller:
                 REPO_ROOT,
                 self.fake.base_url,
                 self.fake.web_url,
-                THUNDER,
+                self.repo,
                 payload(run),
                 Tokens(READ_TOKEN, WRITE_TOKEN, ISSUES_TOKEN),
                 self.tmp / f"poster-{self.runs}",
@@ -314,15 +334,15 @@ class Caller:
         (job,) = jobs(wf).values()
         event = {
             "action": "opened",
-            "pull_request": {"number": self.pr.number, "head": {"repo": {"full_name": THUNDER}}},
+            "pull_request": {"number": self.pr.number, "head": {"repo": {"full_name": self.repo}}},
         }
-        github = {"event_name": "pull_request", "event": event, "repository": THUNDER}
+        github = {"event_name": "pull_request", "event": event, "repository": self.repo}
         assert truthy(evaluate_if(str(job["if"]), {"github": github}))
         package = load_workflow(WORKFLOWS / "bench-package.yml")
         runner = "gpu-h200"  # bench-package's default runners: '["gpu-h200"]'
         assert self.pr.pull is not None
         run = self.fake.state.actions.add_run(
-            THUNDER,
+            self.repo,
             head_sha=HEAD,
             head_branch=self.pr.pull.head_ref,
             path=".github/workflows/perfbot-bench.yml",
@@ -351,11 +371,11 @@ class Caller:
     def event(self, event_name: str, event: dict[str, Any]) -> None:
         """A PR event: each workflow of the caller it starts runs (the recorder), and each
         such run, with its artifacts, starts the posters that list its name."""
-        for recorded in run_recorders(self.root, event_name, event, THUNDER, self.tmp / "rec"):
+        for recorded in run_recorders(self.root, event_name, event, self.repo, self.tmp / "rec"):
             if not recorded.artifacts:
                 continue  # its job was skipped: a run that starts no poster post
             run = self.fake.state.actions.add_run(
-                THUNDER,
+                self.repo,
                 head_sha="e" * 40,
                 path=recorded.path,
                 name=recorded.name,
@@ -367,12 +387,12 @@ class Caller:
             self._post(run)
 
     def merge(self) -> None:
-        self.fake.state.pulls.finish(THUNDER, self.pr.number, merged=True, by="maintainer")
+        self.fake.state.pulls.finish(self.repo, self.pr.number, merged=True, by="maintainer")
         pull = {"number": self.pr.number, "merged": True}
         self.event("pull_request", {"action": "closed", "pull_request": pull})
 
     def comment(self, body: str, by: str) -> None:
-        self.fake.state.add_comment(THUNDER, self.pr.number, body, author=by)
+        self.fake.state.add_comment(self.repo, self.pr.number, body, author=by)
         issue = {"number": self.pr.number, "pull_request": {"url": "https://example/pulls/1"}}
         self.event(
             "issue_comment", {"action": "created", "issue": issue, "comment": {"body": body}}
@@ -383,21 +403,23 @@ class Caller:
         return [i for i in self.fake.state.issues(repo) if i.pull is None]
 
     def comments(self) -> int:
-        found = self.fake.state.comments_on(THUNDER, self.pr.number)
+        found = self.fake.state.comments_on(self.repo, self.pr.number)
         return len([c for c in found if c.author == ACTIONS_LOGIN])
 
     def status(self) -> Any:
-        found = [s for s in self.fake.state.pulls.statuses if s.repo == THUNDER and s.sha == HEAD]
+        found = [s for s in self.fake.state.pulls.statuses if s.repo == self.repo and s.sha == HEAD]
         return found[-1] if found else None
 
 
-def _thunder(tmp_path: Path, fake: LocalGitHub, drop: str | None = None) -> Caller:
+def _thunder(
+    tmp_path: Path, fake: LocalGitHub, drop: str | None = None, repo: str = THUNDER
+) -> Caller:
     """The example Thunder caller, copied as a repository would copy it (less `drop`)."""
     root = tmp_path / "lightning-thunder"
     shutil.copytree(EXAMPLES / "thunder", root)
     if drop is not None:
         (root / drop).unlink()
-    return Caller(fake, root, tmp_path)
+    return Caller(fake, root, tmp_path, repo)
 
 
 def test_the_thunder_caller_files_its_alert_at_merge_and_reads_an_acknowledgement(
@@ -438,6 +460,39 @@ def test_the_thunder_caller_files_its_alert_at_merge_and_reads_an_acknowledgemen
         reads = [r for r in fake.state.requests if "/contents/" in r.path]
         assert reads and all(r.path.endswith("/contents/perfbot.toml") for r in reads)
         assert all(r.query.get("ref") == ["main"] for r in reads)
+
+
+FORK = "example-org/lightning-thunder"
+
+
+def test_a_fork_trial_of_the_example_files_in_the_fork_and_nowhere_else(tmp_path: Path) -> None:
+    """ADOPT's first run: the Thunder example copied as it is into a fork. The issues token
+    reaches every repository (a classic PAT), yet the alert filed at merge is the fork's
+    alone: the example's `[issues] repos = ["self"]`. The same fork with a perfbot.toml that
+    names no repository stops at exit 2 and files nothing; naming upstream is a choice the
+    file makes, and then the alert goes there (so this test can tell the two apart)."""
+    with start_server() as fake:
+        caller = _thunder(tmp_path / "trial", fake, repo=FORK)
+        caller.bench()
+        caller.merge()
+        assert [o.failed for o in caller.outcomes] == [None, None], caller.outcomes[-1].log
+        (alert,) = caller.alerts(FORK)
+        assert alert.state == "open" and "perfbot-regression" in alert.labels
+        assert caller.alerts(THUNDER) == [] and caller.alerts(FUSER) == []
+    for text, upstream in (
+        ('[issues]\nlabel = "perfbot-regression"\n', 0),
+        (f'[issues]\nrepos = ["{THUNDER}"]\n', 1),
+    ):
+        with start_server() as fake:
+            caller = _thunder(tmp_path / f"config-{upstream}", fake, repo=FORK)
+            fake.state.put_file(FORK, "perfbot.toml", text.encode())
+            caller.bench()
+            caller.merge()
+            if not upstream:
+                assert {(o.failed, o.rc) for o in caller.outcomes} == {("post/bot", 2)}
+                assert "which this file does not name" in caller.outcomes[0].log
+            assert len(caller.alerts(THUNDER)) == upstream
+            assert caller.alerts(FORK) == [] and caller.alerts(FUSER) == []
 
 
 def test_without_the_recorder_a_merge_files_nothing_and_no_ack_is_read(tmp_path: Path) -> None:
