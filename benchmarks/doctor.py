@@ -9,6 +9,13 @@ version`` (there, but not the version ``pyproject.toml``'s ``gpu`` extra pins or
 wheel was built for), each not-ok line with the command that fixes it. docs/RUNNER.md says how
 to set a runner up. Nothing is installed or changed; a host without a GPU gets its answer too.
 
+torch has two right answers, and its line says which it found: the series the nvFuser wheel is
+built for (2.10), or the torch and CUDA a noise model of this checkout was fitted on (its
+recorded ``stack``: today 2.11 with CUDA 13.0, what every recorded run had, with an ABI shim).
+Calling the calibrated stack a wrong version would send runners away from the stack the
+verdict's noise was measured on; whether the wheel works on it is the nvFuser line's to say
+(it imports, or it is broken).
+
 Exit codes (``ExitCode``): 0 READY, everything there; 3 MISSING, something is missing or broken
 (this host cannot measure); 4 WRONG_VERSION, everything is there but some version is off its
 pin (it measures, but not what the recorded runs measured); 2, a usage error (argparse).
@@ -123,6 +130,16 @@ class Lock:
 
 
 @dataclass(frozen=True)
+class Calibrated:
+    """A noise model's recorded stack, as far as this check reads it: the machine it is for,
+    and the torch and CUDA versions its runs had (``noise/<machine>.json``, ``stack``)."""
+
+    model: str
+    torch: tuple[str, ...]
+    cuda: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Facts:
     python: tuple[int, int, int]
     nvidia_smi: Ran
@@ -139,6 +156,9 @@ class Facts:
     lock: Lock
     git: Ran
     flock: Ran
+    #: The noise models' recorded stacks (doctor_probe reads noise/*.json): their torch is
+    #: accepted beside the wheel's series.
+    calibrated: tuple[Calibrated, ...] = ()
 
 
 def release(version: str) -> tuple[int, ...]:
@@ -186,15 +206,41 @@ def check_driver(smi: Ran) -> Finding:
     return Finding(item, Status.OK, shown)
 
 
-def check_torch(torch: Imported) -> Finding:
+def _series(versions: Sequence[str]) -> str:
+    return "/".join(sorted({_dotted(release(v)[:2]) for v in versions}))
+
+
+def check_torch(
+    torch: Imported, cuda: str | None = None, models: Sequence[Calibrated] = ()
+) -> Finding:
+    """The wheel's series, or a noise model's torch with its CUDA (module docstring); which
+    one it is, said."""
     bad = _not_there("torch", "torch", torch, FIX_TORCH)
     if bad is not None:
         return bad
     version = torch.version or "?"
-    if release(version)[:2] != TORCH_SERIES:
-        detail = f"{version}; {NVFUSER_DIST} is built for torch {_dotted(TORCH_SERIES)}"
-        return Finding("torch", Status.WRONG_VERSION, detail, FIX_TORCH)
-    return Finding("torch", Status.OK, version)
+    wheel = _dotted(TORCH_SERIES)
+    if release(version)[:2] == TORCH_SERIES:
+        return Finding("torch", Status.OK, f"{version}: the series {NVFUSER_DIST} is built for")
+    fitted = [m for m in models if release(version)[:2] in {release(t)[:2] for t in m.torch}]
+    cuda_of = release(cuda or "")[:2]
+    on = [m for m in fitted if cuda_of and cuda_of in {release(c)[:2] for c in m.cuda}]
+    if on:
+        names = ", ".join(m.model for m in on)
+        detail = (
+            f"{version}: the stack the {names} noise model was fitted on (the nvFuser wheel is "
+            f"built for {wheel}; its import is checked below)"
+        )
+        return Finding("torch", Status.OK, detail)
+    detail = f"{version}; {NVFUSER_DIST} is built for torch {wheel}"
+    for m in models:
+        detail += (
+            f", the {m.model} noise model was fitted on torch {_series(m.torch)} with CUDA "
+            f"{_series(m.cuda)}"
+        )
+    if fitted:
+        detail += f" (this torch is built for CUDA {cuda or 'none'})"
+    return Finding("torch", Status.WRONG_VERSION, detail, FIX_TORCH)
 
 
 def check_cuda(torch: Imported, cuda: str | None, available: bool, error: str | None) -> Finding:
@@ -292,7 +338,7 @@ def explain(facts: Facts) -> list[Finding]:
     return [
         check_driver(facts.nvidia_smi),
         check_cuda(facts.torch, facts.torch_cuda, facts.cuda_available, facts.cuda_error),
-        check_torch(facts.torch),
+        check_torch(facts.torch, facts.torch_cuda, facts.calibrated),
         check_nvfuser(facts.nvfuser),
         check_thunder(facts.thunder),
         check_thunder_executor(facts.thunder, facts.thunder_nvfuser, facts.thunder_note),

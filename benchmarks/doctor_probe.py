@@ -3,17 +3,20 @@ lock folder), then judged by the pure checks of benchmarks/doctor.py.
 
 Kept apart so that importing the checks loads nothing and runs nothing; only :func:`probe`
 imports torch, nvFuser, Thunder, asv and pynvml, runs ``nvidia-smi``, ``git`` and ``flock``,
-and stats the lock folder.
+stats the lock folder and reads the torch and CUDA this checkout's noise models were fitted on
+(``noise/*.json``, their ``stack``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 import warnings
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from benchmarks.doctor import (
     DEFAULT_LOCK,
@@ -21,6 +24,7 @@ from benchmarks.doctor import (
     NOT_FOUND,
     NVFUSER_DIST,
     THUNDER_DIST,
+    Calibrated,
     ExitCode,
     Facts,
     Imported,
@@ -117,6 +121,41 @@ def _thunder_nvfuser(thunder: Imported) -> tuple[bool, str]:
         return False, _error(exc)
 
 
+def calibrated(data: object) -> Calibrated | None:
+    """A model file's content as :class:`Calibrated`; None where it records no stack (a file
+    from before it) or is not a model: such a file accepts no other torch."""
+    if not isinstance(data, dict) or not isinstance(data.get("stack"), dict):
+        return None
+    stack, model = data["stack"], data.get("machine")
+
+    def texts(key: str) -> tuple[str, ...]:
+        found = stack.get(key)
+        return tuple(v for v in found if isinstance(v, str)) if isinstance(found, list) else ()
+
+    torch, cuda = texts("torch"), texts("cuda")
+    if not isinstance(model, str) or not torch or not cuda:
+        return None
+    return Calibrated(model, torch, cuda)
+
+
+#: This checkout's noise models (perfbot.toml's [verdict] noise_model names one of them).
+NOISE = Path(__file__).resolve().parents[1] / "noise"
+
+
+def read_models(folder: Path = NOISE) -> tuple[Calibrated, ...]:
+    """Every noise model's recorded torch and CUDA; a file that does not read accepts nothing
+    (runner_check never fails on the checkout's own files)."""
+    found = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            model = calibrated(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            continue
+        if model is not None:
+            found.append(model)
+    return tuple(found)
+
+
 def probe(environ: dict[str, str] | None = None) -> Facts:
     """Look at this host: imports torch, nvFuser and Thunder, runs nvidia-smi, git, flock."""
     env = os.environ if environ is None else environ
@@ -148,6 +187,7 @@ def probe(environ: dict[str, str] | None = None) -> Facts:
         lock=probe_lock(env.get(LOCK_ENV) or DEFAULT_LOCK),
         git=run_tool(["git", "--version"], timeout=10),
         flock=run_tool(["flock", "--version"], timeout=10),
+        calibrated=read_models(),
     )
 
 

@@ -85,7 +85,9 @@ def with_caller(
 def _with_self(caller: dict[str, Any], caller_repo: str | None, source: str) -> dict[str, Any]:
     """The caller's file with ``"self"`` in ``[issues] repos`` read as the calling repository."""
     issues = caller.get("issues")
-    repos = issues.get("repos") if isinstance(issues, dict) else None
+    if not isinstance(issues, dict):
+        return caller
+    repos = issues.get("repos")
     if not isinstance(repos, list) or SELF not in repos:
         return caller
     if caller_repo is None:

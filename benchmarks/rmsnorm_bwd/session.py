@@ -92,6 +92,8 @@ def run_header(cfg: SuiteConfig, run: Run) -> dict[str, Any]:
         "rounds": cfg.rounds,
         "calls_per_sample": cfg.calls_per_sample,
         "context_calls_per_sample": cfg.context_calls_per_sample,
+        # How a kernel time was taken: the noise model records it, a comment compares it.
+        "timer": timing.TIMER,
         "thunder_variant": cfg.thunder_variant,
         "slowdown": run.injected,
         "variants": list(cfg.variants),

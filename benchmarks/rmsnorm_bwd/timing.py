@@ -13,6 +13,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+#: This method, as each provenance record names it (``timer``, docs/DATA.md): the noise model
+#: records the timer its runs had, and a run timed otherwise is told its calibration may not
+#: transfer. Name it anew whenever the method changes; a record without it is "unknown", as the
+#: method changed under the committed data (one session a call, CUDA only, in 96ff68c).
+TIMER = (
+    "torch.profiler: a session a round with CPU tracing (per-call fallback), L2 flushed before "
+    "each call"
+)
 #: Bytes written to evict the L2 before every timed call; several times the largest L2 we know
 #: (60 MB on an H200), so the previous round's data is gone.
 FLUSH_FACTOR = 4

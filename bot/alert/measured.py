@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.decide.stack import Stack
 from bot.decide.types import Verdict
 from bot.fusion.hints import Hints
 from bot.fusion.names import fusion_title, unit_key, unit_words
@@ -33,6 +34,9 @@ class Measured:
     uncalibrated: str | None = None
     #: The fusion of the catalog this verdict is of: each fusion is judged on its own.
     fusion: str = DEFAULT_FUSION
+    #: The stack the noise model used here was fitted on (bot/decide/stack.py); None: no
+    #: model used, or one that does not record it. A run of another stack is told so.
+    model_stack: Stack | None = None
 
     @property
     def unit(self) -> str:

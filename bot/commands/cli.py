@@ -79,7 +79,13 @@ def load(sel: Selection, env: Mapping[str, str]) -> Loaded:
                 verdict = replace(verdict, notes=(*verdict.notes, *m.notes, *warnings))
                 measured.append(
                     Measured(
-                        m.machine, verdict, base, head, uncalibrated=uncalibrated, fusion=fusion
+                        m.machine,
+                        verdict,
+                        base,
+                        head,
+                        uncalibrated=uncalibrated,
+                        fusion=fusion,
+                        model_stack=used.stack if used is not None else None,
                     )
                 )
     with step("read fusion captures", ExitCode.BAD_INPUT):

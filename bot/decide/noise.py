@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from bot.config import VerdictSettings
 from bot.decide.noise_model import NoiseModel, label_parts
+from bot.decide.stack import describe
 from bot.results.types import REFERENCE, CommitResults
 
 
@@ -62,4 +63,10 @@ def report_text(runs: Sequence[CommitResults], model: NoiseModel, s: VerdictSett
         for label, a in sorted(model.aggregates.items())
         if shown(label)
     ]
+    if model.stack is not None:  # what the model records: a run of another stack is told so
+        lines += ["", *_wrapped("Stack of these runs: " + describe(model.stack))]
     return "\n".join(lines)
+
+
+def _wrapped(text: str) -> list[str]:
+    return textwrap.wrap(text, width=100, subsequent_indent="  ", break_on_hyphens=False)

@@ -20,6 +20,10 @@ Geometric means over a variant's points are series of their own ("aggregates"): 
 one run share its clock state, so their changes are correlated and the aggregate's tau^2 must
 be measured, not summed. It applies only to the same set of points; for another set the
 members' mean tau^2 is used, an upper bound whatever the correlation.
+
+The model records the stack its runs measured on (``stack``, bot/decide/stack.py): the noise
+of one GPU, driver, CUDA, torch and timer need not be another's, and a comment on a run of
+another stack says so. A file written before it has none: the stack is unknown.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from bot.decide import stack as stacks
 from bot.decide.stats import PRIOR_DF as STATS_PRIOR_DF
 from bot.decide.stats import Between, RunStat, aggregate, run_stat
 from bot.results.types import DEFAULT_FUSION, REFERENCE, BadInput, CommitResults, PointKey
@@ -102,6 +107,8 @@ class NoiseModel:
     #: The A/A runs of the fusions added by :func:`extended`, per fusion: their series came
     #: from these runs, not from ``runs``.
     fusion_runs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: The stack of every run the model was fitted on; None: not recorded (an older file).
+    stack: stacks.Stack | None = None
 
     def runs_for(self, fusion: str) -> tuple[str, ...]:
         """The A/A runs behind ``fusion``'s series."""
@@ -193,13 +200,15 @@ def fit(
         pool=pool,
         series=series,
         aggregates=aggregates,
+        stack=stacks.stack_of(r.provenance for r in runs),
     )
 
 
 def extended(kept: NoiseModel, new: NoiseModel) -> NoiseModel:
     """``kept`` with what ``new`` fitted that it lacks: a fusion new to the catalog gets its
     series from its own A/A runs while every entry already in use (and the verdicts made with
-    it) stays as it was; ``fusion_runs`` names the runs each added fusion was fitted on."""
+    it) stays as it was; ``fusion_runs`` names the runs each added fusion was fitted on, and
+    the stack is both sets of runs' (unknown where ``kept`` does not record its own)."""
     if (new.machine, new.calls_per_sample) != (kept.machine, kept.calls_per_sample):
         raise BadInput(
             f"the model to extend is for {kept.machine} at {kept.calls_per_sample} call(s) per "
@@ -214,6 +223,11 @@ def extended(kept: NoiseModel, new: NoiseModel) -> NoiseModel:
         pool={**new.pool, **kept.pool},
         series={**new.series, **kept.series},
         aggregates={**new.aggregates, **kept.aggregates},
+        stack=(
+            stacks.merged(kept.stack, new.stack)
+            if kept.stack is not None and new.stack is not None
+            else None
+        ),
     )
 
 
@@ -244,6 +258,7 @@ def to_json(model: NoiseModel) -> dict[str, Any]:
             label: {"tau2": a.tau2, "df": a.df, "points": list(a.points)}
             for label, a in sorted(model.aggregates.items())
         },
+        **({"stack": stacks.to_json(model.stack)} if model.stack is not None else {}),
     }
 
 
@@ -321,4 +336,5 @@ def from_json(data: Any, where: str) -> NoiseModel:
             str(f): _texts(f"{where}: fusion_runs.{f}", r)
             for f, r in _table(f"{where}: fusion_runs", data.get("fusion_runs", {})).items()
         },
+        stack=stacks.from_json(data["stack"], f"{where}: stack") if "stack" in data else None,
     )

@@ -24,6 +24,7 @@ from bot.tell.machines import check_notes, check_warning, control_warning
 from bot.tell.markdown import escape_md, link
 from bot.tell.next_steps import AlertPart, alert_lines, next_steps
 from bot.tell.render import render
+from bot.tell.stack import stack_warning, unshown_stack_lines
 from bot.tell.uncalibrated import calibration_fold, uncalibrated_warning
 from bot.tell.view import STATE_WORDS, CommentView, MachineView, headline, machine_view
 from bot.tell.words import ICON
@@ -41,8 +42,10 @@ def _posts_script(u: Unit) -> bool:
 
 
 def _machine(
-    u: Unit, d: Decision, ctx: Context, *, full: bool, script: bool, name: str
+    u: Unit, d: Decision, ctx: Context, *, full: bool, script: bool, name: str, stack: bool
 ) -> MachineView:
+    """One unit's part; ``stack``: this is its machine's first part shown, which says once
+    whether the run is on another stack than the noise model's."""
     if u.verdict is None:
         why = escape_md(u.why_not, 300)
         return MachineView(escape_md(name, 100), "not compared", "⚫", "", not_compared=why)
@@ -55,6 +58,7 @@ def _machine(
             *uncalibrated_warning(u),
             *check_warning(u),
             *control_warning(u, d.drifted_machines.get(u.machine)),
+            *(stack_warning(u) if stack else ()),
         ],
         notes=check_notes(u),
         hints=u.hints,
@@ -186,7 +190,12 @@ def comment_view(
     parts, quiet = list(d.units), ""
     if d.catalog:
         parts, quiet, levels = _catalog_parts(d, name)
-    machines = [_machine(u, d, ctx, full=full, script=script, name=name(u)) for u in parts]
+    opens = {u.machine: u for u in reversed(parts)}  # each machine's first part shown
+    machines = [
+        _machine(u, d, ctx, full=full, script=script, name=name(u), stack=opens[u.machine] is u)
+        for u in parts
+    ]
+    quiet = "\n\n".join(filter(None, (quiet, *unshown_stack_lines(d.units, opens))))
     if len(machines) > 1:  # the rows and the reproducer once: a gating unit's, if any
         with_rows = [i for i, m in enumerate(machines) if m.lead is not None]
         gating_rows = [i for i in with_rows if parts[i].gates]

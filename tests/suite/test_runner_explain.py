@@ -7,6 +7,7 @@ and the command itself on this machine, which has no GPU."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import shutil
@@ -356,3 +357,65 @@ def test_the_command_on_this_cpu_machine_says_the_driver_and_cuda_are_missing(
     assert any(re.match(r"ok +GPU lock folder ", x) for x in lines)
     assert lines[-1].startswith("== ") and "exit 3 (MISSING" in lines[-1]
     assert done.stderr == ""
+
+
+# -- torch: the wheel's series or the calibrated stack (issue 40) -----------------------------
+
+
+def _torch(version: str, cuda: str = "13.0") -> d.Finding:
+    facts = dataclasses.replace(
+        READY, torch=Imported(True, version), torch_cuda=cuda, calibrated=p.read_models()
+    )
+    return {f.item: f for f in d.explain(facts)}["torch"]
+
+
+def test_the_shipped_models_stack_is_what_runner_check_reads() -> None:
+    stack = json.loads((REPO_ROOT / "noise" / "nvidia-h200.json").read_text())["stack"]
+    expected = d.Calibrated("nvidia-h200", tuple(stack["torch"]), tuple(stack["cuda"]))
+    assert p.read_models() == (expected,)
+    assert p.probe({}).calibrated == (expected,)  # what --explain judges
+
+
+def test_both_stacks_are_accepted_and_the_line_says_which() -> None:
+    assert _torch("2.10.0+cu130") == d.Finding(
+        "torch", Status.OK, "2.10.0+cu130: the series nvfuser-cu130-torch210 is built for"
+    )
+    calibrated = _torch("2.11.0+cu130")
+    assert calibrated == d.Finding(
+        "torch",
+        Status.OK,
+        "2.11.0+cu130: the stack the nvidia-h200 noise model was fitted on (the nvFuser wheel "
+        "is built for 2.10; its import is checked below)",
+    )
+    ready = dataclasses.replace(
+        READY, torch=Imported(True, "2.11.0+cu130"), calibrated=p.read_models()
+    )
+    assert d.exit_code(d.explain(ready)) is ExitCode.READY
+
+
+@pytest.mark.parametrize(
+    ("version", "cuda", "said"),
+    [
+        ("2.12.0+cu130", "13.0", ""),
+        ("2.9.1+cu130", "13.0", ""),
+        ("2.11.0+cu128", "12.8", " (this torch is built for CUDA 12.8)"),
+    ],
+)
+def test_any_other_torch_is_a_wrong_version_naming_both(version: str, cuda: str, said: str) -> None:
+    found = _torch(version, cuda)
+    assert found.status is Status.WRONG_VERSION and found.fix == d.FIX_TORCH
+    assert found.detail == (
+        f"{version}; nvfuser-cu130-torch210 is built for torch 2.10, the nvidia-h200 noise "
+        f"model was fitted on torch 2.11 with CUDA 13.0{said}"
+    )
+
+
+def test_a_model_without_a_stack_or_unreadable_accepts_no_other_torch(tmp_path: Path) -> None:
+    model = json.loads((REPO_ROOT / "noise" / "nvidia-h200.json").read_text())
+    (tmp_path / "old.json").write_text(json.dumps({k: v for k, v in model.items() if k != "stack"}))
+    (tmp_path / "broken.json").write_text("{")
+    unknown = {**model, "stack": {**model["stack"], "torch": [None]}}
+    (tmp_path / "unknown.json").write_text(json.dumps(unknown))
+    (tmp_path / "other.json").write_text(json.dumps({**model, "machine": "gpu-b"}))
+    assert [m.model for m in p.read_models(tmp_path)] == ["gpu-b"]
+    assert p.read_models(tmp_path / "none") == ()
