@@ -419,6 +419,14 @@ MUTATIONS = (
         area="tests/commands",
     ),
     Mutation(
+        "stack-line-every-part",
+        "the 'calibration may not transfer' line is said in every part of a machine, not once",
+        "bot/tell/comment.py",
+        "stack=opens[u.machine] is u)",
+        "stack=True)",
+        area="tests/tell",
+    ),
+    Mutation(
         "caller-config-from-the-pr-head",
         "the poster reads the caller's perfbot.toml without naming the default branch",
         ".github/workflows/post-results.yml",
