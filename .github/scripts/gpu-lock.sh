@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Sourced (`source .../gpu-lock.sh`) by every workflow step that measures on a GPU host:
-# bench-pr.yml, bench-package.yml, nightly.yml and calibrate-runner.yml. It takes the host's
+# bench-pr.yml, bench-package.yml, nightly.yml and calibrate-package.yml. It takes the host's
 # GPU lock on file descriptor 9 and holds it until the step's shell exits, so there is one
 # benchmark a GPU host at a time, whichever repository or runner process of that host started
 # it (a job's concurrency group holds within one repository only). The folder is made by root

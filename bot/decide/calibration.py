@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.decide.calibrate import RELIABLE, Outcome, Rate
+from bot.decide.calibrate import BROAD, LONE, RELIABLE, Outcome, Rate
 from bot.results.types import PointKey
 
 SCHEMA = "perfbot-calibration/2"
@@ -40,3 +40,35 @@ class Calibration:
     sides: tuple[Side, ...]
     skipped: tuple[int, ...]  # runs a side asked for that too few runs allow
     left_out: tuple[str, ...] = ()  # runs of the variant on another stack (not A/A with these)
+
+
+def met(r: Rate, goal: float, at_most: bool) -> bool:
+    """A target is met when its 95% bound is (not only the rate): a false-alarm rate's upper
+    bound at most the goal, a detection rate's lower bound at least it. A goal of 0 (never)
+    can only be judged on the count."""
+    if goal == 0:
+        return r.hits == 0
+    return r.upper95 <= goal if at_most else r.lower95 >= goal
+
+
+def missed(c: Calibration) -> tuple[str, ...]:
+    """Every target this calibration does not meet, and every number of runs a side it could
+    not measure: empty is what a noise model needs to be accepted (docs/CALIBRATION.md,
+    "Onboarding a GPU kind"), so that a kind is judged only where its false alarms and power
+    were shown out of sample, at the runs a side a PR gets."""
+    out = [f"{k} a side: not measured (too few runs)" for k in c.skipped]
+    broad, t = f"+{100 * BROAD:g}%", TARGETS
+    for s in c.sides:
+        rows = [
+            ("A/A false alarms", s.false_alarm, t["false_alarm"], True),
+            (f"{broad} Thunder kernels at every point", s.thunder, t["thunder"], False),
+            (f"{broad} nvFuser fusion at every point", s.nvfuser, t["nvfuser"], False),
+            (f'{broad} nvFuser read as "improved"', s.nvfuser_improved, 0.0, True),
+            *((f"lone +{100 * LONE:g}% at {k.label}", r, t["lone"], False) for k, r in s.lone),
+        ]
+        out += [
+            f"{s.a_side} a side: {name} ({r.hits}/{r.trials})"
+            for name, r, goal, at_most in rows
+            if not met(r, goal, at_most)
+        ]
+    return tuple(out)

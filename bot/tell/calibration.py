@@ -7,7 +7,7 @@ import textwrap
 from typing import Any
 
 from bot.decide.calibrate import BROAD, GRID, LARGE_SHAPE, LONE, MIN_MODEL_RUNS, RELIABLE, Rate
-from bot.decide.calibration import SCHEMA, TARGETS, Calibration, Side
+from bot.decide.calibration import SCHEMA, TARGETS, Calibration, Side, met, missed
 
 
 def _pct(x: float) -> str:
@@ -15,18 +15,16 @@ def _pct(x: float) -> str:
 
 
 def _row(label: str, r: Rate, goal: float | None, at_most: bool) -> str:
-    """A target is met when its 95% bound is (not only the rate): a false-alarm rate's upper
-    bound at most the goal, a detection rate's lower bound at least it. A goal of 0 (never)
-    can only be judged on the count."""
+    """A row with its target met or MISSED by its 95% bound (bot/decide/calibration.py's
+    :func:`met`, the rule the acceptance of a model checks too)."""
     bound = f"<= {_pct(r.upper95)}" if at_most else f">= {_pct(r.lower95)}"
-    target, met = "", ""
+    target, word = "", ""
     if goal is not None:
         target = f"{'<=' if at_most else '>='} {100 * goal:g}%"
-        bounded = r.upper95 <= goal if at_most else r.lower95 >= goal
-        met = "met" if (r.hits == 0 if goal == 0 else bounded) else "MISSED"
+        word = "met" if met(r, goal, at_most) else "MISSED"
     return (
         f"  {label:<46}{f'{r.hits}/{r.trials}':>9}{_pct(r.rate):>8}{bound:>11}"
-        f"{f'{r.real_hits}/{r.real_trials}':>9}  {target:<7}{met}".rstrip()
+        f"{f'{r.real_hits}/{r.real_trials}':>9}  {target:<7}{word}".rstrip()
     )
 
 
@@ -141,4 +139,6 @@ def to_json(c: Calibration) -> dict[str, Any]:
         "sides": [side(x) for x in c.sides],
         "not_measured_runs_a_side": list(c.skipped),
         "left_out": list(c.left_out),
+        # What keeps a model from being accepted (empty: every target met at every size).
+        "missed": list(missed(c)),
     }

@@ -68,7 +68,7 @@ def _machine(
         level=u.level,
         suite=u.suite,
     )
-    steps = calibration_fold(u)
+    steps = calibration_fold(u, ctx)
     return replace(view, folds=(*view.folds, steps)) if steps else view
 
 

@@ -25,10 +25,20 @@ def pr_ref(ctx: Context) -> str:
     return f"{ctx.repo}#{ctx.pr}" if ctx.repo and ctx.pr is not None else "this change"
 
 
-def doc_link(label: str, page: str, ctx: Context) -> str:
-    """A link to one of docs/'s pages (METHOD.md, ALERTS.md), where the method and the rules
-    are written once instead of pasted into every comment and issue. Without a configured
-    folder, the page is named (``docs/METHOD.md`` of fusion-perfbot), not linked to a guess."""
+def doc_link(label: str, page: str, ctx: Context, section: str = "") -> str:
+    """A link to one of docs/'s pages (METHOD.md, ALERTS.md), or to a ``section`` of one (its
+    heading), where the method and the rules are written once instead of pasted into every
+    comment and issue. Without a configured folder, the page (and section) is named
+    (``docs/METHOD.md`` of fusion-perfbot), not linked to a guess."""
     if not ctx.docs_url:
-        return f"{label}: fusion-perfbot's `docs/{page}`"
-    return link(label, ctx.docs_url.rstrip("/") + "/" + page)
+        where = f', "{section}"' if section else ""
+        return f"{label}: fusion-perfbot's `docs/{page}`{where}"
+    anchor = f"#{anchor_of(section)}" if section else ""
+    return link(label, ctx.docs_url.rstrip("/") + "/" + page + anchor)
+
+
+def anchor_of(heading: str) -> str:
+    """GitHub's anchor of a markdown heading: lower case, punctuation but hyphens dropped,
+    each space a hyphen ("Onboarding a GPU kind" -> onboarding-a-gpu-kind)."""
+    kept = "".join(c for c in heading.lower() if c.isalnum() or c in " -_")
+    return kept.replace(" ", "-")

@@ -1,33 +1,41 @@
 """What the comment says of a machine no noise model covers (pure): that it is not judged, why
-that matters, and the steps that make it a judge (docs/CALIBRATION.md has the method)."""
+that matters, and the path that makes it a judge, the one a calling repository (Thunder, Fuser)
+can walk on its own runner: call the reusable calibration workflow, pool its calls, open a PR
+here with the model and its evidence (docs/CALIBRATION.md, "Onboarding a GPU kind", says each
+step and its check; the comment links it rather than paste it)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from bot.tell.context import Context, doc_link
 from bot.tell.markdown import escape_md
 from bot.tell.view import Fold
 
 if TYPE_CHECKING:
     from bot.alert.decision import Unit
 
+#: The reusable workflow a caller calls on its runner, the script that pools its calls, and the
+#: section of docs/CALIBRATION.md that walks the path (tests/workflows hold them to the files).
+WORKFLOW = "calibrate-package.yml"
+POOL = ".github/scripts/calibration-evidence.sh"
+PATH_PAGE, PATH_SECTION = "CALIBRATION.md", "Onboarding a GPU kind"
 
-def calibration_steps(machine: str) -> list[str]:
-    """The steps that make a noise model for a runner kind (docs/CALIBRATION.md), as markdown
-    list lines: how many A/A runs, the commands, where the file goes."""
+
+def calibration_steps(machine: str, ctx: Context) -> list[str]:
+    """The path that makes a noise model for a runner kind and has it accepted, as markdown
+    list lines: the calls, the pooling, the PR, and where each step's check is written."""
     name = escape_md(machine, 100)
     return [
-        "1. Run the same code 12 times on this runner kind, over at least two days (the "
-        "H200's model came from 12 A/A runs in six sessions): dispatch the "
-        "**calibrate-runner** workflow (`.github/workflows/calibrate-runner.yml`) with this "
-        "runner's label, twice, a day apart (6 runs each).",
-        f"2. `python -m bot noise --results DIR [--results DIR ...] --write-model "
-        f"noise/{name}.json`, one `--results` a run (the workflow's last job prints the exact "
-        f"command and uploads the model).",
-        "3. `python -m bot calibrate --results DIR [...]`: its false alarms and power on "
-        "those runs, out of sample (docs/CALIBRATION.md says what to look for).",
-        f'4. Add `"noise/{name}.json"` to `noise_model` in perfbot.toml\'s `[verdict]` (a '
-        "list, one model a machine kind) and commit both.",
+        f"1. Call fusion-perfbot's reusable `{WORKFLOW}` with this runner's label twice, a day "
+        "apart (6 A/A runs each): each call uploads its runs, a model and its held-out check "
+        "as one artifact.",
+        f"2. Copy both artifacts' `data/` into a fusion-perfbot clone and pool them: `bash "
+        f"{POOL} {name}` writes `noise/{name}.json`, its evidence and the held-out check over "
+        "all 12 runs, and exits 0 when every target is met.",
+        f'3. Open a PR to fusion-perfbot with those files and `"noise/{name}.json"` added to '
+        "`noise_model` in perfbot.toml's `[verdict]`. "
+        f"{doc_link('Each step and its check', PATH_PAGE, ctx, PATH_SECTION)}.",
     ]
 
 
@@ -45,7 +53,7 @@ def uncalibrated_warning(u: Unit) -> list[str]:
     ]
 
 
-def calibration_fold(u: Unit) -> Fold | None:
+def calibration_fold(u: Unit, ctx: Context) -> Fold | None:
     if u.measured.uncalibrated is None:
         return None
-    return Fold("How to make this runner a judge", tuple(calibration_steps(u.machine)))
+    return Fold("How to make this runner a judge", tuple(calibration_steps(u.machine, ctx)))

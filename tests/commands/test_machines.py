@@ -245,8 +245,9 @@ def test_a_machine_no_model_covers_is_shown_not_judged(
     out = capsys.readouterr().out
     assert "### ⚪ RMSNorm backward: Not judged" in out and "🔴" not in out
     assert "**Not judged: no noise model covers nvidia-a100** (no noise model for machine " in out
-    assert "dispatch the **calibrate-runner** workflow" in out
-    assert "--write-model noise/nvidia-a100.json" in out
+    assert "Call fusion-perfbot's reusable `calibrate-package.yml`" in out
+    assert "`bash .github/scripts/calibration-evidence.sh nvidia-a100` writes" in out
+    assert 'fusion-perfbot\'s `docs/CALIBRATION.md`, "Onboarding a GPU kind"' in out
     env = {"GITHUB_TOKEN": BOT_TOKEN, "GITHUB_API_URL": fake_github.base_url}
     number = fake_github.state.add_pull_request(THUNDER, "x", author=HUMAN_LOGIN, head_ref="x")
     argv = ["pr", *_report([a100], head=AGAIN)[1:], "--repo", THUNDER, "--pr", str(number.number)]

@@ -242,3 +242,31 @@ def test_a_target_is_met_by_its_bound_not_its_rate() -> None:
     assert verdict(Rate(287, 300, 29, 30, 300), 0.95, False) == "MISSED"  # 95.7% seen, bound 93%
     assert verdict(Rate(0, 300, 0, 30, 300), 0.0, True) == "met"  # "never": the count decides
     assert verdict(Rate(1, 300, 0, 30, 300), 0.0, True) == "MISSED"
+
+
+def test_what_keeps_a_model_from_being_accepted_is_listed() -> None:
+    """`missed` (and the JSON's "missed"): each target whose bound misses, and each number of
+    runs a side too few runs left unmeasured; empty only when every target is met at 1 and 2
+    runs a side (docs/CALIBRATION.md, "Onboarding a GPU kind")."""
+    from bot.decide.calibrate import Rate
+    from bot.decide.calibration import missed
+
+    c = calibrate(RUNS[:4], S, copies=0)
+    got = missed(c)
+    assert got[0] == "2 a side: not measured (too few runs)"
+    assert "1 a side: A/A false alarms (0/12)" in got  # none seen, but 12 trials bound 22%
+    assert json.loads(json.dumps(to_json(c)))["missed"] == list(got)
+    (side,) = c.sides
+    perfect = replace(
+        side,
+        false_alarm=Rate(0, 300, 0, 30, 300),
+        thunder=Rate(300, 300, 30, 30, 300),
+        nvfuser=Rate(293, 300, 29, 30, 300),
+        nvfuser_improved=Rate(0, 300, 0, 30, 300),
+        lone=tuple((k, Rate(300, 300, 30, 30, 300)) for k, _ in side.lone),
+    )
+    both = replace(c, sides=(perfect, replace(perfect, a_side=2)), skipped=())
+    assert missed(both) == ()
+    worse = replace(perfect, nvfuser_improved=Rate(1, 300, 0, 30, 300))
+    only = replace(both, sides=(worse,))
+    assert missed(only) == ('1 a side: +2% nvFuser read as "improved" (1/300)',)

@@ -1,7 +1,7 @@
 """The GPU host's helpers every GPU workflow shares (.github/scripts): one lock, one machine name.
 
 The lock was a copy in each workflow; now bench-pr.yml, bench-package.yml, nightly.yml and
-calibrate-runner.yml each source the one script (and none takes a lock of its own), so they
+calibrate-package.yml each source the one script (and none takes a lock of its own), so they
 can never drift apart. Run for real: flock, bash, a second process holding the lock.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from workflow_rules import (
     BENCH,
-    CALIBRATE,
+    CALIBRATE_PACKAGE,
     GPU_LOCK_SH,
     NIGHTLY,
     REPO,
@@ -33,7 +33,7 @@ GPU_STEPS = [
     (BENCH, "bench"),
     ("bench-package.yml", "bench"),
     (NIGHTLY, "measure"),
-    (CALIBRATE, "measure"),
+    (CALIBRATE_PACKAGE, "measure"),
 ]
 
 

@@ -25,6 +25,7 @@ from workflow_expr import ExpressionError, evaluate_if, truthy
 from workflow_rules import (
     BENCH,
     CALIBRATE,
+    CALIBRATE_PACKAGE,
     CI,
     EVENT,
     FORK,
@@ -106,6 +107,7 @@ def test_ci_runs_the_oldest_and_the_newest_python_the_project_claims() -> None:
 
 def test_the_workflows_exist() -> None:
     assert {BENCH, "bench-package.yml", POSTER, SITE, CI, NIGHTLY, EVENT, CALIBRATE} <= set(ALL)
+    assert CALIBRATE_PACKAGE in ALL
     assert not list(WORKFLOWS.glob("*.yaml")), "use .yml, so every check here sees the file"
 
 
@@ -611,7 +613,7 @@ def test_zizmor_pedantic_finds_nothing() -> None:
 AUDITOR_FINDINGS = {
     ("self-hosted-runner", "bench-package.yml", "bench"),
     ("self-hosted-runner", "bench-pr.yml", "bench"),
-    ("self-hosted-runner", "calibrate-runner.yml", "measure"),
+    ("self-hosted-runner", "calibrate-package.yml", "measure"),
     ("self-hosted-runner", "nightly.yml", "shard"),
     ("self-hosted-runner", "nightly.yml", "bisect"),
     ("self-hosted-runner", "nightly.yml", "remeasure"),

@@ -33,8 +33,10 @@ REPO = REPO_ROOT
 WORKFLOWS = REPO / ".github" / "workflows"
 BENCH, POSTER, SITE, CI = "bench-pr.yml", "post-results.yml", "publish-site.yml", "ci.yml"
 NIGHTLY = "nightly.yml"
-#: The unprivileged PR-event recorder (post-results.yml's second trigger); the runner calibration.
+#: The unprivileged PR-event recorder (post-results.yml's second trigger); the runner calibration:
+#: this repository's dispatch, and the reusable workflow it calls as Thunder and Fuser do.
 EVENT, CALIBRATE = "perfbot-pr-event.yml", "calibrate-runner.yml"
+CALIBRATE_PACKAGE = "calibrate-package.yml"
 SCRIPTS = REPO / ".github" / "scripts"
 #: The GPU host's lock, one script every GPU workflow sources (bench-pr, bench-package, nightly).
 GPU_LOCK_SH = SCRIPTS / "gpu-lock.sh"
@@ -361,8 +363,9 @@ def check_self_hosted_gated(wf: Workflow) -> list[str]:
 
 #: The workflows that must hold no secret and no write scope (check_no_secrets_no_write): the
 #: benches run the PR's code, the PR-event recorder runs a fork's own copy of itself on
-#: pull_request events, and the runner calibration needs none (it measures main, fits a model).
-UNPRIVILEGED = [BENCH, "bench-package.yml", EVENT, CALIBRATE]
+#: pull_request events, and the runner calibration needs none (it measures a pinned commit of
+#: this suite, fits a model and uploads it).
+UNPRIVILEGED = [BENCH, "bench-package.yml", EVENT, CALIBRATE, CALIBRATE_PACKAGE]
 
 
 # The rules that hold for every workflow here; check_no_secrets_no_write holds only for the
