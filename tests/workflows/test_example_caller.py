@@ -72,6 +72,8 @@ from bot.github.fake import LocalGitHub, start_server
 from bot.github.fake.actions import zip_of
 
 EXAMPLES = REPO_ROOT / "examples"
+#: The example caller of the reusable calibration (docs/CALIBRATION.md, "Onboarding a GPU kind").
+CALIBRATE = "perfbot-calibrate.yml"
 CALLERS = {"thunder": THUNDER, "fuser": FUSER}
 DOC = REPO_ROOT / "docs" / "WORKFLOWS.md"
 #: A reusable workflow of this repository, called: `uses: OWNER/NAME/.github/workflows/X@REF`.
@@ -128,9 +130,8 @@ def test_every_call_of_this_repository_is_at_the_pin(path: Path) -> None:
     perfbot-repository and perfbot-ref given is the same. No other spelling of the name."""
     p = pin()
     text = path.read_text(encoding="utf-8")
-    calls = [
-        m for m in CALL.finditer(text) if m["file"] in ("bench-package.yml", "post-results.yml")
-    ]
+    ours = ("bench-package.yml", "post-results.yml", "calibrate-package.yml")
+    calls = [m for m in CALL.finditer(text) if m["file"] in ours]
     assert calls, f"{path.name} calls no reusable workflow of this repository"
     for m in calls:
         assert (m["repo"], m["ref"]) == (p["PERFBOT_REPOSITORY"], p["PERFBOT_REF"]), m[0]
@@ -153,7 +154,7 @@ def test_every_call_of_this_repository_is_at_the_pin(path: Path) -> None:
 def test_an_example_follows_the_workflow_rules_and_lists_what_it_needs(caller: str) -> None:
     root = EXAMPLES / caller
     flows = {p.name: load_workflow(p) for p in (root / ".github" / "workflows").glob("*.yml")}
-    assert set(flows) == {"perfbot-bench.yml", EVENT, "perfbot-post.yml"}
+    assert set(flows) == {"perfbot-bench.yml", EVENT, "perfbot-post.yml", CALIBRATE}
     for wf in flows.values():
         problems = check_top_level_permissions(wf) + check_no_pull_request_target(wf)
         problems += check_uses_pinned(wf) + check_no_expressions_in_run(wf)
@@ -178,6 +179,12 @@ def test_an_example_follows_the_workflow_rules_and_lists_what_it_needs(caller: s
     for job in jobs(ours).values():
         for scope, level in job["permissions"].items():
             assert rank[level] <= rank[poster["permissions"].get(scope, "none")], scope
+    # The calibration caller: a dispatch only (the reusable workflow gates on the default
+    # branch), read scope alone, the inputs the reusable workflow takes.
+    calibrate_uses, calibrate = called(root / f".github/workflows/{CALIBRATE}")
+    assert calibrate_uses.split("@")[0].endswith("/.github/workflows/calibrate-package.yml")
+    assert set(triggers(flows[CALIBRATE])) == {"workflow_dispatch"}
+    assert calibrate["permissions"] == {"contents": "read"} and "secrets" not in calibrate
     bench_uses, bench = called(root / ".github/workflows/perfbot-bench.yml")
     assert bench_uses.split("@")[0].endswith("/.github/workflows/bench-package.yml")
     assert bench["with"]["repository"] == "${{ github.repository }}"  # a fork measures itself
