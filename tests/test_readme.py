@@ -215,6 +215,7 @@ def test_adopts_copy_command_brings_the_hidden_workflows(tmp_path: Path) -> None
     flows = tmp_path / "lightning-thunder" / ".github" / "workflows"
     assert sorted(p.name for p in flows.iterdir()) == [
         "perfbot-bench.yml",
+        "perfbot-calibrate.yml",
         "perfbot-post.yml",
         "perfbot-pr-event.yml",
     ]
