@@ -1,3 +1,3 @@
 """Performance-regression bot: thunder.jit vs hand-written nvFuser on RMSNorm backward."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
