@@ -72,13 +72,18 @@ def _version(text: str) -> str:
     return ".".join(m.groups())
 
 
-def _write(root: Path, files: dict[str, str], dry: bool) -> None:
+def _commit(root: Path, files: dict[str, str], message: str, dry: bool) -> bool:
+    """Write ``files`` and commit them as ``message``; dry, only say so. True when committed."""
     for name, text in files.items():
-        if dry:
-            print(f"would write {name}")
-        else:
+        if not dry:
             (root / name).write_text(text, encoding="utf-8")
-            print(f"wrote {name}")
+        print(f"{'would write' if dry else 'wrote'} {name}")
+    if dry:
+        print(f"would commit {message!r}")
+        return False
+    git(root, "add", "--", *files)
+    git(root, "commit", "-q", "-m", message)
+    return True
 
 
 def cut(root: Path, version: str, date: str, branch: str, dry: bool) -> str | None:
@@ -95,12 +100,9 @@ def cut(root: Path, version: str, date: str, branch: str, dry: bool) -> str | No
         }
     except PinError as exc:
         raise Stop(REFUSED, str(exc)) from None
-    _write(root, files, dry)
-    if dry:
-        print(f"would commit 'Release {tag}' and tag it {tag}")
+    if not _commit(root, files, f"Release {tag}", dry):
+        print(f"would tag it {tag}")
         return None
-    git(root, "add", "--", *files)
-    git(root, "commit", "-q", "-m", f"Release {tag}")
     git(root, "tag", "-a", tag, "-m", f"fusion-perfbot {tag}")
     commit = git(root, "rev-parse", "HEAD")
     print(f"committed and tagged {tag}: {commit}")
@@ -147,12 +149,8 @@ def pin(root: Path, ref: str, branch: str, dry: bool) -> str | None:
         files["CHANGELOG.md"] = named_changelog(changelog, tag, commit)
     except PinError as exc:
         raise Stop(REFUSED, str(exc)) from None
-    _write(root, files, dry)
-    if dry:
-        print(f"would commit 'Pin the examples to {tag}' ({commit})")
+    if not _commit(root, files, f"Pin the examples and docs to {tag} ({commit})", dry):
         return None
-    git(root, "add", "--", *files)
-    git(root, "commit", "-q", "-m", f"Pin the examples and docs to {tag} ({commit})")
     print(f"examples/, docs/WORKFLOWS.md and {PIN_FILE} pin {tag}: {commit}")
     return commit
 
