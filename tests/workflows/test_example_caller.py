@@ -188,6 +188,11 @@ def test_an_example_follows_the_workflow_rules_and_lists_what_it_needs(caller: s
     bench_uses, bench = called(root / ".github/workflows/perfbot-bench.yml")
     assert bench_uses.split("@")[0].endswith("/.github/workflows/bench-package.yml")
     assert bench["with"]["repository"] == "${{ github.repository }}"  # a fork measures itself
+    # Its first comment says whose runners it runs on: the caller's own, never this project's.
+    header = flows["perfbot-bench.yml"].text.split("\nname:")[0]
+    said = " ".join(line.lstrip("#").strip() for line in header.splitlines())
+    assert "on THIS repository's own self-hosted GPU runner" in said
+    assert "fusion-perfbot's self-hosted" not in said
     # The runners are the caller's own: the line is there to edit, bench-package's default.
     default = triggers(load_workflow(WORKFLOWS / "bench-package.yml"))["workflow_call"]
     assert json.loads(bench["with"]["runners"]) == json.loads(
