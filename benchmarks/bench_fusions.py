@@ -15,8 +15,8 @@ import os
 import statistics
 from typing import Any, ClassVar
 
+from .engine.config import BASELINE, VARIANTS, SuiteConfig, bandwidth_pct, point_key
 from .fusions.catalog import DEFAULT, FUSIONS
-from .rmsnorm_bwd.config import BASELINE, VARIANTS, SuiteConfig, bandwidth_pct, point_key
 
 _CONFIG = SuiteConfig.from_env()
 _SWEEP_TIMEOUT_S = 4 * 3600
@@ -26,7 +26,7 @@ def setup_cache() -> dict[str, Any]:
     """The run's record: replayed (``RMSNORM_BENCH_REPLAY``, what run_gpu.sh does) or measured."""
     import json
 
-    from .rmsnorm_bwd.measure import measure_suite, replay_record
+    from .engine.measure import measure_suite, replay_record
 
     replay = os.environ.get("RMSNORM_BENCH_REPLAY")
     if replay:
@@ -44,7 +44,7 @@ def _entry(
     """The measured entry, or the asv way of saying why there is none (see bench_rmsnorm_bwd)."""
     if "skip" in cache:
         raise NotImplementedError(f"fusion suite skipped: {cache['skip']}")
-    from .rmsnorm_bwd.config import Shape
+    from .engine.config import Shape
 
     key = point_key(dtype, Shape.parse(shape), fusion)
     point = cache["points"].get(key)

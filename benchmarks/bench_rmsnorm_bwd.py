@@ -14,7 +14,7 @@ import statistics
 import sys
 from typing import Any, ClassVar
 
-from .rmsnorm_bwd.config import (
+from .engine.config import (
     BASELINE,
     CONTENDERS,
     VARIANTS,
@@ -50,7 +50,7 @@ def setup_cache() -> dict[str, Any]:
     """
     import json
 
-    from .rmsnorm_bwd.measure import measure_suite, replay_record
+    from .engine.measure import measure_suite, replay_record
 
     replay = os.environ.get("RMSNORM_BENCH_REPLAY")
     if replay:

@@ -19,7 +19,7 @@
 # on the H200); without a GPU the measurement still stops with exit 3.
 # --capture, after the measurement, writes what ran inside every fusion it measured that
 # RMSNORM_BENCH_CAPTURE_FUSIONS names (unset: all of them; definitions, traces, saved tensors,
-# nvFuser's profile: benchmarks/rmsnorm_bwd/capture.py) to
+# nvFuser's profile: benchmarks/engine/capture.py) to
 # results/<machine>/<commit>.captures/[<fusion>/], where the bot finds them.
 # --asv-repo DIR is the git repository asv looks the commit up in (default: this one); the
 # package-under-test command (benchmarks/under_test) passes its repository of keys.
@@ -89,12 +89,12 @@ if [ "$phase" != store ]; then
   # between two checks of the GPU (a failed check marks the run; it does not stop it).
   hygiene="$results/$machine/$commit.hygiene.jsonl"
   python3 -m benchmarks.runner_check --when before --commit "$commit" --out "$hygiene"
-  python3 -m benchmarks.rmsnorm_bwd.measure
+  python3 -m benchmarks.engine.measure
   python3 -m benchmarks.runner_check --when after --commit "$commit" --out "$hygiene"
   if [ "$capture" -eq 1 ]; then
     # A diagnostic: its failure is a warning, never a lost measurement.
     rm -rf -- "$results/$machine/$commit.captures"
-    python3 -m benchmarks.rmsnorm_bwd.capture --out "$results/$machine" --state "$commit.captures" \
+    python3 -m benchmarks.engine.capture --out "$results/$machine" --state "$commit.captures" \
       --size-set "$size_set" --thunder-variant "$thunder_variant" \
       || echo "run_gpu.sh: warning: the fusion capture failed (exit $?); the measurement stands" >&2
   fi
@@ -119,5 +119,5 @@ asv run --config "$conf" -E existing:python3 --set-commit-hash "$commit" --recor
   --launch-method forkserver --machine "$machine" --show-stderr --bench '^bench_(rmsnorm_bwd|fusions)\.' \
   | while IFS= read -r line; do printf '%s %s\n' "$(date +%T)" "$line"; done || asv_status=$?
 echo "== asv stored the results in $(( $(date +%s) - measured )) s; $(( $(date +%s) - start )) s in all (asv status $asv_status)"
-python3 -m benchmarks.rmsnorm_bwd.summary "$record"
+python3 -m benchmarks.engine.summary "$record"
 exit "$asv_status"

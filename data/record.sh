@@ -10,7 +10,7 @@
 #     regressed         Thunder's nvFuser executor fuses the forward only (backward unfused)
 #     slow-SIDE-PCT     stock code with a known slowdown injected on one side, SIDE thunder or
 #                       nvfuser, PCT percent of that side's kernel time (slow-thunder-2,
-#                       slow-nvfuser-5; benchmarks/rmsnorm_bwd/slowdown.py); in every fusion
+#                       slow-nvfuser-5; benchmarks/engine/slowdown.py); in every fusion
 #     slow-FUSION-SIDE-PCT   the same in one fusion of the catalog (slow-softmax_bwd-thunder-10)
 #     broken-executor   Thunder 0.2.5, whose nvFuser executor does not work with nvFuser 0.2.36
 #                       (every Thunder point fails): needs its wheel in .gpu/extra/

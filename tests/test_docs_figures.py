@@ -551,7 +551,7 @@ SITE_DOC = (REPO_ROOT / "docs" / "SITE.md").read_text(encoding="utf-8")
 @pytest.mark.docs  # a second or more of real runs: the slow run (CI) holds it
 def test_site_doc_history_transcript_is_what_the_build_prints(tmp_path: Any) -> None:
     """docs/SITE.md's build of the site's history, and the figures of its landing view."""
-    from benchmarks.rmsnorm_bwd.config import load_size_set
+    from benchmarks.engine.config import load_size_set
     from bot.site.landing import LISTED, OPEN_ROWS
 
     blocks = re.findall(r"```\n(.*?)```", SITE_DOC, flags=re.DOTALL)
@@ -613,7 +613,7 @@ def test_data_readme_nightly_shard_figures() -> None:
 
 def test_data_readme_nightly_finding() -> None:
     record = DATA / "h200-nightly" / "results" / "nvidia-h200" / f"{NIGHTLY_KEY}.provenance.jsonl"
-    summary = module_output("benchmarks.rmsnorm_bwd.summary", str(record))
+    summary = module_output("benchmarks.engine.summary", str(record))
     rows = {tuple(line.split()[:2]): line.split() for line in summary.splitlines() if line}
     assert rows[("bfloat16/16x49152", "nvfuser")][2] == "8.3"
     assert rows[("bfloat16/16x49152", "thunder-prims")][2:4] == ["22.0", "2.636"]
@@ -736,7 +736,7 @@ def test_history_doc_figures_are_the_calibrations() -> None:
 
 
 def test_history_doc_constants_are_the_codes() -> None:
-    from benchmarks.rmsnorm_bwd.config import load_size_set
+    from benchmarks.engine.config import load_size_set
     from benchmarks.under_test.keys import build_date
     from bot.decide.stats import PRIOR_DF
     from bot.history.method import Method
@@ -792,7 +792,7 @@ def test_performance_doc_comment_sizes_are_what_report_prints(
 
 
 def test_performance_doc_constants_are_the_codes() -> None:
-    from benchmarks.rmsnorm_bwd.config import load_size_set
+    from benchmarks.engine.config import load_size_set
     from bot.tell.alert_issue import MAX_BODY_CHARS
     from bot.tell.comment import COMMENT_CHARS
     from bot.tell.tables import COMMENT_ROWS, FOLD_ROWS, LEAD_ROWS

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from ..rmsnorm_bwd import model as rms
 from . import layernorm
+from . import rmsnorm as rms
 from .spec import (
     Fusion,
     Inputs,

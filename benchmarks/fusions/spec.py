@@ -2,7 +2,7 @@
 
 A fusion is one piece of math measured two ways: the hand-written nvFuser definition and
 ``thunder.jit`` of the same math with the nvFuser executor (and the eager / torch.compile
-context). The measuring engine (benchmarks/rmsnorm_bwd/measure.py) knows nothing of any
+context). The measuring engine (benchmarks/engine/measure.py) knows nothing of any
 fusion's math: it asks this record for inputs, the callables, the float64 reference and the
 bytes moved. torch and nvFuser are imported inside the functions each module supplies, so that
 asv can discover the suite on machines without them.

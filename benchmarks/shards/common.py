@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from enum import IntEnum
 from pathlib import Path
 
+from benchmarks.engine.config import SuiteConfig
 from benchmarks.fusions.spec import DEFAULT_FUSION
-from benchmarks.rmsnorm_bwd.config import SuiteConfig
 from benchmarks.shards.plan import Costs, Shard, plan
 
 ROOT = Path(__file__).resolve().parents[2]

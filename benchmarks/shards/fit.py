@@ -16,8 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks.rmsnorm_bwd.config import CONTEXT, Shape, SuiteConfig
-from benchmarks.rmsnorm_bwd.measure import HOST_ROUNDS
+from benchmarks.engine.config import CONTEXT, Shape, SuiteConfig
+from benchmarks.engine.measure import HOST_ROUNDS
 from benchmarks.shards.plan import Costs, point_seconds
 
 

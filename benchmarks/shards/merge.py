@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from benchmarks.engine.config import point_key
 from benchmarks.fusions.spec import DEFAULT_FUSION
-from benchmarks.rmsnorm_bwd.config import point_key
 from benchmarks.shards import store
 from benchmarks.shards.common import ROOT, Exit, suite_config
 

@@ -14,8 +14,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.rmsnorm_bwd.config import Shape, SuiteConfig, bytes_moved, point_key
-from benchmarks.rmsnorm_bwd.measure import HOST_ROUNDS  # host-timed calls after the rounds
+from benchmarks.engine.config import Shape, SuiteConfig, point_key
+from benchmarks.engine.measure import HOST_ROUNDS  # host-timed calls after the rounds
+from benchmarks.fusions.rmsnorm import backward_bytes
 
 COSTS_FILE = Path(__file__).resolve().parent / "costs.json"
 ITEMSIZE = {"bfloat16": 2, "float16": 2, "float32": 4}
@@ -72,7 +73,7 @@ def kernel_us(costs: Costs, moved: int) -> float:
 
 def point_seconds(costs: Costs, cfg: SuiteConfig, dtype: str, shape: Shape) -> float:
     """Estimated wall time of one point under ``cfg`` (every variant of it)."""
-    moved = bytes_moved(shape, ITEMSIZE[dtype])
+    moved = backward_bytes(shape.m, shape.n, ITEMSIZE[dtype])
     per_call_s = (kernel_us(costs, moved) + costs.call_overhead_us) * 1e-6
     calls = sum(cfg.rounds * cfg.calls_for(v) + cfg.warmup + HOST_ROUNDS for v in cfg.variants)
     build_s = costs.build_s_per_variant + costs.build_s_per_gb * moved / 1e9

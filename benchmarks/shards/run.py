@@ -13,8 +13,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from benchmarks.rmsnorm_bwd.config import SuiteConfig
-from benchmarks.rmsnorm_bwd.digest import suite_digest
+from benchmarks.engine.config import SuiteConfig
+from benchmarks.engine.digest import suite_digest
 from benchmarks.shards import store
 from benchmarks.shards.common import ROOT, Exit, plan_for, suite_config, suite_env
 from benchmarks.shards.plan import parse_shard

@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks.rmsnorm_bwd.session import SCHEMA
+from benchmarks.engine.session import SCHEMA
 
 POINT_SCHEMA = "rmsnorm-bwd-shard-point/1"
 RUN_SCHEMA = "rmsnorm-bwd-shard-run/1"

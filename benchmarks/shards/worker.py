@@ -17,14 +17,14 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.rmsnorm_bwd.config import SuiteConfig, point_key
+from benchmarks.engine.config import SuiteConfig, point_key
 from benchmarks.shards.common import Exit
 from benchmarks.shards.store import RUN_SCHEMA, write_json_atomic, write_point
 
 
 def main() -> int:
-    from benchmarks.rmsnorm_bwd.measure import measure_key, progress_line
-    from benchmarks.rmsnorm_bwd.session import open_run, run_header
+    from benchmarks.engine.measure import measure_key, progress_line
+    from benchmarks.engine.session import open_run, run_header
 
     cfg = SuiteConfig.from_env()
     folder = Path(os.environ["SHARD_DIR"])

@@ -50,7 +50,7 @@ def _split(key: str) -> tuple[str, str, str] | None:
 
 def canonical(key: str) -> str | None:
     """The key as the suite and the provenance records name the point
-    (benchmarks/rmsnorm_bwd/config.point_key): RMSNorm backward's without its fusion."""
+    (benchmarks/engine/config.point_key): RMSNorm backward's without its fusion."""
     parts = _split(key)
     return PointKey("", parts[1], parts[2], parts[0]).point if parts else None
 

@@ -137,7 +137,7 @@ def captures_options(p: argparse.ArgumentParser) -> None:
         "--captures-base",
         type=Path,
         metavar="DIR",
-        help="the base's fusion captures (benchmarks/rmsnorm_bwd/capture.py's folder: "
+        help="the base's fusion captures (benchmarks/engine/capture.py's folder: "
         "[<fusion>/]<dtype>_<shape>/<variant>/); default: <results>/<machine>/<commit>.captures "
         "when present. With both sides, the comment and issues say what changed inside each "
         "fusion captured at both",

@@ -6,7 +6,7 @@ it holds, keeping that list alone). A fusion whose head launches other kernels h
 with no capture.
 
 The suite writes a run's captures beside its results, ``<results>/<machine>/<commit>.captures/``
-(benchmarks/rmsnorm_bwd/capture.py); ``--captures-base``/``--captures-head`` name them
+(benchmarks/engine/capture.py); ``--captures-base``/``--captures-head`` name them
 elsewhere (the committed data keeps them apart from the results). With one side only there
 is nothing to compare, so there are no hints. A capture that cannot be read is a note on the
 verdict and a warning, never a lost comment: the captures come from the machine the PR's code

@@ -12,7 +12,7 @@ Every value seen is kept, sorted: runs that disagree leave several, and a run wh
 does not say leaves ``None`` ("unknown"). A field with an unknown value in the model is not
 compared; nor is a run's unknown value.
 
-The timer: a record names it in ``timer`` since benchmarks/rmsnorm_bwd/timing.py's ``TIMER``.
+The timer: a record names it in ``timer`` since benchmarks/engine/timing.py's ``TIMER``.
 A record without it is "unknown", not today's method, because the method changed under the
 committed data: the first suite (96ff68c, data/h200-smoke/) profiled each call in its own
 session of CUDA activities; from 8a3146b on, one session a round with CPU tracing, each call

@@ -44,7 +44,7 @@ FUSION_SEPARATOR = re.compile(r"^# ===== nvFusion[0-9]+[ \t]*$", re.MULTILINE)
 
 
 def fusion_folder(side: Path, fusion: str) -> Path:
-    """Where one fusion's points are in a side's folder (benchmarks/rmsnorm_bwd/capture.py).
+    """Where one fusion's points are in a side's folder (benchmarks/engine/capture.py).
     The name is from a results file: only a catalog fusion's becomes part of a path."""
     names.fusion(fusion, f"{side}: captures")
     return side if fusion == DEFAULT_FUSION else side / fusion

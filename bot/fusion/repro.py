@@ -4,7 +4,7 @@ Every script is written by the bot from the point's parameters (variant, dtype, 
 taken from the run's artifact: an issue in another organisation's tracker must not invite its
 maintainers to run text that the PR's code produced (a captured ``fd.last_repro_script()``
 stays in the run's artifact). For nvFuser's hand-written fusion it is the suite's definition
-(benchmarks/rmsnorm_bwd/model.py) in ``nvfuser_direct`` with the suite's inputs, checked
+(benchmarks/fusions/rmsnorm.py) in ``nvfuser_direct`` with the suite's inputs, checked
 against float64 autograd; for Thunder a short script that jits the same function with the
 nvFuser executor and prints the backward trace and its nvFuser fusions. Both time the call
 with CUDA events around 20 calls, L2 flushed: enough to see the regression and to bisect with.
@@ -82,7 +82,7 @@ def nvfuser_script(dtype: str, shape: str) -> str:
     upcast = dtype != "float32"
     lines = [
         f"# RMSNorm backward, the hand-written nvFuser fusion, {dtype} {shape}: the suite's",
-        "# definition and inputs (benchmarks/rmsnorm_bwd/model.py), written by fusion-perfbot from",
+        "# definition and inputs (benchmarks/fusions/rmsnorm.py), written by fusion-perfbot from",
         "# the point's parameters. Run on one CUDA GPU with torch and nvFuser (nvfuser_direct).",
         "import torch",
         "from nvfuser_direct import DataType, FusionDefinition",

@@ -193,7 +193,7 @@ def list_commits(results_dir: Path) -> list[CommitInfo]:
             prov = load_provenance(mdir / f"{full}.provenance.jsonl", full, per_round=False)
             variant = prov.text("thunder_variant") if prov else None
             side = prov.text("slowdown", "side") if prov else None
-            if variant is not None and side is not None:  # benchmarks/rmsnorm_bwd/slowdown.py
+            if variant is not None and side is not None:  # benchmarks/engine/slowdown.py
                 fraction = prov.text("slowdown", "fraction") if prov else None
                 variant = f"{variant}+slower-{side}:{fraction}"
             if tiled_marker(data) or (prov and tiled_marker(prov.record)):

@@ -35,9 +35,9 @@ FUSIONS = (
     "silu_mul_fwd",
     "silu_mul_bwd",
 )
-#: The hand-written fusion and the suite's contenders (benchmarks/rmsnorm_bwd/config.py).
+#: The hand-written fusion and the suite's contenders (benchmarks/engine/config.py).
 VARIANTS = ("nvfuser", "thunder-prims", "thunder-func", "eager", "torch-compile")
-#: The dtypes the suite measures (benchmarks/rmsnorm_bwd/config.py DTYPES).
+#: The dtypes the suite measures (benchmarks/engine/config.py DTYPES).
 DTYPES = ("bfloat16", "float16", "float32")
 #: A shape: 1 to 4 positive extents joined by "x" (``2048x8192``).
 SHAPE = re.compile(r"[1-9][0-9]{0,8}(?:x[1-9][0-9]{0,8}){0,3}")

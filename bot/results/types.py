@@ -115,7 +115,7 @@ class PointKey(NamedTuple):
 
     @property
     def point(self) -> str:
-        """The point's key in a provenance record (benchmarks/rmsnorm_bwd/config.point_key)."""
+        """The point's key in a provenance record (benchmarks/engine/config.point_key)."""
         at = f"{self.dtype}/{self.shape}"
         return at if self.fusion == DEFAULT_FUSION else f"{self.fusion}/{at}"
 

@@ -18,7 +18,7 @@ for run in 1 2; do
   t0=$(date +%s)
   RMSNORM_BENCH_SIZES=smoke RMSNORM_BENCH_ROUNDS=10 \
     RMSNORM_BENCH_RECORD="$out/run-$run.provenance.jsonl" \
-    timeout 250 python3 -m benchmarks.rmsnorm_bwd.measure > "$out/run-$run.log" 2>&1
+    timeout 250 python3 -m benchmarks.engine.measure > "$out/run-$run.log" 2>&1
   echo "measure status $? in $(( $(date +%s) - t0 )) s" | tee -a "$out/run-$run.log"
   pack
 done

@@ -14,7 +14,7 @@ from paths import DATA, REPO_ROOT
 from test_one_build import _offline, make_wheel  # noqa: F401 (an autouse fixture: pip offline)
 
 import benchmarks.under_test.one as one
-from benchmarks.rmsnorm_bwd.config import SuiteConfig
+from benchmarks.engine.config import SuiteConfig
 from bot.bisect.measure import SuiteMeasurer
 from bot.bisect.points import PointsError, parse_points, points_in_report
 from bot.bisect.timeline import make_timeline

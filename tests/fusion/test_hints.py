@@ -297,15 +297,21 @@ def test_a_hostile_captured_repro_never_reaches_the_comment(tmp_path: Path) -> N
     assert "evil.example" not in done.stdout and "os.system" not in done.stdout
 
 
+def _code(script: str) -> list[str]:
+    return [line for line in script.splitlines() if not line.lstrip().startswith("#")]
+
+
 def test_the_committed_h200_runs_are_of_the_scripts_the_bot_writes_now() -> None:
-    """data/h200-repro/bot_nvfuser_*: what ran on the H200 is what nvfuser_script writes today,
-    and each run finished (exit 0, its timing printed)."""
+    """data/h200-repro/bot_nvfuser_*: the code that ran on the H200 is the code nvfuser_script
+    writes today, and each run finished (exit 0, its timing printed). Comment lines are left
+    out of the comparison: they name the file RMSNorm's math lives in, which moved
+    (benchmarks/rmsnorm_bwd/model.py became benchmarks/fusions/rmsnorm.py in issue 39)."""
     folder = DATA / "h200-repro"
     runs = sorted(folder.glob("bot_nvfuser_*.py.txt"))
     assert len(runs) == 3
     for script in runs:
         dtype, shape = script.name.removeprefix("bot_nvfuser_").removesuffix(".py.txt").split("_")
-        assert script.read_text(encoding="utf-8") == nvfuser_script(dtype, shape)
+        assert _code(script.read_text(encoding="utf-8")) == _code(nvfuser_script(dtype, shape))
         out = (folder / script.name.replace(".py.txt", ".out")).read_text(encoding="utf-8")
         assert out.rstrip().endswith("rc=0") and "fusion (fd.execute): median " in out
         median = out.split("fusion (fd.execute): median ", 1)[1].split(" us", 1)[0]

@@ -10,8 +10,8 @@ import statistics
 
 import pytest
 
-from benchmarks.rmsnorm_bwd.config import CONTENDERS, CONTEXT, VARIANTS, SuiteConfig
-from benchmarks.rmsnorm_bwd.measure import measure_suite, missing_stack
+from benchmarks.engine.config import CONTENDERS, CONTEXT, VARIANTS, SuiteConfig
+from benchmarks.engine.measure import measure_suite, missing_stack
 
 pytestmark = pytest.mark.gpu
 

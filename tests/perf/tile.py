@@ -27,7 +27,7 @@ from typing import Any
 from asv import util as asv_util
 from asv.results import get_filename
 
-from benchmarks.rmsnorm_bwd.config import load_size_set
+from benchmarks.engine.config import load_size_set
 from bot.commands.steps import write_text_atomically
 from bot.exitcodes import ExitCode
 from bot.results.asv_file import parse_points, read_json

@@ -21,8 +21,8 @@ HEAD = "e0cdef8e0a8c185212180a0ad7ba90188ea6f23a"
 
 
 def test_the_lists_are_the_suites() -> None:
+    from benchmarks.engine.config import CONTENDERS, DTYPES
     from benchmarks.fusions.catalog import FUSIONS
-    from benchmarks.rmsnorm_bwd.config import CONTENDERS, DTYPES
 
     assert tuple(FUSIONS) == names.FUSIONS
     assert ("nvfuser", *CONTENDERS) == names.VARIANTS

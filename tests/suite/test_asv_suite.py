@@ -157,14 +157,14 @@ def test_run_without_gpu_skips_with_the_reason(lab_repo: Path) -> None:
 
 
 def test_committed_smoke_record_renders_its_summary() -> None:
-    from benchmarks.rmsnorm_bwd.summary import main
+    from benchmarks.engine.summary import main
 
     record = next(SMOKE.glob("*.provenance.jsonl"))
     assert main([str(record)]) == 0
 
 
 def test_summary_refuses_an_empty_record(tmp_path: Path) -> None:
-    from benchmarks.rmsnorm_bwd.summary import main
+    from benchmarks.engine.summary import main
 
     empty = tmp_path / "x.provenance.jsonl"
     empty.write_text("")
@@ -174,7 +174,7 @@ def test_summary_refuses_an_empty_record(tmp_path: Path) -> None:
 def test_summary_says_how_it_is_called_and_refuses_what_it_cannot_read(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from benchmarks.rmsnorm_bwd.summary import main
+    from benchmarks.engine.summary import main
 
     assert main(["--help"]) == 0 and "provenance.jsonl" in capsys.readouterr().out
     assert main([]) == 2 and main(["--bogus"]) == 2
@@ -307,7 +307,7 @@ def test_replaying_the_h200_bisect_step_stores_its_points_alone(lab_repo: Path) 
 
 
 def test_replay_refuses_a_record_of_another_commit(tmp_path: Path) -> None:
-    from benchmarks.rmsnorm_bwd.measure import replay_record
+    from benchmarks.engine.measure import replay_record
 
     record = REPO / "data" / "h200" / "results" / "nvidia-h200"
     path = record / "06f650c87bcca99fe961d28d3bec88c38e1bfdbe.provenance.jsonl"

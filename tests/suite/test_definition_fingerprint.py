@@ -1,7 +1,7 @@
 """The hand-written definition's fingerprints (``definition_sha256``, and its canonical form's
 ``definition_canonical_sha256``), on the CPU: a stand-in
 FusionDefinition whose printed text is fixed, and fake ``torch`` / ``nvfuser_direct`` modules
-for the one function that imports them (benchmarks/rmsnorm_bwd/variants.py)."""
+for the one function that imports them (benchmarks/engine/variants.py)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,13 @@ from typing import Any
 
 import pytest
 
+from benchmarks.engine import measure, variants
 from benchmarks.fusions import catalog
-from benchmarks.rmsnorm_bwd import measure, model, variants
+from benchmarks.fusions import rmsnorm as rmsnorm_module
 
 TEXT = "def nvfuser_fusion(fd : FusionDefinition) -> None :\n    tv3 = fd.define_tensor()\n"
 SHA = hashlib.sha256(TEXT.encode()).hexdigest()
-#: The canonical form renumbers (benchmarks/rmsnorm_bwd/digest.py): tv3 is the first tensor.
+#: The canonical form renumbers (benchmarks/engine/digest.py): tv3 is the first tensor.
 CANONICAL = hashlib.sha256(TEXT.replace("tv3", "tv0").encode()).hexdigest()
 PRINTED: list[str] = []  # each repr of a stand-in, in order
 
@@ -77,7 +78,7 @@ def fake_stack(monkeypatch: pytest.MonkeyPatch) -> type[StandIn]:
     nvfuser_direct.FusionDefinition = StandIn  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "torch", torch)
     monkeypatch.setitem(sys.modules, "nvfuser_direct", nvfuser_direct)
-    monkeypatch.setattr(model, "saved_rms", lambda x: "rms")
+    monkeypatch.setattr(rmsnorm_module, "saved_rms", lambda x: "rms")
     # The catalog's RMSNorm backward holds its definition since the catalog: replace it there.
     rmsnorm = catalog.FUSIONS[catalog.DEFAULT]
     monkeypatch.setitem(

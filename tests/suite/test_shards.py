@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.rmsnorm_bwd.config import Shape, SuiteConfig, parse_points, point_key
-from benchmarks.rmsnorm_bwd.digest import suite_digest
+from benchmarks.engine.config import Shape, SuiteConfig, parse_points, point_key
+from benchmarks.engine.digest import suite_digest
 from benchmarks.shards import store
 from benchmarks.shards.__main__ import main
 from benchmarks.shards.common import Exit

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.rmsnorm_bwd.config import SuiteConfig
-from benchmarks.rmsnorm_bwd.slowdown import SleepFit, Slowdown, fit
+from benchmarks.engine.config import SuiteConfig
+from benchmarks.engine.slowdown import SleepFit, Slowdown, fit
 
 
 def test_the_setting_names_a_side_and_a_fraction() -> None:

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.rmsnorm_bwd.config import (
+from benchmarks.engine.config import (
     VARIANTS,
     Shape,
     SuiteConfig,
     bandwidth_pct,
-    bytes_moved,
     load_size_set,
 )
+from benchmarks.fusions.rmsnorm import backward_bytes
 
 
 def test_pr_set_holds_the_report_points() -> None:
@@ -45,7 +45,7 @@ def test_unsupported_dtype_is_refused(tmp_path: Path) -> None:
 
 def test_bytes_moved_matches_nvfusers_harness() -> None:
     # NOTES.md: 100.7 MB for bf16 at (2048, 8192): itemsize*(3*M*N + 2*N) + 4*M.
-    moved = bytes_moved(Shape(2048, 8192), 2)
+    moved = backward_bytes(2048, 8192, 2)
     assert moved == 2 * (3 * 2048 * 8192 + 2 * 8192) + 4 * 2048
     assert round(moved / 1e6, 1) == 100.7
 
@@ -86,7 +86,7 @@ def test_unknown_variant_is_refused() -> None:
 
 def test_bandwidth_pct_of_the_report_point() -> None:
     # 100.7 MB in 40 us is 2.52 TB/s: 52% of a 4814 GB/s peak.
-    moved = bytes_moved(Shape(2048, 8192), 2)
+    moved = backward_bytes(2048, 8192, 2)
     assert round(bandwidth_pct(moved, 40.0, 4814.0), 1) == 52.3
 
 

@@ -1,4 +1,4 @@
-"""What a record fingerprints (benchmarks/rmsnorm_bwd/digest.py), on the definitions the H200
+"""What a record fingerprints (benchmarks/engine/digest.py), on the definitions the H200
 printed: the canonical form is the same for two runs of identical code (which the printed text
 is not: issue 38), differs between any two fusions, and changes with the math; the engine and
 each fusion's Thunder side are digested apart, so a change says whose it is."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from paths import DATA
 
+from benchmarks.engine import digest
 from benchmarks.fusions.catalog import FUSIONS
-from benchmarks.rmsnorm_bwd import digest
 
 CAPTURES = DATA / "h200-catalog" / "captures"
 
@@ -55,10 +55,10 @@ def test_renumbering_and_size_ops_alone_do_not_change_it() -> None:
 
 def test_the_engine_and_each_thunder_side_are_digested_apart() -> None:
     names = {p.relative_to(digest.ROOT).as_posix() for p in digest.engine_files()}
-    assert "benchmarks/rmsnorm_bwd/timing.py" in names and "benchmarks/size_sets.toml" in names
+    assert "benchmarks/engine/timing.py" in names and "benchmarks/size_sets.toml" in names
     assert not any(n.startswith("benchmarks/fusions/") and n.endswith(("softmax.py", "gelu.py"))
                    for n in names)  # fmt: skip
-    assert "benchmarks/rmsnorm_bwd/model.py" not in names  # RMSNorm's math is a fusion's
+    assert "benchmarks/fusions/rmsnorm.py" not in names  # RMSNorm's math is a fusion's
     thunder = {name: digest.thunder_digest(f) for name, f in FUSIONS.items()}
     assert len(set(thunder.values())) == len(thunder)
     gelu = digest.fusion_digests([FUSIONS["gelu_bwd"]])

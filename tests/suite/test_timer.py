@@ -1,5 +1,5 @@
 """The timer a record names (issue 40): every new record carries ``timer``, the method of
-benchmarks/rmsnorm_bwd/timing.py, so a noise model can say what its runs were timed with and a
+benchmarks/engine/timing.py, so a noise model can say what its runs were timed with and a
 run timed otherwise is told so; and the name follows the method."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from benchmarks.rmsnorm_bwd import session, timing
-from benchmarks.rmsnorm_bwd.config import SuiteConfig
+from benchmarks.engine import session, timing
+from benchmarks.engine.config import SuiteConfig
 
 #: The method's code and the name records give it, pinned together (see the test below).
 METHOD = (timing.L2Flusher, timing.profile_call, timing.attribute, timing.profile_round)

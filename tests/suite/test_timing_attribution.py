@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmarks.rmsnorm_bwd.timing import DeviceEvent, Window, attribute
+from benchmarks.engine.timing import DeviceEvent, Window, attribute
 
 WINDOWS = [Window("nvfuser", 100.0, 200.0), Window("thunder-prims", 300.0, 400.0)]
 

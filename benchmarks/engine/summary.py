@@ -89,7 +89,7 @@ def render(record: dict[str, Any]) -> str:
 
 
 USAGE = (
-    "usage: python -m benchmarks.rmsnorm_bwd.summary RESULTS/<machine>/<sha>.provenance.jsonl\n"
+    "usage: python -m benchmarks.engine.summary RESULTS/<machine>/<sha>.provenance.jsonl\n"
     "  prints the record's table: each point's kernel time, ratio, spread, share of peak\n"
     "  bandwidth, kernels, host time and compile time per variant (the last record of the file)"
 )

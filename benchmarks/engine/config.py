@@ -280,15 +280,6 @@ def load_size_set(
     return shapes, dtypes
 
 
-def bytes_moved(shape: Shape, itemsize: int) -> int:
-    """Bytes one backward call must move at minimum, counted as nvFuser's harness counts them.
-
-    Reads x, grad and weight and writes grad_input and grad_weight (all in the input dtype), and
-    reads the fp32 rms of each row: itemsize * (3*M*N + 2*N) + 4*M.
-    """
-    return itemsize * (3 * shape.m * shape.n + 2 * shape.n) + 4 * shape.m
-
-
 def bandwidth_pct(moved: int, kernel_us: float, peak_gbps: float) -> float:
     """Achieved bandwidth (bytes moved over kernel time) as a share of the GPU's peak."""
     return 100.0 * moved / (kernel_us * 1e-6) / (peak_gbps * 1e9)

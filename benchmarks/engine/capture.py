@@ -17,7 +17,7 @@ the state's folder, as before the catalog; every other fusion's in a folder of i
   the others).
 
 Run on the GPU machine:
-``python3 -m benchmarks.rmsnorm_bwd.capture --out DIR --state NAME [--fusions a,b|all]
+``python3 -m benchmarks.engine.capture --out DIR --state NAME [--fusions a,b|all]
 [--thunder-variant ...] [--size-set pr | --points bfloat16:2048x8192,...]``;
 ``run_gpu.sh --capture`` writes them beside the run's results as
 ``results/<machine>/<commit>.captures/``, where the bot looks (bot/commands/captures.py).
@@ -179,7 +179,7 @@ def side_folder(out: Path, state: str, fusion: str) -> Path:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python3 -m benchmarks.rmsnorm_bwd.capture",
+        prog="python3 -m benchmarks.engine.capture",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

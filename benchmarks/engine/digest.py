@@ -1,9 +1,9 @@
 """What decides a measurement, fingerprinted so that the bot can tell, fusion by fusion and side
 by side, what a change of this suite touched (docs/DATA.md, "What the record fingerprints").
 
-- the **engine** (``engine_digest``): the measuring code every fusion shares (this package but
-  RMSNorm's math in model.py, the fusion seam and catalog, the asv modules, the size sets). A
-  change here may move any fusion's figures on both sides.
+- the **engine** (``engine_digest``): the measuring code every fusion shares (this package,
+  the fusion seam and catalog, the asv modules, the size sets). A change here may move any
+  fusion's figures on both sides.
 - a fusion's **Thunder side** (``thunder_digest``): the functions Thunder traces (from
   primitives, through ``torch.nn.functional``) and the inputs they get, by their source text.
 - a fusion's **hand-written side**: its printed FusionDefinition in canonical form
@@ -27,8 +27,6 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
-#: RMSNorm's math, kept in this package for history's sake: a fusion's, not the engine's.
-_FUSION_MATH = {"model.py"}
 _SEAM = ("__init__.py", "spec.py", "catalog.py")
 _NAME = re.compile(r"\b(tv|c|t|s)(\d+)\b")
 _SIZE = re.compile(r"fd\.ops\.size\(\s*[A-Za-z_]\w*\s*,")
@@ -42,8 +40,7 @@ def _digest(paths: Iterable[Path]) -> str:
 
 
 def engine_files() -> list[Path]:
-    own = sorted((BENCHMARKS / "rmsnorm_bwd").glob("*.py"))
-    own = [p for p in own if p.name not in _FUSION_MATH]
+    own = sorted((BENCHMARKS / "engine").glob("*.py"))
     seam = [BENCHMARKS / "fusions" / name for name in _SEAM]
     asv = [BENCHMARKS / name for name in ("bench_rmsnorm_bwd.py", "bench_fusions.py")]
     return [*own, *seam, *asv, BENCHMARKS / "size_sets.toml"]
@@ -56,7 +53,7 @@ def engine_digest() -> str:
 def suite_digest() -> str:
     """The measuring code, every fusion's module and the size sets: shards of one commit must
     have run the same."""
-    files = sorted((BENCHMARKS / "rmsnorm_bwd").glob("*.py"))
+    files = sorted((BENCHMARKS / "engine").glob("*.py"))
     files += sorted((BENCHMARKS / "fusions").glob("*.py"))
     files += [BENCHMARKS / name for name in ("bench_rmsnorm_bwd.py", "bench_fusions.py")]
     return _digest([*files, BENCHMARKS / "size_sets.toml"])
