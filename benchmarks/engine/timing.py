@@ -155,6 +155,92 @@ def profile_round(
     return samples
 
 
+#: The candidate of issue 39: no host tracing at all. Not the suite's timer until the
+#: side-by-side check on the GPU (benchmarks/engine/timer_check.py) says it agrees.
+TIMER_GPU_ONLY = (
+    "torch.profiler: CUDA activity only, a session a round, calls split at their L2 flush, "
+    "L2 flushed before each call"
+)
+
+
+def split_at_flushes(
+    events: list[DeviceEvent], flush_names: tuple[str, ...], labels: list[str]
+) -> dict[str, KernelSample] | None:
+    """Assign GPU activities to calls by order alone: each call's activities are those between
+    its own L2 flush (``flush_names``, the flush's activities in order) and the next one.
+
+    Why: with no host tracing there are no windows to attribute by (:func:`attribute`); the
+    flush that precedes every call is the delimiter. When the flush's pattern is found more or
+    fewer times than there are calls (a call that launches the same activities as the flush),
+    when the first activity is not a flush, or when a call caught nothing, the split is not
+    trusted and None is returned."""
+    k = len(flush_names)
+    names = [e.name for e in events]
+    starts: list[int] = []
+    i = 0
+    while k and i + k <= len(names):
+        if tuple(names[i : i + k]) == flush_names:
+            starts.append(i)
+            i += k
+        else:
+            i += 1
+    if len(starts) != len(labels) or not starts or starts[0] != 0:
+        return None
+    out = {}
+    for label, start, end in zip(labels, starts, [*starts[1:], len(events)], strict=True):
+        hits = events[start + k : end]
+        if not hits:
+            return None
+        out[label] = KernelSample(
+            kernel_us=sum(e.duration_us for e in hits), names=tuple(e.name for e in hits)
+        )
+    return out
+
+
+def _device_events(prof: Any) -> list[DeviceEvent]:
+    from torch.autograd import DeviceType
+
+    found = [
+        DeviceEvent(e.name, float(e.time_range.start), _duration_us(e))
+        for e in prof.events()
+        if e.device_type == DeviceType.CUDA
+    ]
+    return sorted(found, key=lambda e: e.start_us)
+
+
+def flush_signature(flush: L2Flusher) -> tuple[str, ...]:
+    """The activities one L2 flush launches, in order (read once a process)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        flush()
+        torch.cuda.synchronize()
+    return tuple(e.name for e in _device_events(prof))
+
+
+def profile_round_gpu_only(
+    calls: list[tuple[str, Callable[[], None], Callable[[], None]]],
+    flush: L2Flusher,
+    signature: tuple[str, ...],
+) -> dict[str, KernelSample] | None:
+    """Kernel time of each (name, call, clear), one profiler session of CUDA activity alone;
+    None when :func:`split_at_flushes` does not trust the split."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _, call, clear in calls:
+            clear()
+            flush()
+            torch.cuda.synchronize()
+            call()
+            torch.cuda.synchronize()
+    return split_at_flushes(_device_events(prof), signature, [name for name, _, _ in calls])
+
+
 def host_wall_us(call: Callable[[], None]) -> float:
     """Wall time from launching ``call`` to the GPU finishing it, without the profiler."""
     import torch

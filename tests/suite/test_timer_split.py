@@ -1,0 +1,46 @@
+"""The GPU-only candidate timer's split of a round's activities into calls (issue 39): by
+order alone, each call's activities between its own L2 flush and the next; anything it cannot
+be sure of is None (the side-by-side check counts those rounds)."""
+
+from __future__ import annotations
+
+from benchmarks.engine.timing import DeviceEvent, KernelSample, split_at_flushes
+
+FLUSH = ("fill_int8",)
+
+
+def _events(*names: str) -> list[DeviceEvent]:
+    return [DeviceEvent(n, float(i), float(i + 1)) for i, n in enumerate(names)]
+
+
+def test_each_call_gets_what_follows_its_flush() -> None:
+    got = split_at_flushes(
+        _events("fill_int8", "k1", "k2", "fill_int8", "k3"), FLUSH, ["nvfuser#0", "thunder#0"]
+    )
+    assert got == {
+        "nvfuser#0": KernelSample(kernel_us=2.0 + 3.0, names=("k1", "k2")),
+        "thunder#0": KernelSample(kernel_us=5.0, names=("k3",)),
+    }
+
+
+def test_a_flush_of_several_activities_is_one_delimiter() -> None:
+    two = ("memset", "fill_int8")
+    got = split_at_flushes(_events("memset", "fill_int8", "k", "memset", "fill_int8", "k"), two,
+                           ["a", "b"])  # fmt: skip
+    assert got is not None and got["a"].names == got["b"].names == ("k",)
+
+
+def test_what_it_cannot_be_sure_of_is_none() -> None:
+    labels = ["a", "b"]
+    # a call that launches the flush's own activity: three delimiters for two calls
+    assert (
+        split_at_flushes(_events("fill_int8", "fill_int8", "fill_int8", "k"), FLUSH, labels) is None
+    )
+    # a call that launched nothing
+    assert split_at_flushes(_events("fill_int8", "fill_int8", "k"), FLUSH, labels) is None
+    # something before the first flush (a clear that launches work)
+    assert (
+        split_at_flushes(_events("zero", "fill_int8", "k", "fill_int8", "k"), FLUSH, labels) is None
+    )
+    # no flush pattern at all
+    assert split_at_flushes(_events("k", "k"), (), labels) is None
