@@ -44,3 +44,22 @@ def test_what_it_cannot_be_sure_of_is_none() -> None:
     )
     # no flush pattern at all
     assert split_at_flushes(_events("k", "k"), (), labels) is None
+
+
+def test_the_side_by_side_call_says_what_its_readme_quotes() -> None:
+    """data/h100-timer-check/: table.py over the committed side-by-side results prints the
+    lines its README quotes."""
+    import subprocess
+    import sys
+
+    from paths import DATA
+
+    folder = DATA / "h100-timer-check"
+    done = subprocess.run(
+        [sys.executable, "table.py", "results/pr-rmsnorm.jsonl", "results/smoke-all.jsonl"],
+        cwd=folder, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    quoted = readme.split("```\n")[1].splitlines()
+    printed = [line.replace("results/", "") for line in done.stdout.splitlines()]
+    assert quoted and all(line.replace("results/", "") in printed for line in quoted), quoted
