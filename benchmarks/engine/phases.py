@@ -1,0 +1,111 @@
+"""Where a measuring process's seconds went, read from its provenance records.
+
+    python3 -m benchmarks.engine.phases RECORD [RECORD ...]
+
+One row a record (a process of a job): its wall time from the run's opening to its end, and in
+it the building and checking of the variants (of which each variant's compile), the timed
+rounds, the host-time rounds, and the rest (the GPU probe, the sleep fit, what happened between
+points). A last row adds them up. What a record cannot know is said, not guessed: the
+interpreter's start-up before the run opened, a capture process, asv storing the results
+(run_gpu.sh's own log times those: data/h200-catalog/logs/timing-call3.txt).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .config import VARIANTS
+
+#: Point phases of a record (docs/DATA.md, ``phases_s``), in the order a point runs them.
+POINT_PHASES = ("build_and_check_s", "rounds_s", "host_s")
+
+
+@dataclass
+class Split:
+    """The seconds of one process (or of several, added)."""
+
+    label: str
+    wall_s: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)
+    compile_s: dict[str, float] = field(default_factory=dict)
+    points: int = 0
+
+    @property
+    def rest_s(self) -> float:
+        return self.wall_s - sum(self.phases.values())
+
+    def add(self, other: Split) -> None:
+        self.wall_s += other.wall_s
+        self.points += other.points
+        for key, value in other.phases.items():
+            self.phases[key] = self.phases.get(key, 0.0) + value
+        for key, value in other.compile_s.items():
+            self.compile_s[key] = self.compile_s.get(key, 0.0) + value
+
+
+def _seconds(start: str, end: str) -> float:
+    return (dt.datetime.fromisoformat(end) - dt.datetime.fromisoformat(start)).total_seconds()
+
+
+def split_of(record: dict[str, Any], label: str) -> Split:
+    """One record's split (pure)."""
+    out = Split(label, _seconds(record["started_at"], record["finished_at"]))
+    for point in record.get("points", {}).values():
+        out.points += 1
+        for key in POINT_PHASES:
+            out.phases[key] = out.phases.get(key, 0.0) + float(
+                point.get("phases_s", {}).get(key, 0.0)
+            )
+        for name, entry in point.get("variants", {}).items():
+            if isinstance(entry.get("compile_s"), (int, float)):
+                out.compile_s[name] = out.compile_s.get(name, 0.0) + float(entry["compile_s"])
+    return out
+
+
+def render(splits: Iterable[Split]) -> list[str]:
+    rows = list(splits)
+    total = Split("all")
+    for row in rows:
+        total.add(row)
+    names = [v for v in VARIANTS if any(v in r.compile_s for r in rows)]
+    head = ["process", "points", "wall s", "build+check s", *(f"{n} compile s" for n in names),
+            "rounds s", "host s", "rest s"]  # fmt: skip
+    lines = [" | ".join(head), " | ".join("---" for _ in head)]
+    for row in [*rows, total]:
+        cells = [row.label, str(row.points), f"{row.wall_s:.1f}",
+                 f"{row.phases.get('build_and_check_s', 0.0):.1f}",
+                 *(f"{row.compile_s.get(n, 0.0):.1f}" for n in names),
+                 f"{row.phases.get('rounds_s', 0.0):.1f}", f"{row.phases.get('host_s', 0.0):.1f}",
+                 f"{row.rest_s:.1f}"]  # fmt: skip
+        lines.append(" | ".join(cells))
+    lines.append(
+        "(not in a record: the interpreter's start-up before the run opened, capture "
+        "processes, asv's store: run_gpu.sh's log times those)"
+    )
+    return lines
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__, file=sys.stderr)
+        return 2
+    splits = []
+    for name in argv:
+        path = Path(name)
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        for n, line in enumerate(lines, 1):
+            record = json.loads(line)
+            label = f"{path.parent.parent.name}/{str(record.get('commit') or path.name)[:8]}"
+            splits.append(split_of(record, label + (f"#{n}" if len(lines) > 1 else "")))
+    print("\n".join(render(splits)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
