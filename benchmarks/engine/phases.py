@@ -2,12 +2,13 @@
 
     python3 -m benchmarks.engine.phases RECORD [RECORD ...]
 
-One row a record (a process of a job): its wall time from the run's opening to its end, and in
-it the building and checking of the variants (of which each variant's compile), the timed
-rounds, the host-time rounds, and the rest (the GPU probe, the sleep fit, what happened between
-points). A last row adds them up. What a record cannot know is said, not guessed: the
-interpreter's start-up before the run opened, a capture process, asv storing the results
-(run_gpu.sh's own log times those: data/h200-catalog/logs/timing-call3.txt).
+One row a record (a process of a job): its start-up before the run opened (the interpreter and
+the imports; records from issue 39 on), its wall time from the run's opening to its end, and in
+it the opening (the GPU probe, the sleep fit), the building and checking of the variants (of
+which each variant's compile), the timed rounds, the host-time rounds, and the rest. A last row
+adds them up. What a record cannot know is said, not guessed ("-" for a record made before it
+said it): a capture process, asv storing the results (run_gpu.sh's own log times those:
+data/h200-catalog/logs/timing-call3.txt).
 """
 
 from __future__ import annotations
@@ -35,14 +36,27 @@ class Split:
     phases: dict[str, float] = field(default_factory=dict)
     compile_s: dict[str, float] = field(default_factory=dict)
     points: int = 0
+    #: The run's own phases (``startup_s``, ``open_s``); absent from records before issue 39.
+    run: dict[str, float] = field(default_factory=dict)
+    processes: int = 1
 
     @property
     def rest_s(self) -> float:
-        return self.wall_s - sum(self.phases.values())
+        return self.wall_s - sum(self.phases.values()) - self.run.get("open_s", 0.0)
+
+    def run_cell(self, key: str) -> str:
+        """A run phase's seconds, or "-" when a process of this row did not record it."""
+        if self.run.get(f"{key}_n", 1.0 if key in self.run else 0.0) < self.processes:
+            return "-"
+        return f"{self.run[key]:.1f}"
 
     def add(self, other: Split) -> None:
         self.wall_s += other.wall_s
         self.points += other.points
+        for key in ("startup_s", "open_s"):
+            if key in other.run:
+                self.run[key] = self.run.get(key, 0.0) + other.run[key]
+                self.run[f"{key}_n"] = self.run.get(f"{key}_n", 0.0) + 1
         for key, value in other.phases.items():
             self.phases[key] = self.phases.get(key, 0.0) + value
         for key, value in other.compile_s.items():
@@ -56,6 +70,9 @@ def _seconds(start: str, end: str) -> float:
 def split_of(record: dict[str, Any], label: str) -> Split:
     """One record's split (pure)."""
     out = Split(label, _seconds(record["started_at"], record["finished_at"]))
+    for key, value in (record.get("phases_s") or {}).items():
+        if key in ("startup_s", "open_s") and isinstance(value, (int, float)):
+            out.run[key] = float(value)
     for point in record.get("points", {}).values():
         out.points += 1
         for key in POINT_PHASES:
@@ -70,23 +87,23 @@ def split_of(record: dict[str, Any], label: str) -> Split:
 
 def render(splits: Iterable[Split]) -> list[str]:
     rows = list(splits)
-    total = Split("all")
+    total = Split("all", processes=len(rows))
     for row in rows:
         total.add(row)
     names = [v for v in VARIANTS if any(v in r.compile_s for r in rows)]
-    head = ["process", "points", "wall s", "build+check s", *(f"{n} compile s" for n in names),
-            "rounds s", "host s", "rest s"]  # fmt: skip
+    head = ["process", "points", "start-up s", "wall s", "open s", "build+check s",
+            *(f"{n} compile s" for n in names), "rounds s", "host s", "rest s"]  # fmt: skip
     lines = [" | ".join(head), " | ".join("---" for _ in head)]
     for row in [*rows, total]:
-        cells = [row.label, str(row.points), f"{row.wall_s:.1f}",
-                 f"{row.phases.get('build_and_check_s', 0.0):.1f}",
+        cells = [row.label, str(row.points), row.run_cell("startup_s"), f"{row.wall_s:.1f}",
+                 row.run_cell("open_s"), f"{row.phases.get('build_and_check_s', 0.0):.1f}",
                  *(f"{row.compile_s.get(n, 0.0):.1f}" for n in names),
                  f"{row.phases.get('rounds_s', 0.0):.1f}", f"{row.phases.get('host_s', 0.0):.1f}",
                  f"{row.rest_s:.1f}"]  # fmt: skip
         lines.append(" | ".join(cells))
     lines.append(
-        "(not in a record: the interpreter's start-up before the run opened, capture "
-        "processes, asv's store: run_gpu.sh's log times those)"
+        "(-: a record made before it said it; not in a record: capture processes, asv's "
+        "store: run_gpu.sh's log times those)"
     )
     return lines
 

@@ -16,6 +16,33 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+def process_started(self_stat: str, proc_stat: str, clock_ticks: int) -> float:
+    """When a process started, in seconds since the epoch, from Linux's ``/proc/self/stat``
+    (its 22nd field: clock ticks after boot) and ``/proc/stat`` (``btime``: the boot's epoch)."""
+    fields = self_stat[self_stat.rindex(")") + 2 :].split()  # after "pid (comm) ": field 3 on
+    boot = next(
+        int(line.split()[1]) for line in proc_stat.splitlines() if line.startswith("btime ")
+    )
+    return boot + int(fields[22 - 3]) / clock_ticks
+
+
+def process_age_s() -> float | None:
+    """Seconds since this process started (its interpreter's start-up and imports, before a
+    run opens), or None where /proc cannot tell."""
+    import os
+    import time
+
+    try:
+        with (
+            open("/proc/self/stat", encoding="ascii") as fh,
+            open("/proc/stat", encoding="ascii") as st,
+        ):
+            started = process_started(fh.read(), st.read(), os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, StopIteration, IndexError):
+        return None
+    return round(time.time() - started, 2)
+
+
 def _nvml_handle() -> Any:
     import pynvml
 

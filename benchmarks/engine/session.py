@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..fusions.catalog import FUSIONS
@@ -52,6 +53,10 @@ class Run:
     sleep_fit: slow.SleepFit | None
     injected: dict[str, Any] | None
     started_at: str
+    #: Seconds from the process's start to the run's opening (the interpreter, the imports of
+    #: torch, nvFuser and Thunder), and of the opening itself (the GPU probe, the copy
+    #: bandwidth, a slowdown's sleep fit): what no point's ``phases_s`` holds.
+    phases_s: dict[str, float | None] = field(default_factory=dict)
 
 
 def open_run(cfg: SuiteConfig) -> Run | str:
@@ -59,6 +64,8 @@ def open_run(cfg: SuiteConfig) -> Run | str:
     reason = missing_stack()
     if reason is not None:
         return reason
+    startup_s = provenance.process_age_s()
+    opening = time.perf_counter()
     started = provenance.utc_now()
     gpu = provenance.gpu()
     gpu["clocks_start"] = provenance.clocks()
@@ -76,7 +83,8 @@ def open_run(cfg: SuiteConfig) -> Run | str:
             "sleep_fit_points": fit_points,
         }
         progress(f"slowdown {cfg.slowdown.label}: sleep kernel {sleep_fit}")
-    return Run(gpu, flush, sleep_fit, injected, started)
+    opened = {"startup_s": startup_s, "open_s": round(time.perf_counter() - opening, 2)}
+    return Run(gpu, flush, sleep_fit, injected, started, opened)
 
 
 def run_header(cfg: SuiteConfig, run: Run) -> dict[str, Any]:
@@ -104,6 +112,7 @@ def run_header(cfg: SuiteConfig, run: Run) -> dict[str, Any]:
         "engine_digest": digest.engine_digest(),
         "fusion_digests": digest.fusion_digests(FUSIONS[name] for name in cfg.fusions),
         "started_at": run.started_at,
+        "phases_s": run.phases_s,
         "finished_at": provenance.utc_now(),
         "gpu": gpu,
         "versions": provenance.versions(),

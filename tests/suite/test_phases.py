@@ -36,6 +36,33 @@ def test_the_table_performance_md_quotes_is_what_the_records_print() -> None:
     with contextlib.redirect_stdout(out):
         assert phases.main([str(p) for p in PAIR]) == 0
     table = [line for line in out.getvalue().splitlines() if line.startswith(("rep-", "all "))]
-    assert table[-1].startswith("all | 68 | 287.0 | 208.0 | 45.9 | 83.5 | 61.6 |")
+    assert table[-1].startswith("all | 68 | - | 287.0 | - | 208.0 | 45.9 | 83.5 | 61.6 |")
     doc = (REPO_ROOT / "docs" / "PERFORMANCE.md").read_text(encoding="utf-8")
     assert all(line in doc for line in table)
+
+
+def test_a_record_that_says_its_start_up_shows_it_and_a_total_says_only_what_all_said() -> None:
+    new = {
+        "started_at": "2026-12-07T10:00:00+00:00",
+        "finished_at": "2026-12-07T10:00:20+00:00",
+        "phases_s": {"startup_s": 9.5, "open_s": 2.0},
+        "points": {"p": {"phases_s": {"build_and_check_s": 10.0, "rounds_s": 7.0}}},
+    }
+    old = {**new, "phases_s": None}
+    split = phases.split_of(new, "new")
+    assert split.run_cell("startup_s") == "9.5" and split.run_cell("open_s") == "2.0"
+    assert abs(split.rest_s - 1.0) < 1e-9  # 20 - 10 - 7 - 2
+    lines = phases.render([split, phases.split_of(old, "old")])
+    rows = {line.split(" | ")[0]: line.split(" | ") for line in lines if " | " in line}
+    assert rows["new"][2] == "9.5" and rows["old"][2] == "-" and rows["all"][2] == "-"
+    (alone,) = [line for line in phases.render([split]) if line.startswith("all ")]
+    assert alone.split(" | ")[2] == "9.5"
+
+
+def test_process_start_is_read_from_linux_proc() -> None:
+    from benchmarks.engine.provenance import process_started
+
+    # pid (comm with ") " inside) state, then fields 4..: field 22 (starttime) is 1500 ticks.
+    fields = ["S", *[str(n) for n in range(4, 22)], "1500", "0"]
+    stat = "1234 (python (x) y) " + " ".join(fields)
+    assert process_started(stat, "cpu 1 2\nbtime 1700000000\n", 100) == 1700000015.0
