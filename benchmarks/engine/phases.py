@@ -118,7 +118,8 @@ def main(argv: list[str]) -> int:
         lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
         for n, line in enumerate(lines, 1):
             record = json.loads(line)
-            label = f"{path.parent.parent.name}/{str(record.get('commit') or path.name)[:8]}"
+            commit = str(record.get("commit") or path.name.split(".")[0])[:8]
+            label = f"{path.parent.parent.name}/{commit}"
             splits.append(split_of(record, label + (f"#{n}" if len(lines) > 1 else "")))
     print("\n".join(render(splits)))
     return 0
