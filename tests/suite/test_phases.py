@@ -66,3 +66,14 @@ def test_process_start_is_read_from_linux_proc() -> None:
     fields = ["S", *[str(n) for n in range(4, 22)], "1500", "0"]
     stat = "1234 (python (x) y) " + " ".join(fields)
     assert process_started(stat, "cpu 1 2\nbtime 1700000000\n", 100) == 1700000015.0
+
+
+def test_a_gpu_record_of_issue_39_holds_its_start_up() -> None:
+    """data/h100-records/results/phases.provenance.jsonl, a real run: its README's figures."""
+    path = DATA / "h100-records" / "results" / "phases.provenance.jsonl"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert phases.main([str(path)]) == 0
+    (row,) = [line for line in out.getvalue().splitlines() if line.startswith("all ")]
+    assert row.split(" | ")[2:6] == ["8.4", "12.0", "0.2", "10.3"]
+    assert (path.parent / "phases.txt").read_text(encoding="utf-8").splitlines()[-2] == row
