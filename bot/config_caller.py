@@ -103,16 +103,16 @@ def _check_repos(
     NVIDIA/Fuser and Lightning-AI/lightning-thunder that its own file names. The pinned
     perfbot's default (both of them) is never taken for a caller's choice: a fork that copied a
     config without ``[issues] repos`` would otherwise file its trial's alerts upstream."""
-    if not config.file_issues:
-        return
     own = {caller_repo.lower()} if caller_repo else set()
     allowed = own | {r.lower() for r in DEFAULT_REPOS}
-    listed = f"{', '.join(sorted({*DEFAULT_REPOS, *([caller_repo] if caller_repo else [])}))}"
     strange = [r for r in config.issue_repos if r.lower() not in allowed]
     if strange:
+        listed = ", ".join(sorted({*DEFAULT_REPOS, *([caller_repo] if caller_repo else [])}))
         raise ConfigError(
             f"{source}: [issues] repos names {', '.join(strange)}: a caller files only in {listed}"
         )
+    if not config.file_issues:
+        return
     chosen = own | {r.lower() for r in (named or ())}
     unnamed = [r for r in config.issue_repos if r.lower() not in chosen]
     if unnamed:
@@ -121,5 +121,5 @@ def _check_repos(
             f"file does not name: a caller files in another repository only where its own "
             f'[issues] repos says so. A trial: repos = ["{SELF}"] (this repository alone); '
             f"going live: name each repository, e.g. repos = "
-            f'["{SELF}", "NVIDIA/Fuser"] (docs/ADOPT.md, "A fork trial first")'
+            f'["{SELF}", "NVIDIA/Fuser"] (docs/ADOPT.md, "Going live")'
         )

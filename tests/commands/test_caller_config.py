@@ -208,3 +208,10 @@ def test_a_caller_that_names_no_repository_files_nowhere_but_is_told(
 def test_self_needs_the_callers_repository(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match='names "self", but no repository is given'):
         _caller(tmp_path, '[issues]\nrepos = ["self"]\n', None)
+
+
+def test_a_repository_outside_the_bound_is_refused_even_with_the_issues_off(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(ConfigError, match="names evil/tracker"):
+        _caller(tmp_path, '[issues]\nenabled = false\nrepos = ["evil/tracker"]\n', FORK)
