@@ -51,11 +51,22 @@ class Stop(Exception):
         self.code = code
 
 
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+
+
 def git(root: Path, *args: str) -> str:
-    proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+    """Its output, stripped; a failure stops the release (exit 3)."""
+    proc = _git(root, *args)
     if proc.returncode != 0:
         raise Stop(GIT, f"git {' '.join(args)}: {proc.stderr.strip() or proc.returncode}")
     return proc.stdout.strip()
+
+
+def git_or_none(root: Path, *args: str) -> str | None:
+    """Its output, or None when git says no (a question, not a step)."""
+    proc = _git(root, *args)
+    return proc.stdout if proc.returncode == 0 else None
 
 
 def _clean_main(root: Path, branch: str) -> None:
@@ -111,25 +122,15 @@ def cut(root: Path, version: str, date: str, branch: str, dry: bool) -> str | No
 
 def check(root: Path, commit: str, branch: str) -> list[str]:
     """Why callers could not pin ``commit``: empty when they can."""
-    try:
-        full = git(root, "rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}")
-    except Stop:
+    found = git_or_none(root, "rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}")
+    if found is None:
         return [f"{commit} is not a commit of this repository"]
+    full = found.strip()
     problems = []
-    ancestor = subprocess.run(
-        ["git", "-C", str(root), "merge-base", "--is-ancestor", full, branch], capture_output=True
-    )
-    if ancestor.returncode != 0:
+    if git_or_none(root, "merge-base", "--is-ancestor", full, branch) is None:
         problems.append(f"{full} is not on {branch} (not an ancestor of it)")
-
-    def shown(path: str) -> str | None:
-        proc = subprocess.run(
-            ["git", "-C", str(root), "show", f"{full}:{path}"], capture_output=True, text=True
-        )
-        return proc.stdout if proc.returncode == 0 else None
-
-    problems += unmet_needs(callers_needs(root), shown)
-    return problems
+    needs = callers_needs(root)
+    return problems + unmet_needs(needs, lambda path: git_or_none(root, "show", f"{full}:{path}"))
 
 
 def pin(root: Path, ref: str, branch: str, dry: bool) -> str | None:

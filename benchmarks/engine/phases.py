@@ -25,6 +25,8 @@ from .config import VARIANTS
 
 #: Point phases of a record (docs/DATA.md, ``phases_s``), in the order a point runs them.
 POINT_PHASES = ("build_and_check_s", "rounds_s", "host_s")
+#: The process's own phases, beside its points' (records from issue 39 on).
+RUN_PHASES = ("startup_s", "open_s")
 
 
 @dataclass
@@ -36,9 +38,10 @@ class Split:
     phases: dict[str, float] = field(default_factory=dict)
     compile_s: dict[str, float] = field(default_factory=dict)
     points: int = 0
-    #: The run's own phases (``startup_s``, ``open_s``); absent from records before issue 39.
+    #: The run's own phases (:data:`RUN_PHASES`), and those a process of this row did not
+    #: record (absent from records before issue 39).
     run: dict[str, float] = field(default_factory=dict)
-    processes: int = 1
+    unrecorded: set[str] = field(default_factory=set)
 
     @property
     def rest_s(self) -> float:
@@ -46,21 +49,21 @@ class Split:
 
     def run_cell(self, key: str) -> str:
         """A run phase's seconds, or "-" when a process of this row did not record it."""
-        if self.run.get(f"{key}_n", 1.0 if key in self.run else 0.0) < self.processes:
+        if key in self.unrecorded or key not in self.run:
             return "-"
         return f"{self.run[key]:.1f}"
 
     def add(self, other: Split) -> None:
         self.wall_s += other.wall_s
         self.points += other.points
-        for key in ("startup_s", "open_s"):
-            if key in other.run:
-                self.run[key] = self.run.get(key, 0.0) + other.run[key]
-                self.run[f"{key}_n"] = self.run.get(f"{key}_n", 0.0) + 1
-        for key, value in other.phases.items():
-            self.phases[key] = self.phases.get(key, 0.0) + value
-        for key, value in other.compile_s.items():
-            self.compile_s[key] = self.compile_s.get(key, 0.0) + value
+        self.unrecorded |= other.unrecorded
+        for mine, theirs in (
+            (self.run, other.run),
+            (self.phases, other.phases),
+            (self.compile_s, other.compile_s),
+        ):
+            for key, value in theirs.items():
+                mine[key] = mine.get(key, 0.0) + value
 
 
 def _seconds(start: str, end: str) -> float:
@@ -70,9 +73,12 @@ def _seconds(start: str, end: str) -> float:
 def split_of(record: dict[str, Any], label: str) -> Split:
     """One record's split (pure)."""
     out = Split(label, _seconds(record["started_at"], record["finished_at"]))
-    for key, value in (record.get("phases_s") or {}).items():
-        if key in ("startup_s", "open_s") and isinstance(value, (int, float)):
-            out.run[key] = float(value)
+    own = record.get("phases_s") or {}
+    for key in RUN_PHASES:
+        if isinstance(own.get(key), (int, float)):
+            out.run[key] = float(own[key])
+        else:
+            out.unrecorded.add(key)
     for point in record.get("points", {}).values():
         out.points += 1
         for key in POINT_PHASES:
@@ -87,7 +93,7 @@ def split_of(record: dict[str, Any], label: str) -> Split:
 
 def render(splits: Iterable[Split]) -> list[str]:
     rows = list(splits)
-    total = Split("all", processes=len(rows))
+    total = Split("all")
     for row in rows:
         total.add(row)
     names = [v for v in VARIANTS if any(v in r.compile_s for r in rows)]

@@ -7,7 +7,9 @@ NVML (nvidia-ml-py) is optional: without it the record says what it could not re
 from __future__ import annotations
 
 import json
+import os
 import platform
+import time
 from datetime import datetime, timezone
 from typing import Any
 
@@ -29,9 +31,6 @@ def process_started(self_stat: str, proc_stat: str, clock_ticks: int) -> float:
 def process_age_s() -> float | None:
     """Seconds since this process started (its interpreter's start-up and imports, before a
     run opens), or None where /proc cannot tell."""
-    import os
-    import time
-
     try:
         with (
             open("/proc/self/stat", encoding="ascii") as fh,

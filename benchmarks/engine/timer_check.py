@@ -46,20 +46,21 @@ def _spread(values: list[float]) -> float | None:
     return 100.0 * (q[2] - q[0]) / statistics.median(values)
 
 
-def _both(
-    suite: Callable[..., dict[str, timing.KernelSample]],
-    signature: tuple[str, ...],
-    sides: dict[str, Side],
-    key: list[str],
-) -> Callable[..., dict[str, timing.KernelSample]]:
-    """A profile_round that also times the same calls with the candidate."""
+class BothTimers:
+    """A profile_round that also times the same calls with the candidate, into ``side`` (a
+    fresh one a point: main sets it)."""
 
-    def profile_round(calls: Any, flush: timing.L2Flusher) -> dict[str, timing.KernelSample]:
-        side = sides.setdefault(key[0], Side())
+    def __init__(
+        self, suite: Callable[..., dict[str, timing.KernelSample]], signature: tuple[str, ...]
+    ) -> None:
+        self.suite, self.signature, self.side = suite, signature, Side()
+
+    def __call__(self, calls: Any, flush: timing.L2Flusher) -> dict[str, timing.KernelSample]:
+        side = self.side
         start = time.perf_counter()
-        got = suite(calls, flush)
+        got = self.suite(calls, flush)
         middle = time.perf_counter()
-        other = timing.profile_round_gpu_only(calls, flush, signature)
+        other = timing.profile_round_gpu_only(calls, flush, self.signature)
         side.candidate_s += time.perf_counter() - middle
         side.suite_s += middle - start
         if other is None:
@@ -75,8 +76,6 @@ def _both(
             side.names.setdefault(name, samples[0].names)
             side.counts.setdefault(name, set()).update(len(s.names) for s in samples)
         return got
-
-    return profile_round
 
 
 def compare(point: dict[str, Any], side: Side) -> list[dict[str, Any]]:
@@ -115,10 +114,9 @@ def main(argv: list[str]) -> int:
     if isinstance(run, str):
         print(f"cannot measure: {run}", file=sys.stderr)
         return 3
-    sides: dict[str, Side] = {}
-    key = [""]
     signature = timing.flush_signature(run.flush)
-    timing.profile_round = _both(timing.profile_round, signature, sides, key)
+    both = BothTimers(timing.profile_round, signature)
+    timing.profile_round = both
     out = Path(argv[0])
     out.parent.mkdir(parents=True, exist_ok=True)
     totals = [0.0, 0.0]
@@ -135,16 +133,16 @@ def main(argv: list[str]) -> int:
             + "\n"
         )
         for fusion, dtype, shape in cfg.fusion_points():
-            key[0] = point_key(dtype, shape, fusion)
+            key = point_key(dtype, shape, fusion)
+            side = both.side = Side()
             point = measure.measure_point(shape, dtype, cfg, run.flush, run.sleep_fit, fusion)
-            side = sides.get(key[0], Side())
             totals[0] += side.suite_s
             totals[1] += side.candidate_s
             for row in compare(point, side):
-                row = {"point": key[0], "untrusted_rounds": side.untrusted, **row}
+                row = {"point": key, "untrusted_rounds": side.untrusted, **row}
                 fh.write(json.dumps(row) + "\n")
                 print(
-                    f"{key[0]:42} {row['variant']:14} names {'=' if row['names_equal'] else '≠'} "
+                    f"{key:42} {row['variant']:14} names {'=' if row['names_equal'] else '≠'} "
                     f"n {row['count']}/{row['counts_candidate']} "
                     f"median {row['median_us']:9.2f} {row['median_us_candidate']:9.2f} us "
                     f"({row['median_diff_pct']:+.2f}%) untrusted {side.untrusted}",
