@@ -17,10 +17,15 @@
 # has asv store it, touching no GPU: a caller may let it run while the next process starts.
 # --machine NAME skips the probe that derives the name from the GPU's (a torch import, ~3.5 s
 # on the H200); without a GPU the measurement still stops with exit 3.
-# --capture, after the measurement, writes what ran inside every fusion it measured that
-# RMSNORM_BENCH_CAPTURE_FUSIONS names (unset: all of them; definitions, traces, saved tensors,
-# nvFuser's profile: benchmarks/engine/capture.py) to
-# results/<machine>/<commit>.captures/[<fusion>/], where the bot finds them.
+# --capture: the measuring process, after all its timed rounds, writes what ran inside every
+# fusion it measured that RMSNORM_BENCH_CAPTURE_FUSIONS names (unset: all of them; definitions,
+# traces, saved tensors, nvFuser's profile: benchmarks/engine/capture.py), from the variants it
+# built and timed, to results/<machine>/<commit>.captures/[<fusion>/], where the bot finds them.
+# RMSNORM_BENCH_CACHE_ROOT=DIR (set by the PR workflows, a folder per job) keeps nvFuser's
+# kernel cache and the inductor cache there, keyed by the build (benchmarks/engine/caches.py),
+# so a later process of the job skips what an earlier one compiled.
+# Each step's start and end (epoch seconds) are appended to
+# results/<machine>/<commit>.steps.jsonl (python3 -m benchmarks.engine.phases prints a job's).
 # --asv-repo DIR is the git repository asv looks the commit up in (default: this one); the
 # package-under-test command (benchmarks/under_test) passes its repository of keys.
 # Before and after the measurement, benchmarks/runner_check.py appends the GPU's fitness (clocks,
@@ -83,21 +88,47 @@ echo "== fusions '${RMSNORM_BENCH_FUSIONS:-all}': size set '$size_set' on $gpu (
 export RMSNORM_BENCH_SIZES=$size_set RMSNORM_BENCH_ROUNDS=$rounds RMSNORM_BENCH_MACHINE=$machine
 export RMSNORM_BENCH_THUNDER_VARIANT=$thunder_variant RMSNORM_BENCH_RECORD=$record
 export RMSNORM_BENCH_COMMIT=$commit
+steps="$results/$machine/$commit.steps.jsonl"
+# step NAME COMMAND...: run it, and append its start, end and exit status to the steps file.
+step() {
+  local name=$1 t0 t1 status=0
+  shift
+  t0=$(date +%s.%N)
+  "$@" || status=$?
+  t1=$(date +%s.%N)
+  printf '{"step": "%s", "start": %s, "end": %s, "status": %d}\n' "$name" "$t0" "$t1" "$status" >> "$steps"
+  return "$status"
+}
 start=$(date +%s)
 if [ "$phase" != store ]; then
+  if [ -n "${RMSNORM_BENCH_CACHE_ROOT:-}" ]; then
+    mkdir -p "$RMSNORM_BENCH_CACHE_ROOT"
+    cache_env=$(python3 -m benchmarks.engine.caches "$RMSNORM_BENCH_CACHE_ROOT")
+    eval "$cache_env"
+    echo "== compile caches: ${TMPDIR:-none} ${TORCHINDUCTOR_CACHE_DIR:-}"
+  fi
+  if [ "$capture" -eq 1 ]; then
+    # A diagnostic: a failed capture step is written down beside it, never a lost measurement.
+    rm -rf -- "$results/$machine/$commit.captures"
+    export RMSNORM_BENCH_CAPTURE_DIR="$results/$machine/$commit.captures"
+  fi
   # 1. Measure (all variants interleaved, one process), appending the provenance record,
   # between two checks of the GPU (a failed check marks the run; it does not stop it).
   hygiene="$results/$machine/$commit.hygiene.jsonl"
-  python3 -m benchmarks.runner_check --when before --commit "$commit" --out "$hygiene"
-  python3 -m benchmarks.engine.measure
-  python3 -m benchmarks.runner_check --when after --commit "$commit" --out "$hygiene"
-  if [ "$capture" -eq 1 ]; then
-    # A diagnostic: its failure is a warning, never a lost measurement.
-    rm -rf -- "$results/$machine/$commit.captures"
-    python3 -m benchmarks.engine.capture --out "$results/$machine" --state "$commit.captures" \
-      --size-set "$size_set" --thunder-variant "$thunder_variant" \
-      || echo "run_gpu.sh: warning: the fusion capture failed (exit $?); the measurement stands" >&2
+  step check_before python3 -m benchmarks.runner_check --when before --commit "$commit" --out "$hygiene"
+  # A record written and a failure after it (the capture, which comes after the record) loses
+  # nothing measured: a warning, and the run goes on.
+  before=$(wc -l < "$record" 2>/dev/null || echo 0)
+  measure_status=0
+  RMSNORM_BENCH_STEPS=$steps step measure python3 -m benchmarks.engine.measure || measure_status=$?
+  if [ "$measure_status" -ne 0 ]; then
+    if [ "$(wc -l < "$record" 2>/dev/null || echo 0)" -gt "$before" ]; then
+      echo "run_gpu.sh: warning: the measuring process failed after writing its record (exit $measure_status: the capture); the measurement stands" >&2
+    else
+      exit "$measure_status"
+    fi
   fi
+  step check_after python3 -m benchmarks.runner_check --when after --commit "$commit" --out "$hygiene"
   echo "== measurement took $(( $(date +%s) - start )) s"
   [ "$phase" = all ] || exit 0
 fi
@@ -114,10 +145,13 @@ asv machine --config "$conf" --yes --machine "$machine" --os "$(uname -sr)" --ar
 # asv exits 2 when a benchmark failed (a variant that did not build, or gave a wrong result):
 # its results file still holds the failed points, so the summary is printed either way.
 asv_status=0
-RMSNORM_BENCH_REPLAY=$record \
-asv run --config "$conf" -E existing:python3 --set-commit-hash "$commit" --record-samples \
-  --launch-method forkserver --machine "$machine" --show-stderr --bench '^bench_(rmsnorm_bwd|fusions)\.' \
-  | while IFS= read -r line; do printf '%s %s\n' "$(date +%T)" "$line"; done || asv_status=$?
+store() {
+  RMSNORM_BENCH_REPLAY=$record \
+  asv run --config "$conf" -E existing:python3 --set-commit-hash "$commit" --record-samples \
+    --launch-method forkserver --machine "$machine" --show-stderr --bench '^bench_(rmsnorm_bwd|fusions)\.' \
+    | while IFS= read -r line; do printf '%s %s\n' "$(date +%T)" "$line"; done
+}
+step store store || asv_status=$?
 echo "== asv stored the results in $(( $(date +%s) - measured )) s; $(( $(date +%s) - start )) s in all (asv status $asv_status)"
 python3 -m benchmarks.engine.summary "$record"
 exit "$asv_status"

@@ -35,21 +35,22 @@ from pathlib import Path
 from typing import Any
 
 from ..fusions.catalog import FUSIONS, parse_fusions
-from ..fusions.spec import DEFAULT_FUSION, Fusion
-from .capture_files import Capture, profile_of, proxies
+from ..fusions.spec import DEFAULT_FUSION
+from . import variants as variants_mod
+from .capture_files import Capture, launch_profile_of, profile_of, proxies
 from .config import Shape, sizes_of
+from .variants import NvfuserBuild, ThunderBuild, Variant
 
 
-def capture_nvfuser(cap: Capture, fusion: Fusion, inputs: dict[str, Any], dtype_name: str) -> None:
-    from nvfuser_direct import FusionDefinition
-
-    args = fusion.fusion_args(inputs)
-    with FusionDefinition() as fd:
-        fusion.define(fd, dtype_name)
-    cap.step("definition", lambda: cap.write("definition.py.txt", repr(fd) + "\n"))
-    cap.step(
-        "profile", lambda: cap.write_json("profile.json", profile_of(lambda: fd.execute(args)))
-    )
+def capture_nvfuser(cap: Capture, built: NvfuserBuild, text: str | None, profile: Profiler) -> None:
+    """The hand-written fusion's definition (as printed before its first execute), the profile
+    of one execute, and its reproducer."""
+    fd, args = built.fd, built.args
+    if text is None:
+        cap.errors["definition"] = "the definition could not be printed when it was built"
+    else:
+        cap.write("definition.py.txt", text + "\n")
+    cap.step("profile", lambda: cap.write_json("profile.json", profile(lambda: fd.execute(args))))
 
     def repro() -> None:
         fd.execute(args, save_repro_inputs=True)
@@ -58,39 +59,16 @@ def capture_nvfuser(cap: Capture, fusion: Fusion, inputs: dict[str, Any], dtype_
     cap.step("repro", repro)
 
 
-def capture_thunder(
-    cap: Capture,
-    fusion: Fusion,
-    fn: Callable[..., Any],
-    inputs: dict[str, Any],
-    thunder_variant: str,
-) -> None:
+def capture_thunder(cap: Capture, built: ThunderBuild, profile: Profiler) -> None:
     """Thunder's traces, fusions and profile of the timed call: the backward of a backward
-    fusion (its forward run once, as variants.py does), else the function itself."""
+    fusion, else the function itself."""
     import thunder
-    import torch
-    from thunder.executors.nvfuserex import nvfuserex
-    from thunder.extend import FUEL_LEVEL
 
-    jitted = thunder.jit(fn, executors=[nvfuserex])
-    backward = fusion.direction == "backward"
-    args = [
-        inputs[k].detach().clone().requires_grad_() if k in fusion.grad_inputs else inputs[k]
-        for k in fusion.call_inputs
-    ]
-    # The same fuel as variants.py's unfused-backward: the forward takes the one fusion region.
-    nvfuserex.set_fuel(1 if thunder_variant == "unfused-backward" else FUEL_LEVEL.UNLIMITED)
-    try:
-        y = jitted(*args)
-        if backward:
-            y.backward(inputs["grad"], retain_graph=True)
-    finally:
-        nvfuserex.set_fuel(FUEL_LEVEL.UNLIMITED)
-    torch.cuda.synchronize()
+    jitted = built.jitted
     fwd = cap.step("forward traces", lambda: thunder.last_traces(jitted))
     bwd = (
         cap.step("backward traces", lambda: thunder.last_backward_traces(jitted))
-        if backward
+        if built.backward
         else None
     )
     if fwd:
@@ -98,7 +76,7 @@ def capture_thunder(
     if bwd:
         cap.write("backward_trace.py.txt", str(bwd[-1]) + "\n")
         cap.step("saved", lambda: cap.write_json("saved.json", proxies(bwd[-1].args)))
-    timed = bwd if backward else fwd
+    timed = bwd if built.backward else fwd
     if timed:
         final = timed[-1]
 
@@ -113,17 +91,41 @@ def capture_thunder(
             cap.write("definition.py.txt", "".join(texts) or "# no nvFuser fusion in the trace\n")
 
         cap.step("definitions", definitions)
+    cap.step("profile", lambda: cap.write_json("profile.json", profile(built.call)))
 
-    def call() -> None:
-        if not backward:
-            jitted(*args)
-            return
-        for k, arg in zip(fusion.call_inputs, args, strict=True):
-            if k in fusion.grad_inputs:
-                arg.grad = None
-        y.backward(inputs["grad"], retain_graph=True)
 
-    cap.step("profile", lambda: cap.write_json("profile.json", profile_of(call)))
+def capture_variant(
+    folder: Path,
+    variant: Variant | None,
+    build_error: str | None,
+    profile: Profiler = launch_profile_of,
+) -> list[str]:
+    """One variant's capture, from the variant the measurement built and timed (its failed
+    steps, sorted); ``variant`` None when it did not build (``build_error`` says why).
+    ``profile``: :func:`launch_profile_of` in a process that timed with torch.profiler (the
+    measuring one), nvFuser's own :func:`profile_of` in a process of its own (``main``)."""
+    import thunder
+
+    cap = Capture(folder)
+    built = variant.built if variant is not None else None
+    if variant is None or built is None:
+        cap.errors["build"] = build_error or "the variant was not built"
+    elif isinstance(built, NvfuserBuild):
+        nvfuser_build = built
+        text = variant.fingerprint.text if variant.fingerprint is not None else None
+        cap.step("nvfuser", lambda: capture_nvfuser(cap, nvfuser_build, text, profile))
+    else:
+        thunder_build = built
+        cap.step("thunder", lambda: capture_thunder(cap, thunder_build, profile))
+    cap.write_json("versions.json", {"thunder": thunder.__version__})
+    cap.close()
+    return sorted(cap.errors)
+
+
+Profiler = Callable[[Callable[[], Any]], Any]
+
+#: The variants a capture covers: the hand-written fusion and Thunder's (not the context).
+CAPTURED = ("nvfuser", "thunder-prims", "thunder-func")
 
 
 def _points(text: str) -> list[tuple[str, Shape]]:
@@ -135,36 +137,14 @@ def _points(text: str) -> list[tuple[str, Shape]]:
     return out
 
 
-def _capture_one(
-    folder: Path,
-    fusion: Fusion,
-    variant: str,
-    inputs: dict[str, Any],
-    dtype: str,
-    thunder_variant: str,
-) -> list[str]:
-    import thunder
-
-    cap = Capture(folder)
-    if variant == "nvfuser":
-        cap.step("nvfuser", lambda: capture_nvfuser(cap, fusion, inputs, dtype))
-    else:
-        fn = fusion.prims if variant == "thunder-prims" else fusion.functional
-        assert fn is not None
-        cap.step("thunder", lambda: capture_thunder(cap, fusion, fn, inputs, thunder_variant))
-    cap.write_json("versions.json", {"thunder": thunder.__version__})
-    cap.close()
-    return sorted(cap.errors)
-
-
 def fusions_to_capture(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """The fusions a run's ``--capture`` captures: those it measured (``RMSNORM_BENCH_FUSIONS``,
     empty: all) that ``RMSNORM_BENCH_CAPTURE_FUSIONS`` names (empty: all of them).
 
-    Why a second list: a capture costs GPU time a side (on the H200, 23-25 s for RMSNorm
-    backward's pr points, 40-53 s more for the 13 other fusions': data/h200-catalog/README.md),
-    and a PR job's budget is 6 minutes; bench-pr.yml captures RMSNorm backward unless the
-    repository says more (``PERFBOT_CAPTURE_FUSIONS``)."""
+    Why a second list: a caller may want fewer (``PERFBOT_CAPTURE_FUSIONS`` in bench-pr.yml).
+    Since issue 39 the measuring process captures what it built, about 1 s a process for all
+    14 fusions on an H100 (data/h100-issue39); a process of its own took 23-25 s for RMSNorm
+    backward's pr points and 40-53 s more for the others on the H200."""
     env = os.environ if env is None else env
     measured = parse_fusions(env.get("RMSNORM_BENCH_FUSIONS", ""))
     wanted = set(parse_fusions(env.get("RMSNORM_BENCH_CAPTURE_FUSIONS", "")))
@@ -203,18 +183,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             shapes, dtypes = sizes_of(name, args.size_set)
             points = [(dtype, shape) for dtype in dtypes for shape in shapes]
-        variants = ["nvfuser", "thunder-prims"] + (["thunder-func"] if fusion.functional else [])
+        names = [v for v in CAPTURED if v != "thunder-func" or fusion.functional]
         for dtype, shape in points:
             inputs = fusion.make_inputs(shape.m, shape.n, dtype, 0)
-            for variant in variants:
+            for variant_name in names:
                 folder = (
-                    side_folder(args.out, args.state, name) / f"{dtype}_{shape.label}" / variant
+                    side_folder(args.out, args.state, name)
+                    / f"{dtype}_{shape.label}"
+                    / variant_name
                 )
                 print(
-                    f"=== capture {args.state} {name} {dtype} {shape.label} {variant}", flush=True
+                    f"=== capture {args.state} {name} {dtype} {shape.label} {variant_name}",
+                    flush=True,
                 )
-                failed = _capture_one(folder, fusion, variant, inputs, dtype, args.thunder_variant)
-                print(f"=== done {variant}: failed steps {failed}", flush=True)
+                built: Variant | None = None
+                error = None
+                try:
+                    built = variants_mod.build(
+                        variant_name, inputs, dtype, args.thunder_variant, fusion
+                    )
+                except Exception as exc:
+                    error = f"{exc.__class__.__name__}: {exc}"
+                failed = capture_variant(folder, built, error, profile_of)
+                print(f"=== done {variant_name}: failed steps {failed}", flush=True)
+                del built
     return 0
 
 

@@ -5,6 +5,7 @@ a fusion; torch and nvFuser are imported inside the functions that need them."""
 from __future__ import annotations
 
 import json
+import re
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -67,6 +68,79 @@ class Capture:
 #: made when the profiled call ran no nvFuser fusion (seen on the H200: every unfused-backward
 #: Thunder variant "profiled" as the hand-written fusion just before it, same fusion_id).
 _SEEN_FUSIONS: set[int] = set()
+
+
+#: Where :func:`launch_profile_of`'s profile comes from (its ``source``): the bot compares only
+#: profiles of one source (nvFuser's own profiler splits shared memory, this one cannot).
+KINETO_SOURCE = "torch.profiler kernel records"
+_NVFUSER_KERNEL = re.compile(
+    r"(?<![A-Za-z0-9_])nvfuser_(?P<scheduler>[a-z_]+?)_f\d+_c\d+_r\d+_g\d+\b"
+)
+
+
+def launch_profile_of(call: Callable[[], Any]) -> dict[str, Any]:
+    """nvFuser's kernels of one steady call, with what the bot compares of them (segments;
+    each kernel's scheduler, grid, block, registers, shared memory), read from the CUPTI
+    kernel records of a torch.profiler session.
+
+    Why not nvFuser's own profiler (:func:`profile_of`): it subscribes to CUPTI, which fails in
+    a process where torch.profiler already has (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
+    also with Kineto's TEARDOWN_CUPTI), and nvFuser then exits the process
+    (data/issue39/README.md); the measuring process times with torch.profiler. The scheduler is
+    the one nvFuser names its kernel by (``nvfuser_<scheduler>_f0_c1_r0_g0``)."""
+    import tempfile
+
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    call()  # compiled and warm: the profile is of a steady call
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        call()
+        torch.cuda.synchronize()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "trace.json"
+        prof.export_chrome_trace(str(path))
+        trace = json.loads(path.read_text(encoding="utf-8"))
+    return kernel_profile_from_trace(trace)
+
+
+def kernel_profile_from_trace(trace: dict[str, Any]) -> dict[str, Any]:
+    """The profile of :func:`launch_profile_of` from a chrome trace's kernel events (pure).
+
+    Kineto names a kernel by its demangled signature (``nvf::nvfuser_inner_outer_persistent_
+    f0_c1_r0_g0(nvf::Tensor<...>, ...)``, seen on an H100): the nvFuser kernel's own name is
+    found inside it. Every kernel's launch arguments are kept whole (``args``) beside the
+    fields the bot compares, so a field read under another name is not lost."""
+    kernels = sorted(
+        (e for e in trace.get("traceEvents", []) if e.get("cat") == "kernel"),
+        key=lambda e: float(e.get("ts", 0.0)),
+    )
+    profiles, others = [], []
+    for event in kernels:
+        full, args = str(event.get("name", "")), dict(event.get("args", {}))
+        found = _NVFUSER_KERNEL.search(full)
+        if found is None:
+            others.append({"name": full, "args": args})
+            continue
+        profiles.append(
+            {
+                "name": found[0],
+                "scheduler": found["scheduler"],
+                "grid_str": str(list(args.get("grid", []))),
+                "block_str": str(list(args.get("block", []))),
+                "registers": args.get("registers per thread"),
+                "shared_mem_str": str([args.get("shared memory")]),
+                "time_us": event.get("dur"),
+                "args": args,
+            }
+        )
+    return {
+        "source": KINETO_SOURCE,
+        "segments": len(profiles),
+        "kernel_profiles": profiles,
+        "other_kernels": others,
+    }
 
 
 def profile_of(call: Callable[[], Any]) -> Any:

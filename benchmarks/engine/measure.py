@@ -17,59 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from ..fusions.catalog import DEFAULT, FUSIONS
-from ..fusions.spec import Fusion
+from . import capture, timing, variants
 from . import slowdown as slow
-from . import timing, variants
-from .config import BASELINE, REL_TOLERANCE, Shape, SuiteConfig, point_key
+from .config import BASELINE, Shape, SuiteConfig, point_key
+from .correctness import Reference, check
+from .kept import Kept, capture_kept, note_step
 from .session import SCHEMA, Run, open_run, progress, run_header
 from .session import missing_stack as missing_stack  # re-exported: the GPU tests ask here
 
 HOST_ROUNDS = 10
-
-
-def _rel_error(got: Any, want: Any) -> tuple[float, float]:
-    diff = float((got.double() - want).abs().max())
-    scale = float(want.abs().max()) or 1.0
-    return diff, diff / scale
-
-
-class _Reference:
-    """The float64 outputs a variant must match: computed once for a deterministic fusion,
-    per variant for one that draws random numbers (it is judged with its own mask)."""
-
-    def __init__(self, fusion: Fusion, inputs: dict[str, Any]) -> None:
-        self.fusion, self.inputs = fusion, inputs
-        self.cached: tuple[Any, ...] | None = None
-
-    def __call__(self, got: tuple[Any, ...]) -> tuple[Any, ...]:
-        if self.fusion.sanity is not None:
-            return self.fusion.expected(self.inputs, got)
-        if self.cached is None:
-            self.cached = self.fusion.expected(self.inputs, got)
-        return self.cached
-
-
-def _check(variant: variants.Variant, ref: _Reference, dtype: str) -> dict[str, Any]:
-    """Correctness before speed: a wrong result is a failed point, never a timed one."""
-    import torch
-
-    variant.clear()
-    variant.call()
-    torch.cuda.synchronize()
-    got = variant.outputs()
-    want = ref(got)
-    if len(got) != len(want):
-        raise ValueError(f"{len(got)} outputs, the reference has {len(want)}")
-    errors = [_rel_error(g, w) for g, w in zip(got, want, strict=True)]
-    max_abs = max(e[0] for e in errors)
-    rel = max(e[1] for e in errors)
-    tol = REL_TOLERANCE[dtype]
-    status = "ok" if rel <= tol and rel == rel else "incorrect"  # rel != rel: NaN
-    insane = ref.fusion.sanity(ref.inputs, got) if ref.fusion.sanity else None
-    if insane:
-        status = "incorrect"
-    out = {"max_abs_error": max_abs, "rel_error": rel, "tolerance": tol, "status": status}
-    return {**out, "sanity": insane} if insane else out
 
 
 def _definition(variant: variants.Variant, key: str) -> dict[str, Any]:
@@ -132,15 +88,19 @@ def measure_point(
     flush: timing.L2Flusher,
     sleep_fit: slow.SleepFit | None = None,
     fusion: str = DEFAULT,
+    keep: list[Kept] | None = None,
 ) -> dict[str, Any]:
+    """One point measured; with ``keep``, its variants that a capture reads are appended
+    there (built, correct or not) instead of freed."""
     import torch
 
     f = FUSIONS[fusion]
     phases: dict[str, float] = {}
     phase_start = time.perf_counter()
     inputs = f.make_inputs(shape.m, shape.n, dtype, 0)
-    ref = _Reference(f, inputs)
+    ref = Reference(f, inputs)
     built: dict[str, variants.Variant] = {}
+    kept = Kept(fusion, dtype, shape, inputs=inputs) if keep is not None else None
     report: dict[str, dict[str, Any]] = {}
     for name in cfg.variants:
         variant: variants.Variant | None = None
@@ -148,7 +108,7 @@ def measure_point(
             continue  # left out by the size set, or no torch.nn.functional form
         try:
             variant = variants.build(name, inputs, dtype, cfg.thunder_variant, f)
-            entry = {"compile_s": variant.compile_s, **_check(variant, ref, dtype)}
+            entry = {"compile_s": variant.compile_s, **check(variant, ref, dtype)}
             if entry["status"] == "ok":
                 built[name] = variant
             elif entry.get("sanity"):
@@ -162,6 +122,12 @@ def measure_point(
         except Exception as exc:
             entry = {"status": "error", "error": f"{exc.__class__.__name__}: {exc}"}
             progress(traceback.format_exc())
+        if kept is not None and name in capture.CAPTURED:
+            if variant is not None:
+                variant.clear()  # its outputs: only the built state is kept
+                kept.variants[name] = variant
+            else:
+                kept.errors[name] = entry["error"]
         if variant is not None:
             entry.update(_definition(variant, point_key(dtype, shape, fusion)))
         entry.update(kernel_us=[], host_us=[], kernel_names=[], kernel_count=None)
@@ -202,7 +168,7 @@ def measure_point(
                 report[name]["kernel_names"] = list(per_call[0].names)
             report[name].setdefault("_counts", []).extend(len(s.names) for s in per_call)
     phases["rounds_s"] = time.perf_counter() - phase_start
-    phases["per_call_fallback_rounds"] = fallbacks
+    phases["fallback_rounds"] = fallbacks
     phase_start = time.perf_counter()
     for round_idx in range(HOST_ROUNDS):
         for name in _rotated(order, round_idx):
@@ -220,7 +186,9 @@ def measure_point(
             report[name]["ratio"] = [
                 t / b for t, b in zip(report[name]["kernel_us"], base, strict=True)
             ]
-    del built, inputs
+    if keep is not None and kept is not None:
+        keep.append(kept)
+    del built, inputs, kept
     torch.cuda.empty_cache()
     itemsize = torch.empty((), dtype=getattr(torch, dtype)).element_size()
     return {
@@ -234,13 +202,18 @@ def measure_point(
 
 
 def measure_key(
-    run: Run, cfg: SuiteConfig, dtype: str, shape: Shape, fusion: str = DEFAULT
+    run: Run,
+    cfg: SuiteConfig,
+    dtype: str,
+    shape: Shape,
+    fusion: str = DEFAULT,
+    keep: list[Kept] | None = None,
 ) -> dict[str, Any]:
     """One point, or its error: one broken point must not sink the sweep."""
     import torch
 
     try:
-        return measure_point(shape, dtype, cfg, run.flush, run.sleep_fit, fusion)
+        return measure_point(shape, dtype, cfg, run.flush, run.sleep_fit, fusion, keep)
     except Exception as exc:
         progress(traceback.format_exc())
         torch.cuda.empty_cache()
@@ -259,17 +232,24 @@ def progress_line(done: int, total: int, key: str, point: dict[str, Any]) -> str
     return f"[{done}/{total}] {key} {_point_line(point)} ({timing_txt})"
 
 
-def measure_suite(cfg: SuiteConfig) -> dict[str, Any]:
-    """The whole sweep as one JSON-able record (docs/DATA.md); ``skip`` set when it cannot run."""
+def measure_suite(cfg: SuiteConfig, capture_to: Path | None = None) -> dict[str, Any]:
+    """The whole sweep as one JSON-able record (docs/DATA.md); ``skip`` set when it cannot run.
+
+    With ``capture_to``, the fusions :func:`capture.fusions_to_capture` names are captured
+    there after every point's timed rounds, from the variants the rounds timed (issue 39: a
+    second process rebuilt them, 23-53 s a side on the H200)."""
     run = open_run(cfg)
     if isinstance(run, str):
         return {"schema": SCHEMA, "skip": run}
     points: dict[str, Any] = {}
     keys = cfg.fusion_points()
+    wanted = set(capture.fusions_to_capture()) if capture_to is not None else set()
+    kept: list[Kept] = []
     for fusion, dtype, shape in keys:
         key = point_key(dtype, shape, fusion)
         progress(f"[{len(points) + 1}/{len(keys)}] {key} ...")
-        points[key] = measure_key(run, cfg, dtype, shape, fusion)
+        keep = kept if fusion in wanted else None
+        points[key] = measure_key(run, cfg, dtype, shape, fusion, keep)
         progress(progress_line(len(points), len(keys), key, points[key]))
     record = {**run_header(cfg, run), "points": points}
     target = os.environ.get("RMSNORM_BENCH_RECORD")
@@ -277,6 +257,11 @@ def measure_suite(cfg: SuiteConfig) -> dict[str, Any]:
         Path(target).parent.mkdir(parents=True, exist_ok=True)
         with open(target, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(record, sort_keys=True) + "\n")
+    if capture_to is not None:
+        # After the record is safe: a capture is a diagnostic, and nvFuser may end the process.
+        started = time.time()
+        capture_kept(kept, capture_to)
+        note_step("capture", started, time.time())
     return record
 
 
@@ -308,7 +293,8 @@ def main() -> int:
     run_gpu.sh measures here, before asv: asv then only stores the record (replay), so a slow
     asv reporting phase can never cost a finished measurement.
     """
-    record = measure_suite(SuiteConfig.from_env())
+    capture_dir = os.environ.get("RMSNORM_BENCH_CAPTURE_DIR")
+    record = measure_suite(SuiteConfig.from_env(), Path(capture_dir) if capture_dir else None)
     if "skip" in record:
         print(f"measure: {record['skip']}", file=sys.stderr)
         return 3

@@ -5,10 +5,16 @@
 One row a record (a process of a job): its start-up before the run opened (the interpreter and
 the imports; records from issue 39 on), its wall time from the run's opening to its end, and in
 it the opening (the GPU probe, the sleep fit), the building and checking of the variants (of
-which each variant's compile), the timed rounds, the host-time rounds, and the rest. A last row
-adds them up. What a record cannot know is said, not guessed ("-" for a record made before it
-said it): a capture process, asv storing the results (run_gpu.sh's own log times those:
-data/h200-catalog/logs/timing-call3.txt).
+which each variant's compile), the timed rounds, the host-time rounds, and the rest. A last
+row adds them up. What a record cannot know is said, not guessed ("-" for a record made before
+it said it).
+
+Then the job as run_gpu.sh timed its steps (``<commit>.steps.jsonl`` beside each record, issue
+39 on; before, its log did: data/h200-catalog/logs/timing-call3.txt): the runner checks, the
+measuring processes, asv's stores, how long the GPU was held (from the first step on the GPU to
+the last) and how long the job ran after it let go (the final store). The capture that the
+measuring process makes after writing its record (issue 39) is a step of its own, inside
+``measure``.
 """
 
 from __future__ import annotations
@@ -27,6 +33,11 @@ from .config import VARIANTS
 POINT_PHASES = ("build_and_check_s", "rounds_s", "host_s")
 #: The process's own phases, beside its points' (records from issue 39 on).
 RUN_PHASES = ("startup_s", "open_s")
+#: run_gpu.sh's steps (``<commit>.steps.jsonl``): those that need the GPU, and the store.
+GPU_STEPS = ("check_before", "measure", "check_after")
+#: A step inside the measuring process, after its record is written (measure.py).
+INNER_STEPS = ("capture",)
+STORE_STEP = "store"
 
 
 @dataclass
@@ -108,9 +119,57 @@ def render(splits: Iterable[Split]) -> list[str]:
                  f"{row.rest_s:.1f}"]  # fmt: skip
         lines.append(" | ".join(cells))
     lines.append(
-        "(-: a record made before it said it; not in a record: capture processes, asv's "
-        "store: run_gpu.sh's log times those)"
+        "(-: a record made before it said it; not in a record: a capture process of its own, "
+        "asv's store: the steps below, or run_gpu.sh's log before issue 39, time those)"
     )
+    return lines
+
+
+@dataclass(frozen=True)
+class Step:
+    """One of run_gpu.sh's steps: what, from when to when (epoch seconds), its exit status."""
+
+    name: str
+    start: float
+    end: float
+    status: int
+
+
+def steps_of(path: Path) -> list[Step]:
+    """A steps file's steps (none where the file is absent: a record made before them)."""
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            out.append(Step(row["step"], float(row["start"]), float(row["end"]), row["status"]))
+    return out
+
+
+def job_lines(steps: list[Step]) -> list[str]:
+    """The job's steps added up, the GPU's span and what ran after it (pure)."""
+    if not steps:
+        return ["(no steps file beside these records: made before issue 39's run_gpu.sh)"]
+    on_gpu = [s for s in steps if s.name in GPU_STEPS]
+    lines = ["step | runs | s", "--- | --- | ---"]
+    for name in (*GPU_STEPS, *INNER_STEPS, STORE_STEP):
+        mine = [s for s in steps if s.name == name]
+        if mine:
+            lines.append(f"{name} | {len(mine)} | {sum(s.end - s.start for s in mine):.1f}")
+    failed = sorted({f"{s.name} (exit {s.status})" for s in steps if s.status != 0})
+    first = min(s.start for s in steps)
+    last = max(s.end for s in steps)
+    if on_gpu:
+        held_to = max(s.end for s in on_gpu)
+        held = held_to - min(s.start for s in on_gpu)
+        lines.append(
+            f"GPU held {held:.1f} s, from the first step on it to the last; the job went on "
+            f"{max(last - held_to, 0.0):.1f} s after it (the final store); {last - first:.1f} s "
+            "in all"
+        )
+    if failed:
+        lines.append("failed steps: " + ", ".join(failed))
     return lines
 
 
@@ -118,16 +177,17 @@ def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__, file=sys.stderr)
         return 2
-    splits = []
+    splits, steps = [], []
     for name in argv:
         path = Path(name)
+        steps += steps_of(path.with_name(path.name.replace(".provenance.jsonl", ".steps.jsonl")))
         lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
         for n, line in enumerate(lines, 1):
             record = json.loads(line)
             commit = str(record.get("commit") or path.name.split(".")[0])[:8]
             label = f"{path.parent.parent.name}/{commit}"
             splits.append(split_of(record, label + (f"#{n}" if len(lines) > 1 else "")))
-    print("\n".join(render(splits)))
+    print("\n".join([*render(splits), "", *job_lines(steps)]))
     return 0
 
 

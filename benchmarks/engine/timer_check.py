@@ -1,14 +1,16 @@
-"""The suite's timer and the GPU-only candidate side by side, in one process, on the GPU.
+"""The traced timer and the GPU-only one side by side, in one process, on the GPU.
 
     RMSNORM_BENCH_SIZES=pr RMSNORM_BENCH_FUSIONS=all python3 -m benchmarks.engine.timer_check OUT
 
-Every point of the configured set is measured as the suite measures it (measure_point, the
-same variants, rounds and calls), and in each round the same calls are timed a second time by
-:func:`timing.profile_round_gpu_only` right after the suite's own session. Written to OUT (JSON
+Every point of the configured set is measured as the suite measured it before issue 39
+(measure_point, the same variants, rounds and calls, timed by
+:func:`timing.profile_round_traced`; the "suite" columns), and in each round the same calls are
+timed a second time by :func:`timing.profile_round_gpu_only` right after (the "candidate"
+columns: the suite's timer since issue 39). Written to OUT (JSON
 lines, one a point and variant) and printed: the kernel names and counts of each method, each
 method's median and spread over the rounds, and the seconds each method's sessions took. The
-candidate replaces the suite's timer only when, on every point, the names and counts agree,
-the medians are within the between-run noise and the spread is no worse (issue 39).
+candidate was to replace the suite's timer only when, on every point, the names and counts
+agree, the medians are within the between-run noise and the spread is no worse (issue 39).
 """
 
 from __future__ import annotations
@@ -115,7 +117,7 @@ def main(argv: list[str]) -> int:
         print(f"cannot measure: {run}", file=sys.stderr)
         return 3
     signature = timing.flush_signature(run.flush)
-    both = BothTimers(timing.profile_round, signature)
+    both = BothTimers(timing.profile_round_traced, signature)
     timing.profile_round = both
     out = Path(argv[0])
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -125,8 +127,8 @@ def main(argv: list[str]) -> int:
             json.dumps(
                 {
                     "flush_signature": signature,
-                    "timer": timing.TIMER,
-                    "candidate": timing.TIMER_GPU_ONLY,
+                    "timer": timing.TIMER_TRACED,
+                    "candidate": timing.TIMER,
                     "gpu": run.gpu,
                 }
             )

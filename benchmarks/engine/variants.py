@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..fusions.catalog import DEFAULT, FUSIONS
@@ -31,6 +31,28 @@ class Fingerprint:
     sha256: str | None
     canonical: str | None = None
     error: str | None = None
+    #: The printed text itself (what a capture writes as ``definition.py.txt``).
+    text: str | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class NvfuserBuild:
+    """What a capture reads from the built hand-written fusion (capture.py): the definition,
+    its arguments."""
+
+    fd: Any
+    args: list[Any]
+
+
+@dataclass(frozen=True)
+class ThunderBuild:
+    """What a capture reads from a built Thunder variant (capture.py): the ``thunder.jit``
+    function (its traces), whether the timed call is a backward, and one timed call with its
+    gradients cleared first (never a slowdown's wrapper: what ran inside the fusion)."""
+
+    jitted: Any
+    backward: bool
+    call: Callable[[], None]
 
 
 @dataclass
@@ -44,6 +66,9 @@ class Variant:
     compile_s: float
     #: The hand-written definition's fingerprint (the ``nvfuser`` variant only; None elsewhere).
     fingerprint: Fingerprint | None = None
+    #: What the measuring process captures from it after its timed rounds (issue 39: no second
+    #: process rebuilds it); None for the context variants, which are not captured.
+    built: NvfuserBuild | ThunderBuild | None = None
 
 
 def definition_fingerprint(fd: Any) -> Fingerprint:
@@ -54,7 +79,8 @@ def definition_fingerprint(fd: Any) -> Fingerprint:
         text = repr(fd)
         if not isinstance(text, str):  # a broken __repr__ can return anything
             raise TypeError(f"repr returned {type(text).__name__}, not str")
-        return Fingerprint(hashlib.sha256(text.encode("utf-8")).hexdigest(), canonical_sha256(text))
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return Fingerprint(digest, canonical_sha256(text), text=text)
     except Exception as exc:
         return Fingerprint(None, None, f"{exc.__class__.__name__}: {exc}")
 
@@ -72,11 +98,11 @@ def build(
     if name == "nvfuser":
         return _nvfuser(f, inputs, dtype_name)
     if name == "thunder-prims":
-        return _timed(name, f, _thunder(f.prims, thunder_variant), inputs)
+        return _thunder_variant(name, f, f.prims, thunder_variant, inputs)
     if name == "thunder-func":
         if f.functional is None:
             raise NotImplementedError(f"{f.title} has no torch.nn.functional form")
-        return _timed(name, f, _thunder(f.functional, thunder_variant), inputs)
+        return _thunder_variant(name, f, f.functional, thunder_variant, inputs)
     if name == "eager":
         return _timed(name, f, f.prims, inputs)
     if name == "torch-compile":
@@ -116,7 +142,24 @@ def _nvfuser(f: Fusion, inputs: dict[str, Tensor], dtype_name: str) -> Variant:
     def clear() -> None:
         holder.pop("out", None)
 
-    return Variant("nvfuser", call, clear, outputs, compile_s, fingerprint)
+    return Variant(
+        "nvfuser", call, clear, outputs, compile_s, fingerprint, NvfuserBuild(fd, list(args))
+    )
+
+
+def _thunder_variant(
+    name: str, f: Fusion, fn: Callable[..., Any], thunder_variant: str, inputs: dict[str, Tensor]
+) -> Variant:
+    jitted, call = _thunder(fn, thunder_variant)
+    variant = _timed(name, f, call, inputs)
+    timed, clear = variant.call, variant.clear
+
+    def one_call() -> None:
+        clear()
+        timed()
+
+    variant.built = ThunderBuild(jitted, f.direction == "backward", one_call)
+    return variant
 
 
 def _timed(name: str, f: Fusion, fn: Callable[..., Any], inputs: dict[str, Tensor]) -> Variant:
@@ -185,8 +228,11 @@ def _autograd(name: str, f: Fusion, fn: Callable[..., Any], inputs: dict[str, Te
     return Variant(name, call, clear, outputs, compile_s)
 
 
-def _thunder(fn: Callable[..., Any], thunder_variant: str) -> Callable[..., Any]:
-    """``thunder.jit`` with the nvFuser executor, as nvFuser's harness builds its baseline.
+def _thunder(
+    fn: Callable[..., Any], thunder_variant: str
+) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """``thunder.jit`` with the nvFuser executor, as nvFuser's harness builds its baseline: the
+    jitted function (its traces) and what to call.
 
     ``thunder_variant`` selects a deliberately slower Thunder for producing a real regressed
     data set: ``unfused-backward`` gives the nvFuser executor fuel for one fusion region only,
@@ -199,9 +245,9 @@ def _thunder(fn: Callable[..., Any], thunder_variant: str) -> Callable[..., Any]
     # nvFuser's harness also passed nv_enable_bookend=False; Thunder 0.2.6 has no such option.
     jitted = thunder.jit(fn, executors=[nvfuserex])
     if thunder_variant == "stock":
-        return jitted  # type: ignore[no-any-return]
+        return jitted, jitted
     if thunder_variant == "unfused-backward":
-        return _first_call_with_fuel(jitted, 1)
+        return jitted, _first_call_with_fuel(jitted, 1)
     raise ValueError(f"unknown thunder variant {thunder_variant!r}")
 
 

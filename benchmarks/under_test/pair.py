@@ -1,18 +1,19 @@
 """Base and head of the package under test, measured alternately like a PR's two sides.
 
 The same alternation as bench-pr.yml (base, head, base, head: a drift of the machine lands on
-both sides), the same background store (asv stores one run beside the next run's start-up),
-but both sides run this repository's suite at one commit, each with its own overlay first on
-the path and its own key as the asv commit.
+both sides), the same background store (asv stores one run beside the next run's start-up;
+the last after the GPU lock is released), but both sides run this repository's suite at one
+commit, each with its own overlay first on the path and its own key as the asv commit.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -137,8 +138,36 @@ def alternate(
                 if len(found) != 1:
                     raise MeasureFailed(f"rep-1 holds {len(found)} machine folders, not 1", 1)
                 machine = found[0]
+    # The GPU work is done: the host's next benchmark may start beside the last store.
+    if release_gpu_lock(os.environ) is not None:
+        log("== released the GPU lock: the last store needs no GPU")
     finish_store()
     return warnings
+
+
+#: What .github/scripts/gpu-lock.sh exports: the descriptor that holds the host's GPU lock (a
+#: process started from the step's shell inherits it; this one's children do not) and its file.
+LOCK_FD_VAR, LOCK_FILE_VAR = "PERFBOT_GPU_LOCK_FD", "PERFBOT_GPU_LOCK"
+
+
+def release_gpu_lock(environ: Mapping[str, str]) -> int | None:
+    """Let go of the GPU lock this process inherited from its step's shell: unlocking through
+    this copy of the descriptor releases the step's lock, then the copy is closed. Returns the
+    descriptor released, or None where there is nothing to release: no lock named, or the
+    descriptor not open here or open on another file than the lock (left alone)."""
+    raw, path = environ.get(LOCK_FD_VAR, ""), environ.get(LOCK_FILE_VAR, "")
+    if not raw.isdigit() or not path:
+        return None
+    fd = int(raw)
+    try:
+        held, lock = os.fstat(fd), os.stat(path)
+    except OSError:
+        return None
+    if (held.st_dev, held.st_ino) != (lock.st_dev, lock.st_ino):
+        return None
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)
+    return fd
 
 
 def suite_commit(root: Path) -> str | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 
+import pytest
 from paths import DATA, REPO_ROOT
 
 from benchmarks.engine import phases
@@ -76,4 +77,39 @@ def test_a_gpu_record_of_issue_39_holds_its_start_up() -> None:
         assert phases.main([str(path)]) == 0
     (row,) = [line for line in out.getvalue().splitlines() if line.startswith("all ")]
     assert row.split(" | ")[2:6] == ["8.4", "12.0", "0.2", "10.3"]
-    assert (path.parent / "phases.txt").read_text(encoding="utf-8").splitlines()[-2] == row
+    assert row in (path.parent / "phases.txt").read_text(encoding="utf-8").splitlines()
+
+
+@pytest.mark.parametrize("call", ["call3", "call5"])
+def test_the_after_tables_performance_md_quotes_are_what_the_h100_records_print(call: str) -> None:
+    records = sorted((DATA / "h100-issue39" / call).glob("rep-*/*/*.provenance.jsonl"))
+    assert len(records) == 4
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert phases.main([str(p) for p in records]) == 0
+    lines = [
+        line
+        for line in out.getvalue().splitlines()
+        if line.startswith(("rep-", "all ", "GPU held", "capture |", "store |"))
+    ]
+    assert len(lines) == 8
+    doc = (REPO_ROOT / "docs" / "PERFORMANCE.md").read_text(encoding="utf-8")
+    assert all(line in doc for line in lines)
+
+
+def test_a_jobs_steps_add_up_and_the_gpu_is_held_from_the_first_gpu_step_to_the_last() -> None:
+    steps = [
+        phases.Step("check_before", 100.0, 101.0, 0),
+        phases.Step("measure", 101.0, 150.0, 0),
+        phases.Step("capture", 148.0, 149.0, 0),
+        phases.Step("check_after", 150.0, 151.0, 0),
+        phases.Step("store", 151.0, 160.0, 0),  # beside the next process, or the final one
+        phases.Step("measure", 152.0, 180.0, 2),
+        phases.Step("store", 180.0, 190.0, 0),
+    ]
+    lines = phases.job_lines(steps)
+    assert "measure | 2 | 77.0" in lines and "store | 2 | 19.0" in lines
+    assert lines[-2].startswith("GPU held 80.0 s") and "went on 10.0 s after it" in lines[-2]
+    assert "90.0 s in all" in lines[-2]
+    assert lines[-1] == "failed steps: measure (exit 2)"
+    assert phases.job_lines([])[0].startswith("(no steps file")

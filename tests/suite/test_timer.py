@@ -14,11 +14,21 @@ from benchmarks.engine import session, timing
 from benchmarks.engine.config import SuiteConfig
 
 #: The method's code and the name records give it, pinned together (see the test below).
-METHOD = (timing.L2Flusher, timing.profile_call, timing.attribute, timing.profile_round)
+METHOD = (
+    timing.L2Flusher,
+    timing.profile_call,
+    timing.attribute,
+    timing.profile_round,
+    timing.profile_round_traced,
+    timing.split_at_flushes,
+    timing._device_events,
+    timing.flush_signature,
+    timing.profile_round_gpu_only,
+)
 PINNED = (
-    "torch.profiler: a session a round with CPU tracing (per-call fallback), L2 flushed before "
-    "each call",
-    "0cfa15d1ceb19478",
+    "torch.profiler: CUDA activity only, a session a round, calls split at their L2 flush "
+    "(traced-round, then per-call fallback), L2 flushed before each call",
+    "56d95a04b619bb83",
 )
 
 

@@ -7,13 +7,16 @@ can never drift apart. Run for real: flock, bash, a second process holding the l
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
+from bench_run import BASE, HEAD, bench, write_fake_run_gpu
 from workflow_rules import (
     BENCH,
     CALIBRATE_PACKAGE,
@@ -27,6 +30,8 @@ from workflow_rules import (
     shim,
     step_by_id,
 )
+
+from benchmarks.under_test.pair import release_gpu_lock
 
 #: (workflow, id of the step that measures on the GPU)
 GPU_STEPS = [
@@ -157,6 +162,115 @@ def test_bench_pr_measures_under_the_lock(tmp_path: Path) -> None:
     proc = run_step(step, tmp_path, env)
     assert proc.returncode == 1 and "::error::no GPU lock folder" in proc.stdout
     assert not (tmp_path / "git.calls").exists()  # nothing ran before the lock
+
+
+def _lock_seen(measure: str) -> list[str]:
+    """What the stand-in run_gpu.sh saw of the lock (bench_run.py), in the order of the runs:
+    every measurement under the lock, no store with it, the last store after it was let go.
+    `fd9`: the run holds the lock's descriptor (as a child of the step's shell does);
+    `measure`: how a measurement sees it."""
+    seen = [f"{phase} rep-{rep} {sha} {how}"
+            for rep in (1, 2) for sha in (BASE, HEAD)
+            for phase, how in (("measure", measure), ("store", "held no-fd9"))]  # fmt: skip
+    seen[-1] = f"store rep-2 {HEAD} free no-fd9"
+    return seen
+
+
+def test_bench_pr_lets_go_of_the_lock_before_the_last_store(tmp_path: Path) -> None:
+    """bench-pr's real step, git shimmed, run_gpu.sh the stand-in: while a side is measured
+    another process cannot take the lock; the stores run beside the next measurement without
+    the lock's descriptor; the last store runs after the step let go, so the host's next
+    benchmark takes the lock at once instead of waiting for asv."""
+    lock = tmp_path / "gpu.lock"
+    code, _, out = bench(tmp_path, env={"LOCK_PROBE": str(lock), "LAST_COMMIT": HEAD})
+    assert code == 0, out
+    seen = Path(f"{lock}.seen").read_text(encoding="utf-8").splitlines()
+    assert sorted(seen) == sorted(_lock_seen("held fd9"))
+    assert f"released the GPU lock {lock}" in out
+
+
+def test_bench_pr_runs_with_a_base_lock_script_from_before_the_release(tmp_path: Path) -> None:
+    """bench-pr takes the lock script from the PR's base: one from before perfbot_gpu_release
+    still runs the step, and holds the lock to its end, the last store included."""
+    text = GPU_LOCK_SH.read_text(encoding="utf-8")
+    old = tmp_path / "old-gpu-lock.sh"
+    old.write_text(text[: text.index("# A step whose GPU work is done")], encoding="utf-8")
+    lock = tmp_path / "gpu.lock"
+    env = {"LOCK_PROBE": str(lock), "LAST_COMMIT": "", "PERFBOT_GPU_LOCK_SH": str(old)}
+    code, _, out = bench(tmp_path, env=env)
+    assert code == 0, out
+    seen = Path(f"{lock}.seen").read_text(encoding="utf-8").splitlines()
+    assert sorted(seen) == sorted([*_lock_seen("held fd9")[:-1], f"store rep-2 {HEAD} held no-fd9"])
+    assert "released the GPU lock" not in out
+
+
+#: benchmarks.under_test's measuring loop (pair.alternate) with two sides of made-up versions,
+#: run_gpu.sh the stand-in: what `python3 -m benchmarks.under_test` runs after installing.
+UNDER_TEST_LOOP = """\
+import sys
+from pathlib import Path
+
+from benchmarks.under_test.install import Installed
+from benchmarks.under_test.pair import Side, alternate, stderr
+from benchmarks.under_test.spec import parse_spec
+
+work, run_script, base, head = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4]
+
+
+def side(name: str, version: str, key: str) -> Side:
+    spec = parse_spec(f"lightning-thunder=={version}", "thunder")
+    built = Installed(spec, work / name, "lightning-thunder", version, None, None, "")
+    return Side(name, built, key, "2026-03-01")
+
+
+sides = [side("base", "0.2.6", base), side("head", "0.2.7", head)]
+alternate(sides, repeats=2, results=work / "results", size_set="pr", keys_repo=work / "keys",
+          machine=None, run_script=run_script, log=stderr)
+"""
+
+
+def test_under_test_lets_go_of_the_lock_before_the_last_store(tmp_path: Path) -> None:
+    """bench-package's shape: the step's shell takes the lock and starts Python, which inherits
+    the descriptor (its children do not); after the last measurement Python lets go itself, so
+    the last store, and what the step does after it, run without the lock."""
+    lock = tmp_path / "lock" / "gpu.lock"
+    lock.parent.mkdir()
+    (tmp_path / "loop.py").write_text(UNDER_TEST_LOOP, encoding="utf-8")
+    fake = write_fake_run_gpu(tmp_path / "fake_run_gpu.sh")
+    body = (
+        f"export CALLS='{tmp_path}/run_gpu.calls' LOCK_PROBE='{lock}' LAST_COMMIT={HEAD} "
+        f"REPEATS=2 PYTHONPATH='{REPO}'\n"
+        f"'{sys.executable}' '{tmp_path}/loop.py' '{tmp_path}' '{fake}' {BASE} {HEAD}\n"
+        f'flock -n "{lock}" true && echo "after: free" || echo "after: held"'
+    )
+    proc = _run(_lock_step(tmp_path, body), lock)
+    assert proc.returncode == 0, proc.stderr
+    seen = Path(f"{lock}.seen").read_text(encoding="utf-8").splitlines()
+    assert sorted(seen) == sorted(_lock_seen("held no-fd9"))
+    assert "== released the GPU lock" in proc.stderr
+    assert proc.stdout.strip().endswith("after: free")
+
+
+def test_python_lets_go_only_of_the_lock_it_was_named(tmp_path: Path) -> None:
+    """release_gpu_lock closes the named descriptor only where it is open on the named lock: a
+    stale variable never closes a file of the process's own that took that number."""
+    lock, other = tmp_path / "gpu.lock", tmp_path / "other"
+    lock.touch()
+    other.touch()
+    fd = os.open(other, os.O_WRONLY)
+    try:
+        assert release_gpu_lock({}) is None
+        assert release_gpu_lock({"PERFBOT_GPU_LOCK_FD": str(fd)}) is None
+        named = {"PERFBOT_GPU_LOCK_FD": str(fd), "PERFBOT_GPU_LOCK": str(lock)}
+        assert release_gpu_lock(named) is None
+        os.fstat(fd)  # still open
+    finally:
+        os.close(fd)
+    fd = os.open(lock, os.O_WRONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    assert subprocess.run(["flock", "-n", str(lock), "true"], check=False).returncode == 1
+    assert release_gpu_lock({"PERFBOT_GPU_LOCK_FD": str(fd), "PERFBOT_GPU_LOCK": str(lock)}) == fd
+    assert subprocess.run(["flock", "-n", str(lock), "true"], check=False).returncode == 0
 
 
 GPU_NAMES = {

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_run import BASE, HEAD, bench
 from workflow_expr import ExpressionError, evaluate_if, truthy
 from workflow_rules import (
     BENCH,
@@ -30,7 +31,6 @@ from workflow_rules import (
     EVENT,
     FORK,
     GATE_LABEL,
-    GPU_LOCK_SH,
     NIGHTLY,
     OUR_REPO,
     POSTER,
@@ -689,9 +689,6 @@ def test_bench_finds_the_merge_base_not_the_base_tip(tmp_path: Path) -> None:
     assert not out.exists()
 
 
-BASE, HEAD = "a" * 40, "b" * 40
-
-
 def write_artifact(
     tmp_path: Path, pr: str = "42", run_id: str = "1234", label: str = "gpu-h200"
 ) -> Path:
@@ -957,53 +954,11 @@ def test_poster_checks_the_artifact_against_github(
     assert outputs(out).get("post") == post
 
 
-FAKE_RUN_GPU = """\
-results="" phase=all
-while [ $# -gt 0 ]; do
-  case "$1" in --results) results=$2; shift 2 ;; --phase) phase=$2; shift 2 ;; *) shift ;; esac
-done
-printf '%s %s\\n' "$(basename "$PWD")" "$ARGS" >> "$CALLS"
-if [ "$phase" = measure ]; then mkdir -p "$results/nvidia-h200"; fi
-if [ "$phase" = store ] && [ "$(basename "$PWD")" = perfbot-head ]; then
-  exit "${HEAD_STORE_STATUS:-0}"
-fi
-"""
-
-
-def _bench(
-    tmp_path: Path, head_store_status: int = 0, capture: bool = False
-) -> tuple[int, list[str], str]:
-    """Run bench-pr's bench step with git shimmed: `git worktree add DIR SHA` makes DIR with a
-    run_gpu.sh that logs which tree ran it and with what arguments."""
-    calls = tmp_path / "run_gpu.calls"
-    body = f"""if [ "$1" = worktree ] && [ "$2" = add ]; then
-  dir=$5; mkdir -p "$dir/benchmarks"
-  {{ echo 'ARGS="$*"'; cat {tmp_path}/fake_run_gpu.sh; }} > "$dir/benchmarks/run_gpu.sh"
-fi"""
-    fake = FAKE_RUN_GPU + ("# --capture) is known here\n" if capture else "")
-    (tmp_path / "fake_run_gpu.sh").write_text(fake, encoding="utf-8")
-    path = shim(tmp_path, "git", body)
-    env = {
-        "PATH": path,
-        "BASE_SHA": BASE,
-        "PR_HEAD_SHA": HEAD,
-        "REPEATS": "2",
-        "RUNNER_TEMP": str(tmp_path),
-        "CALLS": str(calls),
-        "HEAD_STORE_STATUS": str(head_store_status),
-        "PERFBOT_GPU_LOCK": str(tmp_path / "gpu.lock"),
-        "PERFBOT_GPU_LOCK_SH": str(GPU_LOCK_SH),
-    }
-    proc = run_step(step_by_id(load_workflow(WORKFLOWS / BENCH), "bench"), tmp_path, env)
-    runs = calls.read_text().splitlines() if calls.exists() else []
-    return proc.returncode, runs, proc.stdout + proc.stderr
-
-
 def test_bench_alternates_base_and_head_with_context_once(tmp_path: Path) -> None:
     """base, head, base, head, each its own process in its own worktree into results/rep-N,
     each stored after it; eager and torch.compile only in the first repeat; the GPU probed for
     the machine name once."""
-    code, runs, out = _bench(tmp_path)
+    code, runs, out = bench(tmp_path)
     assert code == 0, out
     res = tmp_path / "results"
     only = " --variants nvfuser,thunder-prims,thunder-func"
@@ -1026,7 +981,7 @@ def test_bench_alternates_base_and_head_with_context_once(tmp_path: Path) -> Non
 def test_bench_captures_the_fusions_in_repeat_one_where_the_script_can(tmp_path: Path) -> None:
     """A side whose run_gpu.sh knows --capture gets it in repeat 1 only; an older one (above)
     never does, so an old base still runs."""
-    code, runs, out = _bench(tmp_path, capture=True)
+    code, runs, out = bench(tmp_path, capture=True)
     assert code == 0, out
     measures = [r for r in runs if r.endswith("--phase measure")]
     assert [("--capture" in r) for r in measures] == [True, True, False, False]
@@ -1035,12 +990,12 @@ def test_bench_captures_the_fusions_in_repeat_one_where_the_script_can(tmp_path:
 def test_bench_goes_on_when_points_fail_so_the_bot_can_call_it_broken(tmp_path: Path) -> None:
     """asv exits 2 when a point failed (a broken head): every repeat still runs, and the job
     succeeds with a warning so that the artifact is uploaded and the poster runs."""
-    code, runs, out = _bench(tmp_path, head_store_status=2)
+    code, runs, out = bench(tmp_path, head_store_status=2)
     assert code == 0, out
     assert len([r for r in runs if r.endswith("--phase measure")]) == 4
     assert "::warning::head repeat 1: some points failed" in out
     code, _, out = (
-        _bench(tmp_path / "again", head_store_status=7)
+        bench(tmp_path / "again", head_store_status=7)
         if (tmp_path / "again").mkdir() is None
         else (0, [], "")
     )
@@ -1085,3 +1040,17 @@ def test_the_documented_caller_grants_what_each_poster_job_asks() -> None:
         for scope, level in job["permissions"].items():
             asked[scope] = "write" if "write" in (level, asked.get(scope)) else level
     assert granted == asked
+
+
+def test_bench_gives_every_run_the_jobs_compile_cache_emptied_first(tmp_path: Path) -> None:
+    """Issue 39 part 3: one cache folder under the runner's temp for all the job's processes,
+    and nothing left from an earlier job (another PR's code may have written it)."""
+    stale = tmp_path / "perfbot-compile-cache" / "nvfuser-0123456789abcdef"
+    stale.mkdir(parents=True)
+    (stale / "left-by-another-job").write_text("x")
+    code, runs, out = bench(tmp_path)
+    assert code == 0, out
+    seen = (tmp_path / "run_gpu.calls.cache").read_text().splitlines()
+    assert len(seen) == len(runs) == 8
+    assert {line.split(" ", 1)[0] for line in seen} == {str(tmp_path / "perfbot-compile-cache")}
+    assert not any("nvfuser-0123456789abcdef" in line for line in seen)
