@@ -20,6 +20,8 @@
 #                       slimmed wheel (wheels.sh) in .gpu/wheels/, .gpu/extra/ or $RECORD_WHEELS,
 #                       linked to the image's NVRTC as setup.sh links the carried one
 # RECORD_VARIANTS (e.g. thunder-prims,thunder-func) measures a subset; nvFuser always runs.
+# RECORD_CAPTURE=1 (with --pair) has repeat 1 capture, as bench-pr.yml's repeat 1 does; a
+# RMSNORM_BENCH_CACHE_ROOT in the environment is the job's compile cache (run_gpu.sh).
 #
 # Each process runs `benchmarks/run_gpu.sh --size-set pr` under its own time limit
 # (RECORD_TIME_LIMIT, default 180 s) and prints its wall time. Without --pair, state S logs to
@@ -179,6 +181,8 @@ for rep in $(seq 1 "$repeats"); do
     [ -z "$variants" ] || extra+=(--variants "$variants")
     # The GPU probe that names the machine runs in the first process only.
     [ -z "$machine" ] || extra+=(--machine "$machine")
+    # RECORD_CAPTURE=1: repeat 1 captures, as bench-pr.yml's does (RMSNORM_BENCH_CAPTURE_FUSIONS).
+    [ "${RECORD_CAPTURE:-0}" != 1 ] || [ "$rep" -ne 1 ] || extra+=(--capture)
     log=results/logs/$state-rep$rep.log
     echo "== repeat $rep/$repeats: $state (measure starts at $(date +%s.%N))"
     measure "$state" "$log" "${extra[@]}" --phase measure
