@@ -803,3 +803,19 @@ def test_performance_doc_constants_are_the_codes() -> None:
     assert COMMENT_CHARS == MAX_BODY_CHARS and f"under {COMMENT_CHARS:,} characters" in PERF_TEXT
     shapes, dtypes = load_size_set("nightly")
     assert f"is {len(shapes) * len(dtypes)} dtype x shape points" in PERF_TEXT
+
+
+PER_FUSION = (
+    "python -m bot calibrate --results data/h100-issue39/call3/rep-2 --results "
+    "data/h100-issue39/call1/results/rep-2 --runs-a-side 1 --trials 0"
+)
+
+
+@pytest.mark.docs
+def test_the_per_fusion_table_is_what_calibrate_prints() -> None:
+    """docs/CALIBRATION.md, "Each fusion on its own": its command, and its table's lines."""
+    assert PER_FUSION in " ".join(CALIBRATION.replace("`", " ").split())
+    section = CALIBRATION.split("## Each fusion on its own", 1)[1]
+    quoted = re.findall(r"```text\n(.*?)```", section, flags=re.DOTALL)[0].splitlines()
+    printed = run(PER_FUSION).splitlines()
+    assert len(quoted) == 19 and quoted == printed[-len(quoted) :]

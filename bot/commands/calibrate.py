@@ -29,10 +29,11 @@ from bot.decide.calibrate import (
     Scenario,
     Task,
     Trial,
+    only_fusion,
     trials,
     work,
 )
-from bot.decide.calibration import Calibration, Side
+from bot.decide.calibration import Calibration, FusionSide, Side
 from bot.decide.config_check import check_gating
 from bot.exitcodes import ExitCode
 from bot.results.types import BadInput, CommitResults
@@ -84,6 +85,22 @@ def _side(k: int, n_runs: int, copies: int, tasks: Sequence[Task], done: Sequenc
     )
 
 
+def _fusion_plan(
+    runs: Sequence[CommitResults], a_side: int, copies: int, s: VerdictSettings
+) -> list[tuple[str, list[Task]]]:
+    """Each fusion on its own (issue 39), where the runs hold several: A/A, +BROAD Thunder and
+    +BROAD nvFuser over trials of that fusion's points alone, its model fitted on them."""
+    fusions = sorted({k.fusion for r in runs for k in r.points})
+    if len(fusions) < 2:
+        return []  # the whole calibration is that fusion's
+    plans = []
+    for fusion in fusions:
+        ts = trials([only_fusion(r, fusion) for r in runs], a_side, copies, s)
+        kinds = (Scenario("a/a"), Scenario("thunder", 1 + BROAD), Scenario("nvfuser", 1 + BROAD))
+        plans.append((fusion, [Task(ts, sc, s) for sc in kinds]))
+    return plans
+
+
 def calibrate(
     runs: Sequence[CommitResults],
     s: VerdictSettings,
@@ -102,8 +119,15 @@ def calibrate(
     sizes = range(1, most_a_side + 1)
     fits = [k for k in sizes if len(runs) - 2 * k >= MIN_MODEL_RUNS][::-1]
     plans = {k: _plan(k, trials(runs, k, copies, s), runs, s) for k in fits}
-    done = iter(map_(work, [t for k in fits for t in plans[k]]))
+    # Each fusion at the most runs a side the runs allow (a PR's 2 where they do).
+    per_fusion = _fusion_plan(runs, fits[0], copies, s)
+    work_list = [t for k in fits for t in plans[k]] + [t for _, ts in per_fusion for t in ts]
+    done = iter(map_(work, work_list))
     results = {k: [next(done) for _ in plans[k]] for k in fits}
+    fusions = []
+    for fusion, _ in per_fusion:
+        (alarms, _, _), (thunder,), (nvfuser, _) = (next(done).rates for _ in range(3))
+        fusions.append(FusionSide(fusion, fits[0], alarms, thunder, nvfuser))
     prov = runs[0].provenance
     return Calibration(
         runs[0].machine,
@@ -111,6 +135,7 @@ def calibrate(
         tuple(r.commit[:8] for r in runs),
         tuple(_side(k, len(runs), copies, plans[k], results[k]) for k in sorted(fits)),
         tuple(k for k in sizes if k not in fits),
+        fusions=tuple(fusions),
     )
 
 

@@ -118,6 +118,12 @@ class Scenario:
     key: PointKey | None = None
 
 
+def only_fusion(run: CommitResults, fusion: str) -> CommitResults:
+    """One fusion's points alone: what its own verdict reads (a fusion is judged on its own
+    points and noise: issue 38), so its trials are calibrated on nothing else."""
+    return replace(run, points={k: p for k, p in run.points.items() if k.fusion == fusion})
+
+
 def gating_only(run: CommitResults, s: VerdictSettings) -> CommitResults:
     """nvFuser and the gating variants: all that the overall verdict and its guards read."""
     keep = {k: p for k, p in run.points.items() if k.variant == REFERENCE or s.is_gating(k.variant)}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.decide.calibrate import BROAD, LONE, RELIABLE, Outcome, Rate
-from bot.results.types import PointKey
+from bot.results.types import DEFAULT_FUSION, PointKey
 
 SCHEMA = "perfbot-calibration/2"
 #: What the docs hold the verdict to: false alarms at most, detections at least.
@@ -32,6 +32,45 @@ class Side:
     searched: tuple[tuple[PointKey, float, Outcome], ...]  # 1 a side: point, threshold, search
 
 
+#: Issue 39's bar for a fusion to be judged as calibrated rather than provisionally: its A/A
+#: false alarms at most 1% a PR and a +2% change on either side caught at least this often
+#: (both by their 95% bounds), RMSNorm backward's held to the verdict's own 95%.
+FUSION_POWER = {DEFAULT_FUSION: RELIABLE}
+OTHER_FUSION_POWER = 0.80
+
+
+@dataclass(frozen=True)
+class FusionSide:
+    """One fusion's own calibration (its points alone, its noise model fitted on its runs out
+    of sample), at ``a_side`` runs a side."""
+
+    fusion: str
+    a_side: int
+    false_alarm: Rate
+    thunder: Rate  # +BROAD on Thunder at every point of the fusion
+    nvfuser: Rate  # +BROAD on nvFuser's fusion
+
+    @property
+    def power_goal(self) -> float:
+        return FUSION_POWER.get(self.fusion, OTHER_FUSION_POWER)
+
+    def shortfalls(self) -> tuple[str, ...]:
+        """What keeps this fusion provisional (empty: none)."""
+        goal, broad = self.power_goal, f"+{100 * BROAD:g}%"
+        rows = (
+            ("A/A false alarms", self.false_alarm, TARGETS["false_alarm"], True),
+            (f"{broad} on Thunder caught", self.thunder, goal, False),
+            (f"{broad} on nvFuser caught", self.nvfuser, goal, False),
+        )
+        return tuple(
+            f"{name} {r.hits}/{r.trials} ({'<=' if most else '>='} "
+            f"{100 * (r.upper95 if most else r.lower95):.1f}%, needs {'<=' if most else '>='} "
+            f"{100 * want:g}%)"
+            for name, r, want, most in rows
+            if not met(r, want, most)
+        )
+
+
 @dataclass(frozen=True)
 class Calibration:
     machine: str
@@ -40,6 +79,13 @@ class Calibration:
     sides: tuple[Side, ...]
     skipped: tuple[int, ...]  # runs a side asked for that too few runs allow
     left_out: tuple[str, ...] = ()  # runs of the variant on another stack (not A/A with these)
+    fusions: tuple[FusionSide, ...] = ()  # each fusion on its own, where the runs hold several
+
+
+def provisional(c: Calibration) -> dict[str, tuple[str, ...]]:
+    """The fusions whose own calibration falls short (issue 39), with why: what a comment is
+    to call provisional rather than gate on (not yet read by the verdict)."""
+    return {f.fusion: f.shortfalls() for f in c.fusions if f.shortfalls()}
 
 
 def met(r: Rate, goal: float, at_most: bool) -> bool:

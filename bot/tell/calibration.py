@@ -7,7 +7,16 @@ import textwrap
 from typing import Any
 
 from bot.decide.calibrate import BROAD, GRID, LARGE_SHAPE, LONE, MIN_MODEL_RUNS, RELIABLE, Rate
-from bot.decide.calibration import SCHEMA, TARGETS, Calibration, Side, met, missed
+from bot.decide.calibration import (
+    SCHEMA,
+    TARGETS,
+    Calibration,
+    FusionSide,
+    Side,
+    met,
+    missed,
+    provisional,
+)
 
 
 def _pct(x: float) -> str:
@@ -66,6 +75,39 @@ def _side_text(side: Side) -> list[str]:
     return lines
 
 
+def _fusions_text(fusions: tuple[FusionSide, ...]) -> list[str]:
+    """Each fusion's own rates, and whether its verdicts are provisional (issue 39)."""
+    runs = "run" if fusions[0].a_side == 1 else "runs"
+    broad = f"+{100 * BROAD:g}%"
+    intro = (
+        f"Each fusion on its own, {fusions[0].a_side} {runs} a side: its points alone, its model "
+        "fitted out of sample (false alarms with their upper 95% bound, changes caught with "
+        "their lower one):"
+    )
+    lines = [
+        *textwrap.wrap(intro, 100),
+        f"  {'fusion':<24}{'A/A false alarms':>22}{f'{broad} Thunder caught':>24}"
+        f"{f'{broad} nvFuser caught':>24}  judged",
+    ]
+    for f in fusions:
+        cells = [
+            f"{r.hits}/{r.trials} {'<=' if most else '>='} {_pct(r.upper95 if most else r.lower95)}"
+            for r, most in ((f.false_alarm, True), (f.thunder, False), (f.nvfuser, False))
+        ]
+        judged = "provisional" if f.shortfalls() else "calibrated"
+        lines.append(f"  {f.fusion:<24}{cells[0]:>22}{cells[1]:>24}{cells[2]:>24}  {judged}")
+    others = {f.power_goal for f in fusions if f.power_goal != RELIABLE}
+    rest = f", the others {'/'.join(f'{100 * g:g}%' for g in sorted(others))}" if others else ""
+    lines += textwrap.wrap(
+        f"  calibrated: false alarms <= {100 * TARGETS['false_alarm']:g}% and both changes "
+        f"caught >= the fusion's goal (RMSNorm backward {100 * RELIABLE:g}%{rest}), all by "
+        "their bounds; otherwise provisional.",
+        100,
+        subsequent_indent="  ",
+    )
+    return lines
+
+
 def report_text(c: Calibration) -> str:
     calls = f", {c.calls_per_sample} calls per sample" if c.calls_per_sample else ""
     intro = (
@@ -93,6 +135,8 @@ def report_text(c: Calibration) -> str:
     if c.skipped:
         need = "; ".join(f"{k} a side needs {2 * k + MIN_MODEL_RUNS} runs" for k in c.skipped)
         lines += ["", f"Not measured, too few runs: {need}."]
+    if c.fusions:
+        lines += ["", *_fusions_text(c.fusions)]
     return "\n".join(lines)
 
 
@@ -141,4 +185,17 @@ def to_json(c: Calibration) -> dict[str, Any]:
         "left_out": list(c.left_out),
         # What keeps a model from being accepted (empty: every target met at every size).
         "missed": list(missed(c)),
+        # Each fusion on its own (issue 39), and those whose verdicts are provisional, with why.
+        "fusions": [
+            {
+                "fusion": f.fusion,
+                "runs_a_side": f.a_side,
+                "false_alarm": _rate(f.false_alarm),
+                "thunder_all_points": _rate(f.thunder),
+                "nvfuser_all_points": _rate(f.nvfuser),
+                "power_goal": f.power_goal,
+            }
+            for f in c.fusions
+        ],
+        "provisional": {k: list(v) for k, v in provisional(c).items()},
     }

@@ -19,6 +19,7 @@ from bot.commands.calibrate import calibrate, report_text, to_json
 from bot.config import VerdictSettings
 from bot.decide.calibrate import (
     MAX_CHOICES,
+    Rate,
     Scenario,
     binomial_upper,
     choices,
@@ -29,6 +30,7 @@ from bot.decide.calibrate import (
     scale_thunder,
     trials,
 )
+from bot.decide.calibration import FusionSide, provisional
 from bot.decide.noise_model import fit
 from bot.decide.types import Verdict
 from bot.decide.verdict import decide
@@ -270,3 +272,61 @@ def test_what_keeps_a_model_from_being_accepted_is_listed() -> None:
     worse = replace(perfect, nvfuser_improved=Rate(1, 300, 0, 30, 300))
     only = replace(both, sides=(worse,))
     assert missed(only) == ('1 a side: +2% nvFuser read as "improved" (1/300)',)
+
+
+def _as_fusion(run: CommitResults, fusion: str) -> CommitResults:
+    """The run's points under another fusion's name (a second fusion of the catalog)."""
+    return replace(run, points={k._replace(fusion=fusion): p for k, p in run.points.items()})
+
+
+def _two_fusions(other_thunder: list[float]) -> list[CommitResults]:
+    """RMSNorm backward's runs 0-3, each with a second fusion whose Thunder is scaled per run."""
+    return [
+        replace(r, points={**r.points, **_as_fusion(_run(n + 10, f), "softmax_bwd").points})
+        for n, (r, f) in enumerate(zip(RUNS[:4], other_thunder, strict=True))
+    ]
+
+
+def test_each_fusion_is_calibrated_on_its_own_points_and_noise() -> None:
+    """Issue 39: a fusion whose Thunder moves 4% between runs is provisional (its model, fitted
+    on its own runs, knows the noise: no false alarm, and a +2% change is lost in it); RMSNorm
+    backward's own rates are the same beside it as beside a quiet one."""
+    quiet = calibrate(_two_fusions([1.0, 1.0, 1.0, 1.0]), S, copies=0)
+    noisy = calibrate(_two_fusions([1.0, 1.04, 1.0, 1.04]), S, copies=0)
+    assert [f.fusion for f in noisy.fusions] == ["rmsnorm_bwd", "softmax_bwd"]
+    assert quiet.fusions[0] == noisy.fusions[0]
+    rms, soft = noisy.fusions
+    assert rms.a_side == 1 and rms.false_alarm.trials == 12 and rms.power_goal == 0.95
+    assert soft.power_goal == 0.80 and soft.false_alarm.hits == 0
+    assert soft.thunder.hits < quiet.fusions[1].thunder.hits
+    assert any(r.startswith("+2% on Thunder caught") for r in provisional(noisy)["softmax_bwd"])
+    text = report_text(noisy)
+    assert "Each fusion on its own, 1 run a side" in text
+    assert text.splitlines()[-3].split()[0] == "softmax_bwd" and "provisional" in text
+    as_json = json.loads(json.dumps(to_json(noisy)))
+    assert [f["fusion"] for f in as_json["fusions"]] == ["rmsnorm_bwd", "softmax_bwd"]
+    assert "softmax_bwd" in as_json["provisional"]
+
+
+def test_one_fusion_has_no_table_of_its_own() -> None:
+    c = calibrate(RUNS[:4], S, copies=0)
+    assert c.fusions == () and "Each fusion on its own" not in report_text(c)
+    assert to_json(c)["fusions"] == [] and to_json(c)["provisional"] == {}
+
+
+def test_a_fusion_falls_short_by_the_bounds_of_its_rates() -> None:
+    def rate(hits: int, trials: int) -> Rate:
+        return Rate(hits, trials, hits, trials, trials)
+
+    enough = FusionSide("softmax_bwd", 2, rate(0, 400), rate(400, 400), rate(400, 400))
+    assert enough.shortfalls() == ()
+    thin = FusionSide("softmax_bwd", 2, rate(0, 100), rate(100, 100), rate(70, 100))
+    assert thin.shortfalls() == (
+        "A/A false alarms 0/100 (<= 3.0%, needs <= 1%)",
+        "+2% on nvFuser caught 70/100 (>= 61.6%, needs >= 80%)",
+    )
+    # 370 of 400 is enough for another fusion's 80%, not for RMSNorm backward's 95%.
+    rms = FusionSide("rmsnorm_bwd", 2, rate(0, 400), rate(370, 400), rate(400, 400))
+    (short,) = rms.shortfalls()
+    assert short.startswith("+2% on Thunder caught 370/400 (>= 90.") and "needs >= 95%" in short
+    assert replace(rms, fusion="softmax_bwd").shortfalls() == ()
