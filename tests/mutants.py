@@ -295,8 +295,16 @@ MUTATIONS = (
         "drifted-run-gates",
         "a run whose unchanged side moved still gates (red, issues)",
         "bot/alert/decision.py",
-        '    if control is None:\n        return "judged", "", None\n',
-        '    if True:\n        return "judged", "", None\n',
+        "    if control is not None:\n        return (\"drifted\"",
+        "    if False:\n        return (\"drifted\"",
+        area="tests/alert",
+    ),
+    Mutation(
+        "provisional-gates",
+        "a fusion whose own calibration fell short gates on a move (red, issues) anyway",
+        "bot/alert/decision.py",
+        "    if m.provisional and m.verdict.overall in _PROVISIONAL_STATES:",
+        "    if False:",
         area="tests/alert",
     ),
     Mutation(

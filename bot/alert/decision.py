@@ -34,10 +34,16 @@ from bot.decide.unjudged import unjudged
 from bot.exitcodes import ExitCode
 from bot.fusion.hints import Hints
 from bot.fusion.names import unit_named
-from bot.results.types import Provenance
+from bot.results.types import DEFAULT_FUSION, Provenance
 
 Standing = Literal[
-    "judged", "not compared", "uncalibrated", "runner check", "drifted", "unexplained"
+    "judged",
+    "not compared",
+    "uncalibrated",
+    "runner check",
+    "drifted",
+    "unexplained",
+    "provisional",
 ]
 #: Every state a unit or a run can be in, worst first.
 ORDER = (
@@ -46,6 +52,7 @@ ORDER = (
     "drifted",
     "unexplained",
     "unsure",
+    "provisional",
     "uncalibrated",
     "runner check failed",
     "inconclusive (no data)",
@@ -64,7 +71,11 @@ _STATE: dict[Standing, str] = {
     "runner check": "runner check failed",
     "drifted": "drifted",
     "unexplained": "unexplained",
+    "provisional": "provisional",
 }
+#: A provisional fusion's states that its thin calibration could explain: shown, not gated on.
+#: A break is no noise: it gates whatever the calibration.
+_PROVISIONAL_STATES = ("regressed", "unsure", "improved")
 
 
 @dataclass(frozen=True)
@@ -229,6 +240,7 @@ def _unsettled(u: Unit, drifted: Mapping[str, str], catalog: bool) -> str:
         "uncalibrated": f"{u.machine} uncalibrated (no noise model)",
         "runner check": f"runner check failed on {u.machine}",
         "drifted": f"the runner drifted on {where}: re-run",
+        "provisional": f"{where} provisional (thin calibration)",
     }
     if u.standing in said:
         return said[u.standing]
@@ -249,9 +261,21 @@ def _standing(m: Measured, builds: Builds) -> tuple[Standing, str, Control | Non
     if m.held is not None:
         return "runner check", m.held, None
     control = controlled(m.verdict, builds)
-    if control is None:
-        return "judged", "", None
-    return ("drifted" if control.finding == "drift" else "unexplained"), control.short, control
+    if control is not None:
+        return ("drifted" if control.finding == "drift" else "unexplained"), control.short, control
+    if m.provisional and m.verdict.overall in _PROVISIONAL_STATES:
+        return "provisional", _provisional_words(m), None
+    return "judged", "", None
+
+
+def _provisional_words(m: Measured) -> str:
+    """Why a provisional fusion's move is shown and not gated on, with what its calibration
+    lacks (the first shortfall; the noise model lists them all)."""
+    where = m.title if m.fusion != DEFAULT_FUSION else "RMSNorm backward"
+    return (
+        f"{where} on {m.machine} {m.verdict.overall if m.verdict else 'moved'}, but its "
+        f"calibration is provisional ({m.provisional[0]}): shown, not gated on"
+    )
 
 
 def _machine_drift(units: Sequence[Unit], machine: str) -> str | None:

@@ -37,6 +37,9 @@ class Measured:
     #: The stack the noise model used here was fitted on (bot/decide/stack.py); None: no
     #: model used, or one that does not record it. A run of another stack is told so.
     model_stack: Stack | None = None
+    #: Why this fusion's own calibration on this machine falls short (the noise model's
+    #: ``provisional``, issue 39): a move of it is shown, not gated on. Empty: calibrated.
+    provisional: tuple[str, ...] = ()
 
     @property
     def unit(self) -> str:

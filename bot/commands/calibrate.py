@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import IO
 
 from bot.commands.noise import same_code_runs
-from bot.commands.steps import emit_json, step
+from bot.commands.noise_file import read_noise_model
+from bot.commands.steps import emit_json, step, write_json_atomically
 from bot.config import Config, VerdictSettings
 from bot.decide.calibrate import (
     BROAD,
@@ -33,8 +34,10 @@ from bot.decide.calibrate import (
     trials,
     work,
 )
-from bot.decide.calibration import Calibration, FusionSide, Side
+from bot.decide.calibration import Calibration, FusionSide, Side, provisional
 from bot.decide.config_check import check_gating
+from bot.decide.noise_model import NoiseModel
+from bot.decide.noise_model import to_json as noise_json
 from bot.exitcodes import ExitCode
 from bot.results.types import BadInput, CommitResults
 from bot.tell.calibration import report_text, to_json
@@ -139,6 +142,22 @@ def calibrate(
     )
 
 
+def marked(model: NoiseModel, c: Calibration) -> NoiseModel:
+    """``model`` with the fusions this calibration found short (every other fusion's mark
+    cleared: the latest calibration says); refused for a model of another machine."""
+    if not c.fusions:
+        raise ValueError(
+            "these runs hold one fusion: its calibration is the model's own (what `missed` "
+            "lists), there is nothing to mark"
+        )
+    if model.machine != c.machine:
+        raise ValueError(
+            f"the noise model is for machine {model.machine}, the calibration's runs are "
+            f"{c.machine}'s: not marked"
+        )
+    return replace(model, provisional=provisional(c))
+
+
 def default_jobs() -> int:
     """The CPUs this process may run on (a CI runner's 2, not its host's count)."""
     try:
@@ -159,6 +178,7 @@ def run_calibrate(
     trials: int,
     jobs: int | None,
     json_path: Path | None,
+    mark_model: Path | None = None,
 ) -> int:
     with step("check arguments", ExitCode.USAGE):
         jobs = default_jobs() if jobs is None else jobs
@@ -183,6 +203,11 @@ def run_calibrate(
             with ProcessPoolExecutor(jobs) as pool:
                 result = measure(map_=partial(pool.map, chunksize=1))
         result = replace(result, left_out=tuple(r.commit[:8] for r in others))
+    if mark_model is not None:
+        with step(f"read noise model {mark_model}", ExitCode.BAD_INPUT):
+            model = read_noise_model(mark_model)
+        with step(f"write {mark_model}", ExitCode.USAGE):
+            write_json_atomically(mark_model, noise_json(marked(model, result)))
     if json_path is not None:
         with step(f"write {json_path}", ExitCode.USAGE):
             if emit_json(json_path, to_json(result), out):

@@ -86,6 +86,7 @@ def load(sel: Selection, env: Mapping[str, str]) -> Loaded:
                         uncalibrated=uncalibrated,
                         fusion=fusion,
                         model_stack=used.stack if used is not None else None,
+                        provisional=used.provisional.get(fusion, ()) if used is not None else (),
                     )
                 )
     with step("read fusion captures", ExitCode.BAD_INPUT):
@@ -149,6 +150,7 @@ def cmd_calibrate(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]
         trials=args.trials,
         jobs=args.jobs,
         json_path=args.json,
+        mark_model=args.mark_model,
     )
 
 

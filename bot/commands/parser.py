@@ -168,6 +168,13 @@ def build_parser(handlers: Mapping[str, Handler]) -> argparse.ArgumentParser:
         help="worker processes (default: the CPUs this process may use); the result is the "
         "same for any N",
     )
+    p.add_argument(
+        "--mark-model",
+        type=Path,
+        metavar="FILE",
+        help="write into this noise model (of the same machine) which fusions fall short of "
+        "their own calibration (its `provisional`): their moves are then shown, not gated on",
+    )
     json_option(p, "the calibration")
 
     p = add(

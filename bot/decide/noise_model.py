@@ -109,6 +109,10 @@ class NoiseModel:
     fusion_runs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: The stack of every run the model was fitted on; None: not recorded (an older file).
     stack: stacks.Stack | None = None
+    #: The fusions whose own out-of-sample calibration fell short (bot/decide/calibration.py,
+    #: ``provisional``; ``calibrate --mark-model`` writes it), with why: their moves are shown,
+    #: not gated on (issue 39). Empty: none known to fall short (or never calibrated per fusion).
+    provisional: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def runs_for(self, fusion: str) -> tuple[str, ...]:
         """The A/A runs behind ``fusion``'s series."""
@@ -242,6 +246,11 @@ def to_json(model: NoiseModel) -> dict[str, Any]:
             if model.fusion_runs
             else {}
         ),
+        **(
+            {"provisional": {f: list(why) for f, why in sorted(model.provisional.items())}}
+            if model.provisional
+            else {}
+        ),
         "prior_df": model.prior_df,
         "pool": dict(model.pool),
         "series": {
@@ -337,4 +346,8 @@ def from_json(data: Any, where: str) -> NoiseModel:
             for f, r in _table(f"{where}: fusion_runs", data.get("fusion_runs", {})).items()
         },
         stack=stacks.from_json(data["stack"], f"{where}: stack") if "stack" in data else None,
+        provisional={
+            str(f): _texts(f"{where}: provisional.{f}", why)
+            for f, why in _table(f"{where}: provisional", data.get("provisional", {})).items()
+        },
     )

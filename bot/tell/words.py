@@ -32,6 +32,7 @@ ICON = {
     "no data": "⚫",
     "not judged": "⚪",
     "uncalibrated": "⚪",
+    "provisional": "⚪",
     "inconclusive (no data)": "⚫",
     "not compared": "⚫",
 }
