@@ -270,11 +270,12 @@ def _standing(m: Measured, builds: Builds) -> tuple[Standing, str, Control | Non
 
 def _provisional_words(m: Measured) -> str:
     """Why a provisional fusion's move is shown and not gated on, with what its calibration
-    lacks (the first shortfall; the noise model lists them all)."""
+    lacks, short (the first shortfall's count; the noise model holds each with its bound)."""
     where = m.title if m.fusion != DEFAULT_FUSION else "RMSNorm backward"
+    lacks = m.provisional[0].split(" (")[0]
     return (
         f"{where} on {m.machine} {m.verdict.overall if m.verdict else 'moved'}, but its "
-        f"calibration is provisional ({m.provisional[0]}): shown, not gated on"
+        f"calibration is provisional ({lacks}): shown, not gated on"
     )
 
 

@@ -58,7 +58,10 @@ def test_a_provisional_fusions_move_is_shown_not_gated_on(tmp_path: Path) -> Non
     after = _with_model(tmp_path, {"gelu_bwd": WHY}).decision
     gelu = next(u for u in after.units if u.fusion == "gelu_bwd")
     assert gelu.standing == "provisional" and not gelu.gates and gelu.state == "provisional"
-    assert "calibration is provisional (+2% on Thunder caught 3/12" in gelu.why_not
+    assert gelu.why_not == (
+        "Bias+GELU backward on nvidia-h200 regressed, but its calibration is provisional "
+        "(+2% on Thunder caught 3/12): shown, not gated on"
+    )
     assert after.exit_code == ExitCode.OK_NO_REGRESSION
     assert after.unsettled == ("Bias+GELU backward on nvidia-h200 provisional (thin calibration)",)
     line = headline_of(after)
