@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import shlex
 import sys
 from collections.abc import Iterable, Mapping
@@ -102,8 +103,6 @@ def cache_env(root: Path, env: Mapping[str, str], driver: str) -> dict[str, str]
 
 
 def main(argv: list[str]) -> int:
-    import os
-
     if len(argv) != 1:
         print(__doc__, file=sys.stderr)
         return 2

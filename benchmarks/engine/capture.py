@@ -31,6 +31,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,9 @@ from . import variants as variants_mod
 from .capture_files import Capture, launch_profile_of, profile_of, proxies
 from .config import Shape, sizes_of
 from .variants import NvfuserBuild, ThunderBuild, Variant
+
+#: How a capture profiles one call: :func:`launch_profile_of` or nvFuser's :func:`profile_of`.
+Profiler = Callable[[Callable[[], Any]], Any]
 
 
 def capture_nvfuser(cap: Capture, built: NvfuserBuild, text: str | None, profile: Profiler) -> None:
@@ -111,18 +115,14 @@ def capture_variant(
     if variant is None or built is None:
         cap.errors["build"] = build_error or "the variant was not built"
     elif isinstance(built, NvfuserBuild):
-        nvfuser_build = built
         text = variant.fingerprint.text if variant.fingerprint is not None else None
-        cap.step("nvfuser", lambda: capture_nvfuser(cap, nvfuser_build, text, profile))
+        cap.step("nvfuser", partial(capture_nvfuser, cap, built, text, profile))
     else:
-        thunder_build = built
-        cap.step("thunder", lambda: capture_thunder(cap, thunder_build, profile))
+        cap.step("thunder", partial(capture_thunder, cap, built, profile))
     cap.write_json("versions.json", {"thunder": thunder.__version__})
     cap.close()
     return sorted(cap.errors)
 
-
-Profiler = Callable[[Callable[[], Any]], Any]
 
 #: The variants a capture covers: the hand-written fusion and Thunder's (not the context).
 CAPTURED = ("nvfuser", "thunder-prims", "thunder-func")

@@ -86,7 +86,7 @@ def launch_profile_of(call: Callable[[], Any]) -> dict[str, Any]:
     Why not nvFuser's own profiler (:func:`profile_of`): it subscribes to CUPTI, which fails in
     a process where torch.profiler already has (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
     also with Kineto's TEARDOWN_CUPTI), and nvFuser then exits the process
-    (data/issue39/README.md); the measuring process times with torch.profiler. The scheduler is
+    (data/h100-issue39/README.md); the measuring process times with torch.profiler. The scheduler is
     the one nvFuser names its kernel by (``nvfuser_<scheduler>_f0_c1_r0_g0``)."""
     import tempfile
 

@@ -186,7 +186,8 @@ def measure_point(
             report[name]["ratio"] = [
                 t / b for t, b in zip(report[name]["kernel_us"], base, strict=True)
             ]
-    if keep is not None and kept is not None:
+    if kept is not None:
+        assert keep is not None  # kept is made only for a caller that keeps
         keep.append(kept)
     del built, inputs, kept
     torch.cuda.empty_cache()

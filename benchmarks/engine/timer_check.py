@@ -52,17 +52,15 @@ class BothTimers:
     """A profile_round that also times the same calls with the candidate, into ``side`` (a
     fresh one a point: main sets it)."""
 
-    def __init__(
-        self, suite: Callable[..., dict[str, timing.KernelSample]], signature: tuple[str, ...]
-    ) -> None:
-        self.suite, self.signature, self.side = suite, signature, Side()
+    def __init__(self, suite: Callable[..., dict[str, timing.KernelSample]]) -> None:
+        self.suite, self.side = suite, Side()
 
     def __call__(self, calls: Any, flush: timing.L2Flusher) -> dict[str, timing.KernelSample]:
         side = self.side
         start = time.perf_counter()
         got = self.suite(calls, flush)
         middle = time.perf_counter()
-        other = timing.profile_round_gpu_only(calls, flush, self.signature)
+        other = timing.profile_round_gpu_only(calls, flush, flush.signature)
         side.candidate_s += time.perf_counter() - middle
         side.suite_s += middle - start
         if other is None:
@@ -116,8 +114,7 @@ def main(argv: list[str]) -> int:
     if isinstance(run, str):
         print(f"cannot measure: {run}", file=sys.stderr)
         return 3
-    signature = timing.flush_signature(run.flush)
-    both = BothTimers(timing.profile_round_traced, signature)
+    both = BothTimers(timing.profile_round_traced)
     timing.profile_round = both
     out = Path(argv[0])
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -126,7 +123,7 @@ def main(argv: list[str]) -> int:
         fh.write(
             json.dumps(
                 {
-                    "flush_signature": signature,
+                    "flush_signature": run.flush.signature,
                     "timer": timing.TIMER_TRACED,
                     "candidate": timing.TIMER,
                     "gpu": run.gpu,

@@ -34,7 +34,7 @@ from bot.decide.unjudged import unjudged
 from bot.exitcodes import ExitCode
 from bot.fusion.hints import Hints
 from bot.fusion.names import unit_named
-from bot.results.types import DEFAULT_FUSION, Provenance
+from bot.results.types import Provenance
 
 Standing = Literal[
     "judged",
@@ -271,10 +271,9 @@ def _standing(m: Measured, builds: Builds) -> tuple[Standing, str, Control | Non
 def _provisional_words(m: Measured) -> str:
     """Why a provisional fusion's move is shown and not gated on, with what its calibration
     lacks, short (the first shortfall's count; the noise model holds each with its bound)."""
-    where = m.title if m.fusion != DEFAULT_FUSION else "RMSNorm backward"
     lacks = m.provisional[0].split(" (")[0]
     return (
-        f"{where} on {m.machine} {m.verdict.overall if m.verdict else 'moved'}, but its "
+        f"{m.title} on {m.machine} {m.verdict.overall if m.verdict else 'moved'}, but its "
         f"calibration is provisional ({lacks}): shown, not gated on"
     )
 

@@ -43,6 +43,8 @@ from bot.results.types import BadInput, CommitResults
 from bot.tell.calibration import report_text, to_json
 
 Mapper = Callable[[Callable[[Task], Outcome], Sequence[Task]], Iterable[Outcome]]
+#: The scenarios every calibration (and each fusion's own) begins with, in this order.
+BROAD_SCENARIOS = (Scenario("a/a"), Scenario("thunder", 1 + BROAD), Scenario("nvfuser", 1 + BROAD))
 
 
 def _plan(
@@ -51,11 +53,7 @@ def _plan(
     """A/A, +BROAD Thunder, +BROAD nvFuser; then per gating point with data everywhere, at 1
     run a side (a PR job's usual) the smallest reliable lone change (and LONE in full at a large
     point), at more runs a side only LONE at the large points: the search is the costly part."""
-    tasks = [
-        Task(ts, Scenario("a/a"), s),
-        Task(ts, Scenario("thunder", 1 + BROAD), s),
-        Task(ts, Scenario("nvfuser", 1 + BROAD), s),
-    ]
+    tasks = [Task(ts, sc, s) for sc in BROAD_SCENARIOS]
     for key in runs[0].contenders():
         if not s.is_gating(key.variant) or not all(
             (p := r.points.get(key)) and p.ratio for r in runs
@@ -99,8 +97,7 @@ def _fusion_plan(
     plans = []
     for fusion in fusions:
         ts = trials([only_fusion(r, fusion) for r in runs], a_side, copies, s)
-        kinds = (Scenario("a/a"), Scenario("thunder", 1 + BROAD), Scenario("nvfuser", 1 + BROAD))
-        plans.append((fusion, [Task(ts, sc, s) for sc in kinds]))
+        plans.append((fusion, [Task(ts, sc, s) for sc in BROAD_SCENARIOS]))
     return plans
 
 
