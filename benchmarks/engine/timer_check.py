@@ -140,6 +140,7 @@ def main(argv: list[str]) -> int:
             for row in compare(point, side):
                 row = {"point": key, "untrusted_rounds": side.untrusted, **row}
                 fh.write(json.dumps(row) + "\n")
+                fh.flush()  # a call cut short by its limit keeps the points it finished
                 print(
                     f"{key:42} {row['variant']:14} names {'=' if row['names_equal'] else '≠'} "
                     f"n {row['count']}/{row['counts_candidate']} "
