@@ -8,8 +8,11 @@ RMSNorm backward points (call 3: old-capture/stock). For every point and variant
 file: "same" (byte for byte), "differs" (with the first differing line), or "only old"/"only new".
 profile.json is compared by the nvFuser kernels each names: the new one comes from the measuring
 process's torch.profiler kernel records (its ``kernel_profiles``, or its ``other_kernels`` where
-the kernel's demangled name was not recognised, as in this data), the old one from nvFuser's own
-profiler; launch fields are compared only where the new profile holds them.
+the kernel's demangled name was not recognised, as in call 3's data), the old one from nvFuser's
+own profiler; where the new profile holds launch fields, each kernel's grid, block, registers
+and shared memory are compared too (nvFuser's profiler gives the shared memory as [dynamic,
+static], Kineto as their sum) and counted on the line before the last. A point-variant folder
+is any folder holding files: RMSNorm backward's at the top, another fusion's under its name.
 """
 
 from __future__ import annotations
@@ -30,6 +33,28 @@ def kernels_of(profile: dict) -> list[str]:
     return [KERNEL.search(n)[0] if KERNEL.search(n) else n for n in names]
 
 
+def launch_of(kernel: dict) -> tuple:
+    """Grid, block, registers and the shared memory's bytes in all, either profiler's."""
+    shared = json.loads(kernel.get("shared_mem_str") or "[]")
+    return (kernel.get("grid_str"), kernel.get("block_str"), kernel.get("registers"), sum(shared))
+
+
+LAUNCH = {"same": 0, "differ": 0}
+
+
+def compare_launch(new: dict, old: dict) -> str:
+    """" launch same" or " launch differs: ..." where both profiles hold launch fields."""
+    pairs = list(zip(new.get("kernel_profiles", []), old.get("kernel_profiles", []), strict=False))
+    if not pairs or not all("grid_str" in k for pair in pairs for k in pair):
+        return ""
+    diffs = [(launch_of(a), launch_of(b)) for a, b in pairs if launch_of(a) != launch_of(b)]
+    LAUNCH["same"] += len(pairs) - len(diffs)
+    LAUNCH["differ"] += len(diffs)
+    return " launch differs: " + "; ".join(f"{a} vs {b}" for a, b in diffs) if diffs else (
+        " launch same"
+    )
+
+
 def compare_file(name: str, new: Path, old: Path) -> str:
     if not new.is_file() or not old.is_file():
         return "only old" if old.is_file() else "only new"
@@ -38,7 +63,7 @@ def compare_file(name: str, new: Path, old: Path) -> str:
         ka, kb = kernels_of(a), kernels_of(b)
         verdict = "same kernels" if ka == kb else f"kernels differ: {ka} vs {kb}"
         return f"{verdict} {ka}" + (
-            "" if a.get("kernel_profiles") else " (no launch fields in the new)"
+            compare_launch(a, b) if a.get("kernel_profiles") else " (no launch fields in the new)"
         )
     if name in ("versions.json", "errors.json"):
         return (
@@ -59,14 +84,20 @@ def compare_file(name: str, new: Path, old: Path) -> str:
 def main(argv: list[str]) -> int:
     new_root, old_root = Path(argv[0]), Path(argv[1])
     same = total = 0
-    for old_dir in sorted(p for p in old_root.glob("*/*") if p.is_dir()):
+    leaves = {p.parent for p in old_root.rglob("*") if p.is_file()}
+    for old_dir in sorted(leaves):
         new_dir = new_root / old_dir.relative_to(old_root)
-        names = sorted({p.name for p in old_dir.iterdir()} | {p.name for p in new_dir.iterdir()})
+        files = [p for p in old_dir.iterdir() if p.is_file()]
+        if new_dir.is_dir():
+            files += [p for p in new_dir.iterdir() if p.is_file()]
+        names = sorted({p.name for p in files})
         for name in names:
             verdict = compare_file(name, new_dir / name, old_dir / name)
             total += 1
             same += verdict.startswith("same")
             print(f"{old_dir.relative_to(old_root)}/{name}: {verdict}")
+    if sum(LAUNCH.values()):
+        print(f"launch fields: {LAUNCH['same']} of {sum(LAUNCH.values())} kernels the same")
     print(f"{same} of {total} files the same (profile.json: the same kernels)")
     return 0
 
