@@ -81,3 +81,55 @@ def test_the_in_process_capture_is_the_capture_process_s_as_the_readme_says(caps
     last = capsys.readouterr().out.splitlines()[-1]
     assert last == "76 of 76 files the same (profile.json: the same kernels)"
     assert last.split(" (")[0] in (CALL3.parent / "README.md").read_text().replace("\n   ", " ")
+
+
+def _compare(new: Path, old: Path, capsys) -> list[str]:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("compare", CALL3.parent / "compare_captures.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main([str(new), str(old)]) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+def test_the_launch_fields_of_the_in_process_capture_are_the_capture_process_s(capsys) -> None:
+    """data/h100-issue39/README.md, point 8: RMSNorm backward's 4 pr points, 3 variants, before
+    (a capture process, nvFuser's profiler) and after (the measuring process, Kineto's kernel
+    records) on one machine: every kernel's grid, block, registers and shared memory agree."""
+    machine = CALL3.parent / "call6"
+    new = next(machine.glob("rmsnorm-after/rep-1/*/b4c82b36*.captures"))
+    old = next(machine.glob("rmsnorm-before/rep-1/*/adc6b4a1*.captures"))
+    out = _compare(new, old, capsys)
+    assert out[-2:] == [
+        "launch fields: 12 of 12 kernels the same",
+        "76 of 76 files the same (profile.json: the same kernels)",
+    ]
+    profile = json.loads(
+        (new / "float32_16384x8192" / "thunder-prims" / "profile.json").read_text()
+    )
+    (kernel,) = profile["kernel_profiles"]
+    assert kernel["shared_mem_str"] == "[100480]" and kernel["registers"] == 64
+    readme = " ".join((CALL3.parent / "README.md").read_text().split())
+    assert all(line.split(" (")[0] in readme for line in out[-2:])
+
+
+def test_over_the_catalog_only_nvfusers_printed_definitions_differ(capsys) -> None:
+    """Point 8 over the catalog: what differs between the capture of before and after is the
+    hand-written definition's printed text, which differs as much between two processes of the
+    same code after issue 39."""
+    new = next((CALL3.parent / "call7").glob("catalog-after/rep-1/*/fdf52696*.captures"))
+    old = next((CALL3.parent / "call8").glob("catalog-before/rep-1/*/17b2dc43*.captures"))
+    out = _compare(new, old, capsys)
+    assert out[-2:] == [
+        "launch fields: 31 of 31 kernels the same",
+        "171 of 179 files the same (profile.json: the same kernels)",
+    ]
+    differ = [line.split(":")[0] for line in out if ": differs" in line]
+    assert len(differ) == 8
+    assert {d.rsplit("/", 1)[1] for d in differ} == {"definition.py.txt", "repro.py.txt"}
+    assert {d.split("/")[2] for d in differ} == {"nvfuser"}
+    again = next((CALL3.parent / "call7").glob("catalog-after/rep-1/*/46256876*.captures"))
+    same_code = [line for line in _compare(again, new, capsys) if ": differs" in line]
+    assert len(same_code) == 8 and all("fd.ops.size(" in line for line in same_code)

@@ -80,10 +80,22 @@ def test_a_gpu_record_of_issue_39_holds_its_start_up() -> None:
     assert row in (path.parent / "phases.txt").read_text(encoding="utf-8").splitlines()
 
 
-@pytest.mark.parametrize("call", ["call3", "call5"])
-def test_the_after_tables_performance_md_quotes_are_what_the_h100_records_print(call: str) -> None:
+@pytest.mark.parametrize(
+    ("call", "processes", "steps"),
+    [
+        ("call3", 4, True),
+        ("call5", 4, True),
+        ("call6/rmsnorm-before", 4, False),  # 769b128's pipeline: no steps files
+        ("call6/rmsnorm-after", 4, True),
+        ("call7/catalog-after", 4, True),
+        ("call8/catalog-before", 1, False),  # stopped in its first process's capture
+    ],
+)
+def test_the_tables_performance_md_quotes_are_what_the_h100_records_print(
+    call: str, processes: int, steps: bool
+) -> None:
     records = sorted((DATA / "h100-issue39" / call).glob("rep-*/*/*.provenance.jsonl"))
-    assert len(records) == 4
+    assert len(records) == processes
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert phases.main([str(p) for p in records]) == 0
@@ -92,9 +104,35 @@ def test_the_after_tables_performance_md_quotes_are_what_the_h100_records_print(
         for line in out.getvalue().splitlines()
         if line.startswith(("rep-", "all ", "GPU held", "capture |", "store |"))
     ]
-    assert len(lines) == 8
+    assert len(lines) == processes + 1 + 3 * steps
     doc = (REPO_ROOT / "docs" / "PERFORMANCE.md").read_text(encoding="utf-8")
     assert all(line in doc for line in lines)
+
+
+def _timing(call: str) -> dict[str, str]:
+    """A job's logs/timing.txt (record.sh): each measuring process's wall time by its log's
+    name, and the pair's last line."""
+    text = (DATA / "h100-issue39" / call / "logs" / "timing.txt").read_text(encoding="utf-8")
+    rows = [line.split("\t") for line in text.splitlines()]
+    walls = {r[0]: r[2] for r in rows if len(r) > 4 and not r[4].startswith("asv store")}
+    return {**walls, "pair": text.splitlines()[-1]}
+
+
+def test_the_before_and_after_figures_performance_md_gives_are_in_the_jobs_logs() -> None:
+    """The process walls and the before job's span that PERFORMANCE.md quotes beside the
+    tables come from record.sh's own log of each job."""
+    before, after = _timing("call6/rmsnorm-before"), _timing("call6/rmsnorm-after")
+    assert before["pair"] == "pair stock-1 stock-2, 2 repeats: 254.1 s measuring, 259.1 s in all"
+    assert [before["stock-1-rep1"], before["stock-2-rep1"]] == ["98.3 s", "77.7 s"]
+    assert [after["stock-1-rep1"], after["stock-2-rep1"]] == ["57.2 s", "34.1 s"]
+    catalog_before, catalog_after = _timing("call8/catalog-before"), _timing("call7/catalog-after")
+    assert (
+        catalog_before["stock-1-rep1"] == "200.0 s" and catalog_after["stock-1-rep1"] == "132.5 s"
+    )
+    doc = (REPO_ROOT / "docs" / "PERFORMANCE.md").read_text(encoding="utf-8")
+    assert before["pair"] in doc
+    for figure in ("98.3 and 77.7 s before, 57.2 and 34.1 s after", "took 132.5 s in all"):
+        assert figure in " ".join(doc.split())
 
 
 def test_a_jobs_steps_add_up_and_the_gpu_is_held_from_the_first_gpu_step_to_the_last() -> None:

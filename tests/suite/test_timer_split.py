@@ -63,3 +63,25 @@ def test_the_side_by_side_call_says_what_its_readme_quotes() -> None:
     quoted = readme.split("```\n")[1].splitlines()
     printed = [line.replace("results/", "") for line in done.stdout.splitlines()]
     assert quoted and all(line.replace("results/", "") in printed for line in quoted), quoted
+
+
+def test_the_catalog_side_by_side_says_what_its_readme_quotes() -> None:
+    """data/h100-issue39/call7/timer/: the two timers over the whole catalog's pr set; its
+    README (point 7) quotes what table.py prints, and the verdict it draws holds: the same
+    kernels everywhere, medians within 0.3%."""
+    import subprocess
+    import sys
+
+    from paths import DATA, REPO_ROOT
+
+    done = subprocess.run(
+        [sys.executable, str(DATA / "h100-timer-check" / "table.py"),
+         "data/h100-issue39/call7/timer/pr-all.jsonl"],
+        cwd=REPO_ROOT, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    readme = (DATA / "h100-issue39" / "README.md").read_text(encoding="utf-8")
+    block = readme.split("`python3 data/h100-timer-check/table.py")[1].split("```")[1]
+    quoted = [line.strip() for line in block.splitlines() if line.strip()]
+    printed = [line.strip() for line in done.stdout.splitlines()]
+    assert len(quoted) == 6 and quoted == printed[:6], (quoted, printed)
+    assert "kernel names equal: 59/59; counts equal: 59/59; untrusted candidate rounds: 0" in quoted
