@@ -300,6 +300,22 @@ MUTATIONS = (
         area="tests/alert",
     ),
     Mutation(
+        "uncalibrated-catalog-said-per-fusion",
+        "a catalog on a machine no model covers gives every fusion its own part again",
+        "bot/tell/comment.py",
+        '    if u.standing != "uncalibrated" or u.verdict is None:',
+        "    if True:",
+        area="tests/commands",
+    ),
+    Mutation(
+        "uncalibrated-list-unordered",
+        "the catalog's figures as measured keep the catalog's order, a real +5% buried",
+        "bot/tell/comment.py",
+        "        listed.sort(key=as_measured_order)",
+        "        pass",
+        area="tests/commands",
+    ),
+    Mutation(
         "provisional-gates",
         "a fusion whose own calibration fell short gates on a move (red, issues) anyway",
         "bot/alert/decision.py",

@@ -25,8 +25,21 @@ from bot.tell.markdown import escape_md, link
 from bot.tell.next_steps import AlertPart, alert_lines, next_steps
 from bot.tell.render import render
 from bot.tell.stack import stack_warning, unshown_stack_lines
-from bot.tell.uncalibrated import calibration_fold, uncalibrated_warning
-from bot.tell.view import STATE_WORDS, CommentView, MachineView, headline, machine_view
+from bot.tell.uncalibrated import (
+    AS_MEASURED,
+    as_measured_line,
+    as_measured_order,
+    calibration_fold,
+    uncalibrated_warning,
+)
+from bot.tell.view import (
+    STATE_WORDS,
+    CommentView,
+    Fold,
+    MachineView,
+    headline,
+    machine_view,
+)
 from bot.tell.words import ICON
 
 __all__ = ["MARKER", "AlertPart", "Context", "comment_view", "headline_of", "render_report"]
@@ -45,7 +58,9 @@ def _machine(
     u: Unit, d: Decision, ctx: Context, *, full: bool, script: bool, name: str, stack: bool
 ) -> MachineView:
     """One unit's part; ``stack``: this is its machine's first part shown, which says once
-    whether the run is on another stack than the noise model's."""
+    whether the run is on another stack than the noise model's. In a catalog, a machine no
+    noise model covers is said once for all its fusions (:func:`_uncalibrated_once`), not in
+    each part."""
     if u.verdict is None:
         why = escape_md(u.why_not, 300)
         return MachineView(escape_md(name, 100), "not compared", "⚫", "", not_compared=why)
@@ -55,7 +70,7 @@ def _machine(
         u.head,
         name=name,
         warning=[
-            *uncalibrated_warning(u),
+            *(() if d.catalog else uncalibrated_warning(u)),
             *check_warning(u),
             *control_warning(u, d.drifted_machines.get(u.machine)),
             *(stack_warning(u) if stack else ()),
@@ -68,7 +83,7 @@ def _machine(
         level=u.level,
         suite=u.suite,
     )
-    steps = calibration_fold(u, ctx)
+    steps = None if d.catalog else calibration_fold(u, ctx)
     return replace(view, folds=(*view.folds, steps)) if steps else view
 
 
@@ -102,6 +117,31 @@ def _quiet(u: Unit) -> bool:
     return u.gates and u.state == "no change"
 
 
+def _listed_uncalibrated(u: Unit) -> bool:
+    """A fusion on a machine no noise model covers, every point of which still runs: the
+    catalog lists it in one line of figures as measured (:func:`as_measured_line`), its
+    machine's reason said once above; a break keeps its own part."""
+    if u.standing != "uncalibrated" or u.verdict is None:
+        return False
+    broken = u.verdict.guard("broken")
+    return broken is None or broken.state != "broken"
+
+
+def _uncalibrated_once(d: Decision, ctx: Context) -> tuple[list[str], list[Fold]]:
+    """A catalog's machines no noise model covers, each said once for all its fusions: why it
+    is not judged (a quote on the first screen) and the steps that make it a judge (a fold)."""
+    lines: list[str] = []
+    folds: list[Fold] = []
+    firsts = {u.machine: u for u in reversed(d.units) if u.standing == "uncalibrated"}
+    for u in reversed(firsts.values()):
+        lines += [f"> {w}" for w in uncalibrated_warning(u)]
+        if (steps := calibration_fold(u, ctx)) is not None:
+            several = len({v.machine for v in d.units}) > 1
+            prefix = f"{escape_md(u.machine, 100)}: " if several else ""
+            folds.append(replace(steps, summary=prefix + steps.summary))
+    return lines, folds
+
+
 def _namer(d: Decision) -> Callable[[Unit], str]:
     """How the comment names a unit: its machine; in a catalog its fusion, and the machine
     too when there are several."""
@@ -120,13 +160,18 @@ def _catalog_parts(
     say so. A standing gap (at base and at head) gets its clue from the captures under its line,
     moved or not: what stood at base is no hint of the change (bot/fusion/hints.py)."""
     swept = [u for u in d.units if u.machine in d.drifted_machines]  # said once, above
-    moved = [u for u in d.units if not _quiet(u) and u not in swept]
+    listed = [u for u in d.units if _listed_uncalibrated(u) and u not in swept]
+    moved = [u for u in d.units if not _quiet(u) and u not in swept and u not in listed]
     moved.sort(key=lambda u: ORDER.index(u.state))
     lines = []
     quiet = [name(u) for u in d.units if _quiet(u)]
     if quiet:
         names = escape_md(", ".join(quiet), 1500)
         lines.append(f"⚪ {len(quiet)} fusion{'s' * (len(quiet) > 1)}: no change ({names})")
+    if listed:
+        lines.append(AS_MEASURED.format(n=len(listed), s="s" * (len(listed) > 1)))
+        listed.sort(key=as_measured_order)
+        lines.append("\n".join(as_measured_line(u.verdict, name(u)) for u in listed if u.verdict))
     if swept:
         names = escape_md(", ".join(name(u) for u in swept), 1500)
         lines.append(f"⚪ {len(swept)} fusion{'s' * (len(swept) > 1)}: not judged ({names})")
@@ -173,8 +218,7 @@ def comment_view(
         icon, words = "☑️", f"Acknowledged ({words[0].lower()}{words[1:]})"
     judged = d.judged
     hinted = any(
-        u.hints is not None and u.hints.reproducer is not None and _posts_script(u)
-        for u in d.units
+        u.hints is not None and u.hints.reproducer is not None and _posts_script(u) for u in d.units
     )
     steps = next_steps(
         [u.verdict for u in judged if u.verdict is not None],
@@ -187,9 +231,11 @@ def comment_view(
         not_gating=d.reruns,
     )
     levels: tuple[str, ...] = ()
-    parts, quiet = list(d.units), ""
+    parts, quiet, folds = list(d.units), "", list[Fold]()
     if d.catalog:
         parts, quiet, levels = _catalog_parts(d, name)
+        said, folds = _uncalibrated_once(d, ctx)
+        quiet = "\n\n".join(filter(None, ("\n".join(said), quiet)))
     opens = {u.machine: u for u in reversed(parts)}  # each machine's first part shown
     machines = [
         _machine(u, d, ctx, full=full, script=script, name=name(u), stack=opens[u.machine] is u)
@@ -210,6 +256,7 @@ def comment_view(
         title=f"{len({u.fusion for u in d.units})} fusions" if d.catalog else "RMSNorm backward",
         quiet=quiet,
         levels=levels,
+        folds=tuple(folds),
         alert=tuple(alert_lines(part)) if part else (),
         steps=tuple(steps),
         footer=_footer(ctx, part),

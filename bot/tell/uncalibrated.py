@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING
 from bot.tell.context import Context, doc_link
 from bot.tell.markdown import escape_md
 from bot.tell.view import Fold
+from bot.tell.words import factor_ci
 
 if TYPE_CHECKING:
     from bot.alert.decision import Unit
+    from bot.decide.types import Guard, GuardKind, Verdict
 
 #: The reusable workflow a caller calls on its runner, the script that pools its calls, and the
 #: section of docs/CALIBRATION.md that walks the path (tests/workflows hold them to the files).
@@ -57,3 +59,41 @@ def calibration_fold(u: Unit, ctx: Context) -> Fold | None:
     if u.measured.uncalibrated is None:
         return None
     return Fold("How to make this runner a judge", tuple(calibration_steps(u.machine, ctx)))
+
+
+#: A catalog's fusions on a machine no noise model covers: one line of figures each, said
+#: without a verdict (any of them could be the machine's quiet day).
+AS_MEASURED = (
+    "⚪ {n} fusion{s} not judged. As measured, head against base (geometric mean over the "
+    "points, with the interval this job's runs alone give), largest change first:"
+)
+#: The timing guards a line gives, in its order, and what it calls each.
+_FIGURES: tuple[tuple[GuardKind, str], ...] = (
+    ("ratio", "Thunder/nvFuser"),
+    ("thunder", "Thunder"),
+    ("nvfuser", "nvFuser"),
+)
+
+
+def _widest(g: Guard | None) -> float:
+    """How far the guard's geometric means stray from no change (0 without one)."""
+    return max((abs(a.geomean.estimate - 1) for a in g.aggregates), default=0.0) if g else 0.0
+
+
+def as_measured_order(u: Unit) -> float:
+    """Largest change first: the ratio's or a side's, whichever strays furthest."""
+    v = u.verdict
+    return -max((_widest(v.guard(kind)) for kind, _ in _FIGURES), default=0.0) if v else 0.0
+
+
+def as_measured_line(v: Verdict, name: str) -> str:
+    """One fusion's figures as measured: each timing guard's widest geometric mean with its
+    interval ("Thunder/nvFuser +5.2% [+2.2%, +8.3%]"), no state: nothing here is judged."""
+    figures = []
+    for kind, label in _FIGURES:
+        g = v.guard(kind)
+        means = [a.geomean for a in g.aggregates] if g else []
+        if means:
+            widest = max(means, key=lambda m: abs(m.estimate - 1))
+            figures.append(f"{label} {factor_ci(widest)}")
+    return f"- {escape_md(name, 100)}: " + (" · ".join(figures) or "no figures")

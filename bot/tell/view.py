@@ -126,6 +126,9 @@ class CommentView:
     quiet: str = ""
     #: The catalog's every fusion's ratio level, a line each (a fold).
     levels: tuple[str, ...] = ()
+    #: What is said once for the run rather than in each part (a catalog's uncalibrated
+    #: machine: the steps that make it a judge).
+    folds: tuple[Fold, ...] = ()
 
 
 def worst_guard(v: Verdict) -> Guard | None:
