@@ -50,9 +50,10 @@ class Evidence:
             out.append(["noise", *_results(folders), *extend, "--write-model", model])
         return out
 
-    def calibrate_command(self) -> list[str]:
-        """The held-out check: the first fit's runs, each left out of the model it judges."""
-        return ["calibrate", *_results(self.fits[0])]
+    def calibrate_command(self, model: str) -> list[str]:
+        """The held-out check: the first fit's runs, each left out of the model it judges; it
+        marks in ``model`` the fusions whose own calibration falls short (provisional)."""
+        return ["calibrate", *_results(self.fits[0]), "--mark-model", model]
 
 
 def _results(folders: tuple[str, ...]) -> list[str]:
@@ -111,10 +112,13 @@ def refit(root: Path, evidence: Evidence, out: Path) -> dict[str, Any]:
     return loaded
 
 
-def held_out_missed(root: Path, evidence: Evidence, out: Path) -> list[str]:
-    """What the held-out check of the evidence misses (bot/decide/calibration.py `missed`):
-    minutes on a laptop's two cores, so its tests are slow ones."""
-    code, printed = bot_in(root, *evidence.calibrate_command(), "--json", str(out))
+def held_out(root: Path, evidence: Evidence, model: Path, tmp: Path) -> tuple[list[str], Any]:
+    """What the held-out check of the evidence misses (bot/decide/calibration.py `missed`), and
+    the fusions it marks provisional in a copy of ``model`` (the committed file is not
+    touched): minutes on a laptop's two cores, so its tests are slow ones."""
+    copy, out = tmp / model.name, tmp / "calibrate.json"
+    copy.write_bytes(model.read_bytes())
+    code, printed = bot_in(root, *evidence.calibrate_command(str(copy)), "--json", str(out))
     assert code == 0, printed
     missed: list[str] = json.loads(out.read_text(encoding="utf-8"))["missed"]
-    return missed
+    return missed, json.loads(copy.read_text(encoding="utf-8")).get("provisional", {})

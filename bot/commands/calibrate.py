@@ -141,17 +141,16 @@ def calibrate(
 
 def marked(model: NoiseModel, c: Calibration) -> NoiseModel:
     """``model`` with the fusions this calibration found short (every other fusion's mark
-    cleared: the latest calibration says); refused for a model of another machine."""
-    if not c.fusions:
-        raise ValueError(
-            "these runs hold one fusion: its calibration is the model's own (what `missed` "
-            "lists), there is nothing to mark"
-        )
+    cleared: the latest calibration says); refused for a model of another machine. Runs of one
+    fusion leave the model as it is: that fusion's calibration is the model's own (what
+    ``missed`` lists, which fails the onboarding instead), and they say nothing of another's."""
     if model.machine != c.machine:
         raise ValueError(
             f"the noise model is for machine {model.machine}, the calibration's runs are "
             f"{c.machine}'s: not marked"
         )
+    if not c.fusions:
+        return model
     return replace(model, provisional=provisional(c))
 
 

@@ -97,6 +97,9 @@ def test_the_mark_is_kept_in_the_model_file_and_read_back() -> None:
         assert "not marked" in str(exc)
     else:
         raise AssertionError("a model marked by another machine's calibration")
+    marks = replace(model, provisional={"gelu_bwd": ("x",)})
+    alone = Calibration(model.machine, "8", ("a",) * 4, (), ())  # one fusion's runs: no table
+    assert marked(marks, alone) is marks  # its calibration is the model's own: marks kept
 
 
 def test_a_break_of_a_provisional_fusion_still_gates() -> None:

@@ -250,7 +250,9 @@ def test_one_artifact_holds_the_model_its_evidence_and_the_runs_as_the_tree(
     assert "https://github.com/Lightning-AI/lightning-thunder/actions/runs/555" in record
     assert f"fusion-perfbot/fusion-perfbot@{SHA}" in record and "gpu-h200" in record
     assert (got / calls / "noise.txt").read_text().startswith(f"$ {' '.join(noise)}\n")
-    calibrate = f"$ python -m bot calibrate {' '.join(noise[4:-2])}\n"
+    calibrate = f"$ python -m bot calibrate {' '.join(noise[4:])}\n".replace(
+        "--write-model", "--mark-model"
+    )
     assert (got / calls / "calibrate.txt").read_text().startswith(calibrate)
     assert "Held-out check: every target met: ready to be accepted." in summary
     assert f"bash {POOL} nvidia-h200" in summary and "noise_model" in summary

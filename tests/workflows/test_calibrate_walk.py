@@ -39,7 +39,7 @@ from calibrate_run import (
 from data_helpers import assert_json_close
 from evidence_helpers import Evidence, bot_in, evidence_path, read_evidence, refit
 from machines_helpers import BASE, H200, REGRESSED
-from paths import REPO_ROOT
+from paths import DATA, REPO_ROOT
 from workflow_rules import shim_calls
 
 from bot.config import Config
@@ -118,9 +118,10 @@ def test_a_second_kind_walks_the_path_on_committed_runs(tmp_path: Path, calibrat
     committed = json.loads(model.read_text(encoding="utf-8"))
     assert_json_close(refit(clone, evidence, tmp_path / "refit.json"), committed)
     transcript = (clone / CALLS / "calibrate.txt").read_text(encoding="utf-8")
-    assert transcript.startswith(f"$ python -m bot {' '.join(evidence.calibrate_command())}\n")
+    command = evidence.calibrate_command("noise/nvidia-h200.json")
+    assert transcript.startswith(f"$ python -m bot {' '.join(command)}\n")
     if not real:
-        assert "-m bot calibrate " + " ".join(evidence.calibrate_command()[1:]) in shim_calls(
+        assert "-m bot calibrate " + " ".join(command[1:]) in shim_calls(
             tmp_path / "pool", "python"
         )
     # The same 12 runs the H200's model was fitted on: the same model as its first fit gives.
@@ -174,3 +175,30 @@ def test_the_pool_refuses_what_is_not_a_calls_layout(
     assert proc.returncode == 2 and words in proc.stderr, proc.stdout + proc.stderr
     assert shim_calls(tmp_path, "python") == ""
     assert not (clone / "noise" / "nvidia-h200.json").exists()
+
+
+#: Four committed runs of the catalog's stock code on the H200 measuring the PR's three
+#: variants (data/h200-catalog: two A/A pairs' and the catalog pair's base at repeat 2).
+CATALOG_RUNS = {"da6533d1": "aa", "baad8fb3": "aa2", "c4af5b47": "aa2", "6a438ce9": "pair/rep-2"}
+
+
+@pytest.mark.slow
+def test_the_pool_marks_each_fusion_its_runs_do_not_calibrate(tmp_path: Path) -> None:
+    """The catalog's four stock runs as one call, pooled with the real calibrate: too few for any
+    fusion's own bounds (1 run a side), so the model the script writes marks all 14 fusions
+    provisional (shown, not gated on) and the script names them; the pooled targets at 2 a side
+    are missed too (exit 1). A kind onboarded on thin runs gates on nothing it cannot back."""
+    clone = checkout(tmp_path / "clone")
+    for k, (prefix, folder) in enumerate(CATALOG_RUNS.items(), 1):
+        source, run = DATA / "h200-catalog" / folder, clone / CALLS / "5" / f"run-{k}"
+        (run / "nvidia-h200").mkdir(parents=True)
+        shutil.copy(source / "benchmarks.json", run / "benchmarks.json")
+        for path in (source / "nvidia-h200").iterdir():
+            if path.name == "machine.json" or path.name.startswith(prefix):
+                shutil.copy(path, run / "nvidia-h200" / path.name)
+    proc = _pool(tmp_path, clone, stand_in=False)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    model = json.loads((clone / "noise" / "nvidia-h200.json").read_text(encoding="utf-8"))
+    assert len(model["provisional"]) == 14 and "rmsnorm_bwd" in model["provisional"]
+    named = next(line for line in proc.stdout.splitlines() if line.startswith("Provisional"))
+    assert named.endswith(": " + ", ".join(sorted(model["provisional"])))
