@@ -9,12 +9,18 @@ A break is no noise: a fusion whose points fail at head keeps its own part.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from machines_helpers import copy_machine
-from paths import DATA, run_bot
+from paths import DATA, REPO_ROOT, run_bot
 
+from bot.alert.decision import Unit
+from bot.commands.cli import load
+from bot.commands.inputs import Selection
 from bot.exitcodes import ExitCode
+from bot.tell.comment import render_report
+from bot.tell.context import Context
 
 H100_AA = DATA / "h100-issue39" / "call7" / "catalog-after"
 PAIR = DATA / "h200-catalog" / "pair"  # Bias+GELU backward's Thunder made 5% slower at head
@@ -75,3 +81,24 @@ def test_beside_a_judged_machine_the_steps_name_the_machine_they_are_for(tmp_pat
     assert "**Bias\\+GELU backward on nvidia-h200**: 🔴" in out
     assert out.count(REASON) == 1 and f"<summary>nvidia-a100: {STEPS}</summary>" in out
     assert "- Bias\\+GELU backward on nvidia-a100: Thunder/nvFuser +5.2%" in out
+
+
+def test_a_fusion_whose_points_fail_keeps_its_own_part(tmp_path: Path) -> None:
+    """The pair as if on an A100, its Bias+GELU backward told that its points fail at head (its
+    verdict's broken guard set so: no recorded catalog run breaks one fusion): that fusion keeps
+    its own part, the 13 others are listed, the machine's reason is said once."""
+    results = [copy_machine(PAIR / r, tmp_path / r, "nvidia-a100").parent for r in REPEATS]
+    selection = Selection(tuple(results), PAIR_BASE, PAIR_HEAD, None, REPO_ROOT / "perfbot.toml")
+    decision = load(selection, {}).decision
+
+    def broken(unit: Unit) -> Unit:
+        assert unit.verdict is not None
+        guards = tuple(replace(g, state="broken") if g.kind == "broken" else g
+                       for g in unit.verdict.guards)  # fmt: skip
+        return replace(unit, verdict=replace(unit.verdict, guards=guards))
+
+    units = tuple(broken(u) if u.fusion == "gelu_bwd" else u for u in decision.units)
+    out = render_report(replace(decision, units=units), Context(repo="x/y", pr=1))
+    assert "**Bias\\+GELU backward**: " in out and out.count(REASON) == 1
+    assert "⚪ 13 fusions not judged. As measured" in out
+    assert not any(line.startswith("- Bias\\+GELU backward:") for line in _listed(out))
