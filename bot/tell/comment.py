@@ -32,14 +32,7 @@ from bot.tell.uncalibrated import (
     calibration_fold,
     uncalibrated_warning,
 )
-from bot.tell.view import (
-    STATE_WORDS,
-    CommentView,
-    Fold,
-    MachineView,
-    headline,
-    machine_view,
-)
+from bot.tell.view import STATE_WORDS, CommentView, Fold, MachineView, headline, machine_view
 from bot.tell.words import ICON
 
 __all__ = ["MARKER", "AlertPart", "Context", "comment_view", "headline_of", "render_report"]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from bot.tell.context import Context, doc_link
 from bot.tell.markdown import escape_md
 from bot.tell.view import Fold
-from bot.tell.words import factor_ci
+from bot.tell.words import factor_ci, widest_mean
 
 if TYPE_CHECKING:
     from bot.alert.decision import Unit
@@ -77,7 +77,8 @@ _FIGURES: tuple[tuple[GuardKind, str], ...] = (
 
 def _widest(g: Guard | None) -> float:
     """How far the guard's geometric means stray from no change (0 without one)."""
-    return max((abs(a.geomean.estimate - 1) for a in g.aggregates), default=0.0) if g else 0.0
+    mean = widest_mean(g) if g else None
+    return abs(mean.estimate - 1) if mean else 0.0
 
 
 def as_measured_order(u: Unit) -> float:
@@ -92,8 +93,6 @@ def as_measured_line(v: Verdict, name: str) -> str:
     figures = []
     for kind, label in _FIGURES:
         g = v.guard(kind)
-        means = [a.geomean for a in g.aggregates] if g else []
-        if means:
-            widest = max(means, key=lambda m: abs(m.estimate - 1))
-            figures.append(f"{label} {factor_ci(widest)}")
+        if g is not None and (mean := widest_mean(g)) is not None:
+            figures.append(f"{label} {factor_ci(mean)}")
     return f"- {escape_md(name, 100)}: " + (" · ".join(figures) or "no figures")

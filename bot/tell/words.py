@@ -94,7 +94,9 @@ def _count(g: Guard, state: str) -> str:
     return f"{sum(p.state == state for p in g.points)} of {len(measured)} points"
 
 
-def _widest_mean(g: Guard) -> Interval | None:
+def widest_mean(g: Guard) -> Interval | None:
+    """The guard's geometric mean (over a variant's points) that strays furthest from no
+    change, with its interval: the one figure that says how much."""
     means = [a.geomean for a in g.aggregates]
     return max(means, key=lambda m: abs(m.estimate - 1), default=None)
 
@@ -127,7 +129,7 @@ def guard_words(g: Guard, v: Verdict) -> str:
             return f"maybe {slower(top.geomean.estimate)}{against}, not established{more}"
         return f"maybe slower, not established ({_count(g, 'unsure')} near the threshold){more}"
     if g.state == "no change":
-        widest = _widest_mean(g)
+        widest = widest_mean(g)
         figure = f", geometric mean {factor_ci(widest)}" if widest is not None else ""
         return f"no change{figure}"
     broken = v.guard("broken")
