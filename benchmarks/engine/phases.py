@@ -1,6 +1,7 @@
 """Where a measuring process's seconds went, read from its provenance records.
 
     python3 -m benchmarks.engine.phases RECORD [RECORD ...]
+    python3 -m benchmarks.engine.phases --by-fusion RECORD [RECORD ...]
 
 One row a record (a process of a job): its start-up before the run opened (the interpreter and
 the imports; records from issue 39 on), its wall time from the run's opening to its end, and in
@@ -8,6 +9,9 @@ it the opening (the GPU probe, the sleep fit), the building and checking of the 
 which each variant's compile), the timed rounds, the host-time rounds, and the rest. A last
 row adds them up. What a record cannot know is said, not guessed ("-" for a record made before
 it said it).
+
+``--by-fusion`` adds the records' points up by fusion instead, the costliest to build first:
+which fusions' compiles a cut would have to reach.
 
 Then the job as run_gpu.sh timed its steps (``<commit>.steps.jsonl`` beside each record, issue
 39 on; before, its log did: data/h200-catalog/logs/timing-call3.txt): the runner checks, the
@@ -27,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..fusions.spec import DEFAULT_FUSION
 from .config import VARIANTS
 
 #: Point phases of a record (docs/DATA.md, ``phases_s``), in the order a point runs them.
@@ -125,6 +130,40 @@ def render(splits: Iterable[Split]) -> list[str]:
     return lines
 
 
+def fusion_splits(records: Iterable[dict[str, Any]]) -> list[Split]:
+    """Every point of every record added up under its fusion (pure), the costliest build and
+    check first; a row's wall is its points' own phases (the process's start-up and opening
+    belong to no fusion)."""
+    by: dict[str, Split] = {}
+    for record in records:
+        for key, point in record.get("points", {}).items():
+            one = split_of({**record, "points": {key: point}}, "")
+            fusion = str(point.get("fusion") or DEFAULT_FUSION)
+            row = by.setdefault(fusion, Split(fusion))
+            row.points += one.points
+            for mine, theirs in ((row.phases, one.phases), (row.compile_s, one.compile_s)):
+                for name, value in theirs.items():
+                    mine[name] = mine.get(name, 0.0) + value
+    for row in by.values():
+        row.wall_s = sum(row.phases.values())
+    return sorted(by.values(), key=lambda r: -r.phases.get("build_and_check_s", 0.0))
+
+
+def render_fusions(rows: list[Split]) -> list[str]:
+    total = sum(r.phases.get("build_and_check_s", 0.0) for r in rows) or 1.0
+    names = [v for v in VARIANTS if any(v in r.compile_s for r in rows)]
+    head = ["fusion", "points", "build+check s", "share", *(f"{n} compile s" for n in names),
+            "rounds s"]  # fmt: skip
+    lines = [" | ".join(head), " | ".join("---" for _ in head)]
+    for row in rows:
+        build = row.phases.get("build_and_check_s", 0.0)
+        cells = [row.label, str(row.points), f"{build:.1f}", f"{100 * build / total:.0f}%",
+                 *(f"{row.compile_s.get(n, 0.0):.1f}" for n in names),
+                 f"{row.phases.get('rounds_s', 0.0):.1f}"]  # fmt: skip
+        lines.append(" | ".join(cells))
+    return lines
+
+
 @dataclass(frozen=True)
 class Step:
     """One of run_gpu.sh's steps: what, from when to when (epoch seconds), its exit status."""
@@ -174,9 +213,16 @@ def job_lines(steps: list[Step]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
+    by_fusion = argv[:1] == ["--by-fusion"]
+    argv = argv[1:] if by_fusion else argv
     if not argv:
         print(__doc__, file=sys.stderr)
         return 2
+    if by_fusion:
+        texts = [Path(name).read_text(encoding="utf-8") for name in argv]
+        records = [json.loads(line) for text in texts for line in text.splitlines() if line.strip()]
+        print("\n".join(render_fusions(fusion_splits(records))))
+        return 0
     splits, steps = [], []
     for name in argv:
         path = Path(name)

@@ -151,3 +151,22 @@ def test_a_jobs_steps_add_up_and_the_gpu_is_held_from_the_first_gpu_step_to_the_
     assert "90.0 s in all" in lines[-2]
     assert lines[-1] == "failed steps: measure (exit 2)"
     assert phases.job_lines([])[0].startswith("(no steps file")
+
+
+def test_the_by_fusion_table_performance_md_quotes_is_what_the_records_print() -> None:
+    """`--by-fusion` over call 7's catalog job: every fusion once, the costliest build first,
+    the build seconds adding up to the process table's, and the table PERFORMANCE.md quotes."""
+    records = sorted(
+        (DATA / "h100-issue39" / "call7" / "catalog-after").glob("rep-*/*/*.provenance.jsonl")
+    )
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert phases.main(["--by-fusion", *map(str, records)]) == 0
+    lines = out.getvalue().splitlines()
+    rows = [line.split(" | ") for line in lines[2:]]
+    assert len(rows) == 14 and rows[0][0] == "rmsnorm_bwd" and rows[0][1] == "16"
+    builds = [float(r[2]) for r in rows]
+    assert builds == sorted(builds, reverse=True)
+    assert abs(sum(builds) - 245.7) < 0.2  # the process table's build+check, all four processes
+    doc = (REPO_ROOT / "docs" / "PERFORMANCE.md").read_text(encoding="utf-8")
+    assert "\n".join(lines) in doc
