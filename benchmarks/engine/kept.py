@@ -13,7 +13,6 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from . import capture, variants
 from .config import Shape
@@ -30,7 +29,6 @@ class Kept:
     shape: Shape
     variants: dict[str, variants.Variant] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
-    inputs: dict[str, Any] = field(default_factory=dict)
 
 
 def capture_kept(kept: list[Kept], folder: Path) -> None:

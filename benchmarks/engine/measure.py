@@ -100,7 +100,7 @@ def measure_point(
     inputs = f.make_inputs(shape.m, shape.n, dtype, 0)
     ref = Reference(f, inputs)
     built: dict[str, variants.Variant] = {}
-    kept = Kept(fusion, dtype, shape, inputs=inputs) if keep is not None else None
+    kept = Kept(fusion, dtype, shape) if keep is not None else None
     report: dict[str, dict[str, Any]] = {}
     for name in cfg.variants:
         variant: variants.Variant | None = None

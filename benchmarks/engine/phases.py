@@ -96,15 +96,18 @@ def split_of(record: dict[str, Any], label: str) -> Split:
         else:
             out.unrecorded.add(key)
     for point in record.get("points", {}).values():
-        out.points += 1
-        for key in POINT_PHASES:
-            out.phases[key] = out.phases.get(key, 0.0) + float(
-                point.get("phases_s", {}).get(key, 0.0)
-            )
-        for name, entry in point.get("variants", {}).items():
-            if isinstance(entry.get("compile_s"), (int, float)):
-                out.compile_s[name] = out.compile_s.get(name, 0.0) + float(entry["compile_s"])
+        _add_point(out, point)
     return out
+
+
+def _add_point(out: Split, point: dict[str, Any]) -> None:
+    """One point's phases and variants' compile seconds added to ``out``."""
+    out.points += 1
+    for key in POINT_PHASES:
+        out.phases[key] = out.phases.get(key, 0.0) + float(point.get("phases_s", {}).get(key, 0.0))
+    for name, entry in point.get("variants", {}).items():
+        if isinstance(entry.get("compile_s"), (int, float)):
+            out.compile_s[name] = out.compile_s.get(name, 0.0) + float(entry["compile_s"])
 
 
 def render(splits: Iterable[Split]) -> list[str]:
@@ -132,20 +135,12 @@ def render(splits: Iterable[Split]) -> list[str]:
 
 def fusion_splits(records: Iterable[dict[str, Any]]) -> list[Split]:
     """Every point of every record added up under its fusion (pure), the costliest build and
-    check first; a row's wall is its points' own phases (the process's start-up and opening
-    belong to no fusion)."""
+    check first (a process's start-up and opening belong to no fusion: not in these rows)."""
     by: dict[str, Split] = {}
     for record in records:
-        for key, point in record.get("points", {}).items():
-            one = split_of({**record, "points": {key: point}}, "")
+        for point in record.get("points", {}).values():
             fusion = str(point.get("fusion") or DEFAULT_FUSION)
-            row = by.setdefault(fusion, Split(fusion))
-            row.points += one.points
-            for mine, theirs in ((row.phases, one.phases), (row.compile_s, one.compile_s)):
-                for name, value in theirs.items():
-                    mine[name] = mine.get(name, 0.0) + value
-    for row in by.values():
-        row.wall_s = sum(row.phases.values())
+            _add_point(by.setdefault(fusion, Split(fusion)), point)
     return sorted(by.values(), key=lambda r: -r.phases.get("build_and_check_s", 0.0))
 
 

@@ -264,17 +264,17 @@ def _standing(m: Measured, builds: Builds) -> tuple[Standing, str, Control | Non
     if control is not None:
         return ("drifted" if control.finding == "drift" else "unexplained"), control.short, control
     if m.provisional and m.verdict.overall in _PROVISIONAL_STATES:
-        return "provisional", _provisional_words(m), None
+        return "provisional", _provisional_words(m, m.verdict.overall), None
     return "judged", "", None
 
 
-def _provisional_words(m: Measured) -> str:
+def _provisional_words(m: Measured, moved: str) -> str:
     """Why a provisional fusion's move is shown and not gated on, with what its calibration
     lacks, short (the first shortfall's count; the noise model holds each with its bound)."""
     lacks = m.provisional[0].split(" (")[0]
     return (
-        f"{m.title} on {m.machine} {m.verdict.overall if m.verdict else 'moved'}, but its "
-        f"calibration is provisional ({lacks}): shown, not gated on"
+        f"{m.title} on {m.machine} {moved}, but its calibration is provisional ({lacks}): "
+        "shown, not gated on"
     )
 
 

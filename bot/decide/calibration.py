@@ -83,9 +83,10 @@ class Calibration:
 
 
 def provisional(c: Calibration) -> dict[str, tuple[str, ...]]:
-    """The fusions whose own calibration falls short (issue 39), with why: what a comment is
-    to call provisional rather than gate on (not yet read by the verdict)."""
-    return {f.fusion: f.shortfalls() for f in c.fusions if f.shortfalls()}
+    """The fusions whose own calibration falls short (issue 39), with why: what ``calibrate
+    --mark-model`` writes into the noise model, where the verdict reads it (a move of such a
+    fusion is shown, not gated on)."""
+    return {f.fusion: why for f in c.fusions if (why := f.shortfalls())}
 
 
 def met(r: Rate, goal: float, at_most: bool) -> bool:

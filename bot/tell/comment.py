@@ -126,13 +126,17 @@ def _uncalibrated_once(d: Decision, ctx: Context) -> tuple[list[str], list[Fold]
     lines: list[str] = []
     folds: list[Fold] = []
     firsts = {u.machine: u for u in reversed(d.units) if u.standing == "uncalibrated"}
+    several = _machines(d) > 1
     for u in reversed(firsts.values()):
         lines += [f"> {w}" for w in uncalibrated_warning(u)]
         if (steps := calibration_fold(u, ctx)) is not None:
-            several = len({v.machine for v in d.units}) > 1
             prefix = f"{escape_md(u.machine, 100)}: " if several else ""
             folds.append(replace(steps, summary=prefix + steps.summary))
     return lines, folds
+
+
+def _machines(d: Decision) -> int:
+    return len({u.machine for u in d.units})
 
 
 def _namer(d: Decision) -> Callable[[Unit], str]:
@@ -140,7 +144,7 @@ def _namer(d: Decision) -> Callable[[Unit], str]:
     too when there are several."""
     if not d.catalog:
         return lambda u: u.machine
-    if len({u.machine for u in d.units}) == 1:
+    if _machines(d) == 1:
         return lambda u: u.title
     return lambda u: f"{u.title} on {u.machine}"  # RMSNorm backward named too, unlike u.where
 
