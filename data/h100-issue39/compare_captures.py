@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 KERNEL = re.compile(r"(?<![A-Za-z0-9_])nvfuser_[a-z_]+?_f\d+_c\d+_r\d+_g\d+\b")
@@ -39,23 +40,23 @@ def launch_of(kernel: dict) -> tuple:
     return (kernel.get("grid_str"), kernel.get("block_str"), kernel.get("registers"), sum(shared))
 
 
-LAUNCH = {"same": 0, "differ": 0}
-
-
-def compare_launch(new: dict, old: dict) -> str:
-    """" launch same" or " launch differs: ..." where both profiles hold launch fields."""
+def compare_launch(new: dict, old: dict, tally: Counter) -> str:
+    """ " launch same" or " launch differs: ..." where both profiles hold launch fields; each
+    kernel counted in ``tally`` ("same" or "differ")."""
     pairs = list(zip(new.get("kernel_profiles", []), old.get("kernel_profiles", []), strict=False))
     if not pairs or not all("grid_str" in k for pair in pairs for k in pair):
         return ""
     diffs = [(launch_of(a), launch_of(b)) for a, b in pairs if launch_of(a) != launch_of(b)]
-    LAUNCH["same"] += len(pairs) - len(diffs)
-    LAUNCH["differ"] += len(diffs)
-    return " launch differs: " + "; ".join(f"{a} vs {b}" for a, b in diffs) if diffs else (
-        " launch same"
+    tally["same"] += len(pairs) - len(diffs)
+    tally["differ"] += len(diffs)
+    return (
+        " launch differs: " + "; ".join(f"{a} vs {b}" for a, b in diffs)
+        if diffs
+        else (" launch same")
     )
 
 
-def compare_file(name: str, new: Path, old: Path) -> str:
+def compare_file(name: str, new: Path, old: Path, tally: Counter) -> str:
     if not new.is_file() or not old.is_file():
         return "only old" if old.is_file() else "only new"
     if name == "profile.json":
@@ -63,7 +64,9 @@ def compare_file(name: str, new: Path, old: Path) -> str:
         ka, kb = kernels_of(a), kernels_of(b)
         verdict = "same kernels" if ka == kb else f"kernels differ: {ka} vs {kb}"
         return f"{verdict} {ka}" + (
-            compare_launch(a, b) if a.get("kernel_profiles") else " (no launch fields in the new)"
+            compare_launch(a, b, tally)
+            if a.get("kernel_profiles")
+            else " (no launch fields in the new)"
         )
     if name in ("versions.json", "errors.json"):
         return (
@@ -84,6 +87,7 @@ def compare_file(name: str, new: Path, old: Path) -> str:
 def main(argv: list[str]) -> int:
     new_root, old_root = Path(argv[0]), Path(argv[1])
     same = total = 0
+    tally: Counter = Counter()
     leaves = {p.parent for p in old_root.rglob("*") if p.is_file()}
     for old_dir in sorted(leaves):
         new_dir = new_root / old_dir.relative_to(old_root)
@@ -92,12 +96,12 @@ def main(argv: list[str]) -> int:
             files += [p for p in new_dir.iterdir() if p.is_file()]
         names = sorted({p.name for p in files})
         for name in names:
-            verdict = compare_file(name, new_dir / name, old_dir / name)
+            verdict = compare_file(name, new_dir / name, old_dir / name, tally)
             total += 1
             same += verdict.startswith("same")
             print(f"{old_dir.relative_to(old_root)}/{name}: {verdict}")
-    if sum(LAUNCH.values()):
-        print(f"launch fields: {LAUNCH['same']} of {sum(LAUNCH.values())} kernels the same")
+    if tally.total():
+        print(f"launch fields: {tally['same']} of {tally.total()} kernels the same")
     print(f"{same} of {total} files the same (profile.json: the same kernels)")
     return 0
 

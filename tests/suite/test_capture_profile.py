@@ -71,14 +71,7 @@ def test_launch_fields_and_every_argument_are_kept() -> None:
 
 def test_the_in_process_capture_is_the_capture_process_s_as_the_readme_says(capsys) -> None:
     """data/h100-issue39/README.md, "What it shows" 2: its command's last line."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("compare", CALL3.parent / "compare_captures.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    assert module.main([str(NEW), str(OLD)]) == 0
-    last = capsys.readouterr().out.splitlines()[-1]
+    last = _compare(NEW, OLD, capsys)[-1]
     assert last == "76 of 76 files the same (profile.json: the same kernels)"
     assert last.split(" (")[0] in (CALL3.parent / "README.md").read_text().replace("\n   ", " ")
 

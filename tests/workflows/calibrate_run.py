@@ -80,9 +80,10 @@ def with_models(perfbot_toml: str, models: list[str]) -> str:
     return line.sub(f"noise_model = {json.dumps(models)}", perfbot_toml)
 
 
-def lay_out_run(prefix: str, run: Path) -> None:
-    """One recorded run as one run-K folder: benchmarks.json, machine.json and its own files."""
-    source = FOLDERS[prefix]
+def lay_out_run(prefix: str, run: Path, source: Path | None = None) -> None:
+    """One recorded run as one run-K folder: benchmarks.json, machine.json and its own files,
+    from ``source`` (default: where the H200's model runs lie, :data:`FOLDERS`)."""
+    source = FOLDERS[prefix] if source is None else source
     (run / "nvidia-h200").mkdir(parents=True)
     shutil.copy(source / "benchmarks.json", run / "benchmarks.json")
     for path in (source / "nvidia-h200").iterdir():

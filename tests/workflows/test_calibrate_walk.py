@@ -190,12 +190,7 @@ def test_the_pool_marks_each_fusion_its_runs_do_not_calibrate(tmp_path: Path) ->
     are missed too (exit 1). A kind onboarded on thin runs gates on nothing it cannot back."""
     clone = checkout(tmp_path / "clone")
     for k, (prefix, folder) in enumerate(CATALOG_RUNS.items(), 1):
-        source, run = DATA / "h200-catalog" / folder, clone / CALLS / "5" / f"run-{k}"
-        (run / "nvidia-h200").mkdir(parents=True)
-        shutil.copy(source / "benchmarks.json", run / "benchmarks.json")
-        for path in (source / "nvidia-h200").iterdir():
-            if path.name == "machine.json" or path.name.startswith(prefix):
-                shutil.copy(path, run / "nvidia-h200" / path.name)
+        lay_out_run(prefix, clone / CALLS / "5" / f"run-{k}", DATA / "h200-catalog" / folder)
     proc = _pool(tmp_path, clone, stand_in=False)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     model = json.loads((clone / "noise" / "nvidia-h200.json").read_text(encoding="utf-8"))
