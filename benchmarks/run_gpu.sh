@@ -26,6 +26,11 @@
 # so a later process of the job skips what an earlier one compiled.
 # Each step's start and end (epoch seconds) are appended to
 # results/<machine>/<commit>.steps.jsonl (python3 -m benchmarks.engine.phases prints a job's).
+# RMSNORM_BENCH_TURNS=DIR and RMSNORM_BENCH_TURN=K/N (set by benchmarks/engine/turns.py, which
+# starts a job's measuring processes at once) make this process the K-th of N: it builds and
+# checks every point beside the others, then waits until all have built and the (K-1)-th has
+# had the GPU, and only then checks the GPU, times and captures (the GPU checks move into the
+# turn: before it, the job's other processes are building).
 # --asv-repo DIR is the git repository asv looks the commit up in (default: this one); the
 # package-under-test command (benchmarks/under_test) passes its repository of keys.
 # Before and after the measurement, benchmarks/runner_check.py appends the GPU's fitness (clocks,
@@ -102,8 +107,11 @@ step() {
 start=$(date +%s)
 if [ "$phase" != store ]; then
   if [ -n "${RMSNORM_BENCH_CACHE_ROOT:-}" ]; then
-    mkdir -p "$RMSNORM_BENCH_CACHE_ROOT"
-    cache_env=$(python3 -m benchmarks.engine.caches "$RMSNORM_BENCH_CACHE_ROOT")
+    # One of a job's turns builds at the same time as the others: a cache of its own, so that
+    # no two processes ever write one kernel cache at once.
+    cache_root=$RMSNORM_BENCH_CACHE_ROOT${RMSNORM_BENCH_TURN:+/turn-${RMSNORM_BENCH_TURN%%/*}}
+    mkdir -p "$cache_root"
+    cache_env=$(python3 -m benchmarks.engine.caches "$cache_root")
     eval "$cache_env"
     echo "== compile caches: ${TMPDIR:-none} ${TORCHINDUCTOR_CACHE_DIR:-}"
   fi
@@ -115,7 +123,11 @@ if [ "$phase" != store ]; then
   # 1. Measure (all variants interleaved, one process), appending the provenance record,
   # between two checks of the GPU (a failed check marks the run; it does not stop it).
   hygiene="$results/$machine/$commit.hygiene.jsonl"
-  step check_before python3 -m benchmarks.runner_check --when before --commit "$commit" --out "$hygiene"
+  # One of a job's turns (RMSNORM_BENCH_TURNS, benchmarks/engine/turns.py) checks the GPU
+  # itself, at its turn's start and end: before then, the job's other processes are building.
+  turns=0
+  [ -z "${RMSNORM_BENCH_TURNS:-}" ] || { turns=1; export RMSNORM_BENCH_HYGIENE=$hygiene; }
+  [ "$turns" -eq 1 ] || step check_before python3 -m benchmarks.runner_check --when before --commit "$commit" --out "$hygiene"
   # A record written and a failure after it (the capture, which comes after the record) loses
   # nothing measured: a warning, and the run goes on.
   before=$(wc -l < "$record" 2>/dev/null || echo 0)
@@ -128,7 +140,7 @@ if [ "$phase" != store ]; then
       exit "$measure_status"
     fi
   fi
-  step check_after python3 -m benchmarks.runner_check --when after --commit "$commit" --out "$hygiene"
+  [ "$turns" -eq 1 ] || step check_after python3 -m benchmarks.runner_check --when after --commit "$commit" --out "$hygiene"
   echo "== measurement took $(( $(date +%s) - start )) s"
   [ "$phase" = all ] || exit 0
 fi

@@ -24,7 +24,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -171,9 +171,38 @@ def query(index: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 BUSY_RETRIES = 3
 
 
+def set_aside(
+    gpu: dict[str, Any], apps: list[dict[str, Any]], ours: Collection[int]
+) -> tuple[dict[str, Any], list[dict[str, Any]], str | None]:
+    """The GPU as a check in a job's turn judges it: the job's own processes (waiting at the
+    barrier, or this one) are not "others", and their memory is not memory used by others.
+    Where nvidia-smi lists no process at all (a container's pid namespace hides them) while
+    memory is in use, whose it is cannot be told: memory is then not judged, and the note says
+    so. Returns the GPU and processes to assess, and that note."""
+    if not ours:
+        return gpu, apps, None
+    own = [a for a in apps if a["pid"] in ours]
+    others = [a for a in apps if a["pid"] not in ours]
+    used = gpu.get("memory.used")
+    if not isinstance(used, float):
+        return gpu, others, None
+    if own:
+        own_mib = sum(a["used_mib"] or 0.0 for a in own)
+        return {**gpu, "memory.used": max(used - own_mib, 0.0)}, others, None
+    if not apps and used > MAX_USED_MIB:
+        note = "memory not judged: the job's processes hold it, and nvidia-smi lists none here"
+        return {**gpu, "memory.used": None}, others, note
+    return gpu, others, None
+
+
 def check(
-    when: str, commit: str, index: str, sleep: Callable[[float], None] = time.sleep
+    when: str,
+    commit: str,
+    index: str,
+    sleep: Callable[[float], None] = time.sleep,
+    ours: Collection[int] = (),
 ) -> dict[str, Any]:
+    """One check of the GPU; ``ours``: the pids of the job's own processes, set aside."""
     record: dict[str, Any] = {
         "schema": SCHEMA,
         "commit": commit,
@@ -189,8 +218,36 @@ def check(
             gpu, apps = query(index)
     except (OSError, RuntimeError, ValueError, subprocess.TimeoutExpired) as exc:
         return {**record, "ok": False, "problems": [f"GPU not checked: {exc}"], "gpu": {}}
-    problems = assess(gpu, apps, when)
-    return {**record, "ok": not problems, "problems": problems, "gpu": {**gpu, "processes": apps}}
+    judged, others, note = set_aside(gpu, apps, ours)
+    problems = assess(judged, others, when)
+    extra: dict[str, Any] = {"job_pids": sorted(ours)} if ours else {}
+    if note:
+        extra["note"] = note
+    return {
+        **record,
+        "ok": not problems,
+        "problems": problems,
+        "gpu": {**gpu, "processes": apps},
+        **extra,
+    }
+
+
+def check_in_turn(when: str, ours: Collection[int]) -> None:
+    """A check from inside one of a job's turns (benchmarks/engine/turns.py), appended where
+    run_gpu.sh would have appended its own (``RMSNORM_BENCH_HYGIENE``): in a job of turns the
+    GPU is this process's only from its turn's start to its end, so that is when to look."""
+    out, commit = os.environ.get("RMSNORM_BENCH_HYGIENE"), os.environ.get("RMSNORM_BENCH_COMMIT")
+    if not out or not commit:
+        return
+    record = check(when, commit, _device_index(), ours=ours)
+    with open(out, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record, sort_keys=True) + "\n")
+    verdict = "ok" if record["ok"] else "FAILED: " + "; ".join(record["problems"])
+    print(f"== runner check {when} (in turn): {verdict}", file=sys.stderr, flush=True)
+
+
+def _device_index() -> str:
+    return os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or "0"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -219,8 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(doctor_probe.main())
     if not (args.when and args.commit and args.out):
         p.error("--when, --commit and --out are required (or --explain alone)")
-    index = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or "0"
-    record = check(args.when, args.commit, index)
+    record = check(args.when, args.commit, _device_index())
     with open(args.out, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(record, sort_keys=True) + "\n")
     verdict = "ok" if record["ok"] else "FAILED: " + "; ".join(record["problems"])

@@ -20,6 +20,8 @@
 #                       slimmed wheel (wheels.sh) in .gpu/wheels/, .gpu/extra/ or $RECORD_WHEELS,
 #                       linked to the image's NVRTC as setup.sh links the carried one
 # RECORD_VARIANTS (e.g. thunder-prims,thunder-func) measures a subset; nvFuser always runs.
+# RECORD_TURNS=1 (with --pair) starts every process at once as one job's turns (builds side by
+# side, timed rounds one process at a time: benchmarks/engine/turns.py), as the PR workflows do.
 # RECORD_CAPTURE=1 (with --pair) has repeat 1 capture, as bench-pr.yml's repeat 1 does; a
 # RMSNORM_BENCH_CACHE_ROOT in the environment is the job's compile cache (run_gpu.sh).
 #
@@ -171,6 +173,48 @@ wait_store() {
   fi
   [ -z "${OUT:-}" ] || tar -czf "$OUT/h200-results.tgz" -C results .
 }
+# RECORD_TURNS=1: every measuring process starts at once and builds beside the others, then
+# each times in its turn, in the order below (benchmarks/engine/turns.py, as the PR workflows
+# run them); the stores follow, one at a time. The time limit is RECORD_TIME_LIMIT a process.
+if [ "${RECORD_TURNS:-0}" = 1 ]; then
+  groups=() stores=()
+  for rep in $(seq 1 "$repeats"); do
+    variants=${RECORD_VARIANTS:-}
+    [ -n "$variants" ] || [ "$rep" -eq 1 ] || variants=nvfuser,thunder-prims,thunder-func
+    for state in "$base" "$head"; do
+      read -ra args <<< "${args_of[$state]}"
+      extra=(--results "results/rep-$rep")
+      [ -z "$variants" ] || extra+=(--variants "$variants")
+      [ "${RECORD_CAPTURE:-0}" != 1 ] || [ "$rep" -ne 1 ] || extra+=(--capture)
+      pythonpath=${pythonpath_of[$state]}
+      run=(env "PYTHONPATH=${pythonpath:+$pythonpath:}${PYTHONPATH:-}" "ASV_PYTHONPATH=${pythonpath:+$pythonpath:}${ASV_PYTHONPATH:-}"
+           bash benchmarks/run_gpu.sh "${args[@]}" "${extra[@]}")
+      [ ${#groups[@]} -eq 0 ] || groups+=(:::)
+      groups+=("results/logs/$state-rep$rep.log" "${run[@]}" --phase measure)
+      stores+=("$state-rep$rep $(printf '%q ' "${run[@]}") --phase store")
+    done
+  done
+  t0=$(date +%s.%N)
+  status=0
+  timeout $(( ${RECORD_TIME_LIMIT:-180} * ${#stores[@]} )) python3 -m benchmarks.engine.turns results/turns "${groups[@]}" || status=$?
+  t1=$(date +%s.%N)
+  total_s=$(awk "BEGIN{printf \"%.1f\", $t1 - $t0}")
+  printf 'turns\t%s processes\t%s s\tstatus %s\t%s to %s\n' "${#stores[@]}" "$total_s" "$status" "$t0" "$t1" >> results/logs/timing.txt
+  echo "== $base/$head: ${#stores[@]} processes in turns, status $status: $total_s s"
+  [ "$status" -eq 0 ] || worst=$status
+  git log --format='%H %s' > results/logs/commits.txt
+  for line in "${stores[@]}"; do
+    name=${line%% *}
+    t0=$(date +%s.%N)
+    status=0
+    eval "timeout ${RECORD_TIME_LIMIT:-180} ${line#* }" >> "results/logs/$name.log" 2>&1 || status=$?
+    t1=$(date +%s.%N)
+    printf '%s\t-\t%s s\tstatus %s\tasv store, %s to %s\n' "$name" "$(awk "BEGIN{printf \"%.1f\", $t1 - $t0}")" "$status" "$t0" "$t1" >> results/logs/timing.txt
+    [ "$status" -eq 0 ] || worst=$status
+  done
+  [ -z "${OUT:-}" ] || tar -czf "$OUT/h200-results.tgz" -C results .
+  exit "$worst"
+fi
 for rep in $(seq 1 "$repeats"); do
   variants=${RECORD_VARIANTS:-}
   # The context baselines (eager, torch.compile) say nothing about Thunder against nvFuser:

@@ -1,8 +1,9 @@
-"""One paired measurement of the whole sweep: every variant, interleaved round by round.
+"""One paired measurement of the whole sweep: every point of the size set (benchmarks/engine/
+point.py), written as one provenance record, then the captures.
 
 asv runs this once per run (``setup_cache``); every asv benchmark of the suite then reports one
-slice of it. Interleaving the variants inside each round, in a rotating order, makes clock and
-thermal drift hit all of them alike, so the per-round ratio thunder/nvFuser is a paired sample.
+slice of it. One of a PR job's turns (benchmarks/engine/turns.py) builds every point first and
+times them all in its turn.
 """
 
 from __future__ import annotations
@@ -16,190 +17,25 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from ..fusions.catalog import DEFAULT, FUSIONS
-from . import capture, timing, variants
-from . import slowdown as slow
-from .config import BASELINE, Shape, SuiteConfig, point_key
-from .correctness import Reference, check
+from .. import runner_check as hygiene
+from ..fusions.catalog import DEFAULT
+from . import capture, provenance, turns
+from .config import Shape, SuiteConfig, point_key
 from .kept import Kept, capture_kept, note_step
+from .point import BuiltPoint, build_point, measure_point, measure_built
 from .session import SCHEMA, Run, open_run, progress, run_header
 from .session import missing_stack as missing_stack  # re-exported: the GPU tests ask here
 
-HOST_ROUNDS = 10
 
-
-def _definition(variant: variants.Variant, key: str) -> dict[str, Any]:
-    """``definition_sha256`` (the printed text) and ``definition_canonical_sha256`` (its
-    canonical form, digest.py) for a variant that has a fingerprint (the hand-written fusion):
-    hex digests, or None where printing the definition failed (said in the log)."""
-    if variant.fingerprint is None:
-        return {}
-    if variant.fingerprint.error is not None:
-        progress(f"{key} {variant.name}: definition not printed: {variant.fingerprint.error}")
-    return {
-        "definition_sha256": variant.fingerprint.sha256,
-        "definition_canonical_sha256": variant.fingerprint.canonical,
-    }
-
-
-def _rotated(order: list[str], round_idx: int) -> list[str]:
-    """The variants in this round's order: each takes every position in turn, so none is
-    always first after the flush or always last before the next round."""
-    shift = round_idx % len(order) if order else 0
-    return order[shift:] + order[:shift]
-
-
-def _probe_us(variant: variants.Variant, flush: timing.L2Flusher) -> float:
-    """Median kernel time of a few flushed calls, before the rounds (to size a slowdown)."""
-    times = []
-    for _ in range(slow.FIT_REPEATS):
-        variant.clear()
-        flush()
-        times.append(timing.profile_call(variant.call).kernel_us)
-    return statistics.median(times)
-
-
-def _inject(
-    variant: variants.Variant,
-    slowdown: slow.Slowdown,
-    fit: slow.SleepFit,
-    flush: timing.L2Flusher,
-) -> dict[str, Any]:
-    """Make `variant` slower by the asked fraction of its own kernel time; what was added."""
-    base_us = _probe_us(variant, flush)
-    target_us = slowdown.fraction * base_us
-    cycles = fit.cycles_for(target_us)
-    added_us = slow.sleep_us(cycles)
-    variant.call = slow.slowed(variant.call, cycles)
-    return {
-        "fraction": slowdown.fraction,
-        "base_kernel_us": base_us,
-        "target_us": target_us,
-        "cycles": cycles,
-        "sleep_us": added_us,
-        "added_fraction": added_us / base_us,
-    }
-
-
-def measure_point(
-    shape: Shape,
-    dtype: str,
-    cfg: SuiteConfig,
-    flush: timing.L2Flusher,
-    sleep_fit: slow.SleepFit | None = None,
-    fusion: str = DEFAULT,
-    keep: list[Kept] | None = None,
-) -> dict[str, Any]:
-    """One point measured; with ``keep``, its variants that a capture reads are appended
-    there (built, correct or not) instead of freed."""
+def _failed(fusion: str, dtype: str, shape: Shape, exc: Exception) -> dict[str, Any]:
+    """A point's error in place of its record: one broken point must not sink the sweep."""
     import torch
 
-    f = FUSIONS[fusion]
-    phases: dict[str, float] = {}
-    phase_start = time.perf_counter()
-    inputs = f.make_inputs(shape.m, shape.n, dtype, 0)
-    ref = Reference(f, inputs)
-    built: dict[str, variants.Variant] = {}
-    kept = Kept(fusion, dtype, shape) if keep is not None else None
-    report: dict[str, dict[str, Any]] = {}
-    for name in cfg.variants:
-        variant: variants.Variant | None = None
-        if not cfg.measures(name, fusion) or (name == "thunder-func" and f.functional is None):
-            continue  # left out by the size set, or no torch.nn.functional form
-        try:
-            variant = variants.build(name, inputs, dtype, cfg.thunder_variant, f)
-            entry = {"compile_s": variant.compile_s, **check(variant, ref, dtype)}
-            if entry["status"] == "ok":
-                built[name] = variant
-            elif entry.get("sanity"):
-                entry["error"] = f"incorrect result: {entry['sanity']}"
-            else:
-                entry["error"] = (
-                    f"incorrect result: max |error| {entry['max_abs_error']:.3g}, "
-                    f"{entry['rel_error']:.3g} of the largest reference value "
-                    f"(tolerance {entry['tolerance']:.0e})"
-                )
-        except Exception as exc:
-            entry = {"status": "error", "error": f"{exc.__class__.__name__}: {exc}"}
-            progress(traceback.format_exc())
-        if kept is not None and name in capture.CAPTURED:
-            if variant is not None:
-                variant.clear()  # its outputs: only the built state is kept
-                kept.variants[name] = variant
-            else:
-                kept.errors[name] = entry["error"]
-        if variant is not None:
-            entry.update(_definition(variant, point_key(dtype, shape, fusion)))
-        entry.update(kernel_us=[], host_us=[], kernel_names=[], kernel_count=None)
-        report[name] = entry
-    del ref
-    phases["build_and_check_s"] = time.perf_counter() - phase_start
-
-    order = list(built)
-    for _ in range(cfg.warmup):
-        for name in order:
-            built[name].clear()
-            built[name].call()
-    if cfg.slowdown is not None and sleep_fit is not None:
-        for name in order:
-            if cfg.slowdown.applies_to(name, fusion):
-                report[name]["slowdown"] = _inject(built[name], cfg.slowdown, sleep_fit, flush)
-    phase_start = time.perf_counter()
-    fallbacks = 0
-    reps = {n: cfg.calls_for(n) for n in order}
-    for round_idx in range(cfg.rounds):
-        rotated = _rotated(order, round_idx)
-        # The calls of all variants alternate inside the round, so the paired sample of each
-        # variant spans the same stretch of time.
-        calls = [
-            (f"{n}#{rep}", built[n].call, built[n].clear)
-            for rep in range(max(reps.values()))
-            for n in rotated
-            if rep < reps[n]
-        ]
-        samples = timing.profile_round(calls, flush)
-        fallbacks += samples.pop("__fallback__", None) is not None
-        for name in rotated:
-            per_call = [samples[f"{name}#{rep}"] for rep in range(reps[name])]
-            call_us = [s.kernel_us for s in per_call]
-            report[name]["kernel_us"].append(statistics.fmean(call_us))
-            report[name].setdefault("kernel_us_calls", []).append(call_us)
-            if not report[name]["kernel_names"]:
-                report[name]["kernel_names"] = list(per_call[0].names)
-            report[name].setdefault("_counts", []).extend(len(s.names) for s in per_call)
-    phases["rounds_s"] = time.perf_counter() - phase_start
-    phases["fallback_rounds"] = fallbacks
-    phase_start = time.perf_counter()
-    for round_idx in range(HOST_ROUNDS):
-        for name in _rotated(order, round_idx):
-            built[name].clear()
-            flush()
-            report[name]["host_us"].append(timing.host_wall_us(built[name].call))
-    for name in order:
-        counts = report[name].pop("_counts")
-        report[name]["kernel_count"] = int(statistics.median(counts))
-
-    phases["host_s"] = time.perf_counter() - phase_start
-    base = report[BASELINE]["kernel_us"]
-    for name in order:
-        if name != BASELINE and base:
-            report[name]["ratio"] = [
-                t / b for t, b in zip(report[name]["kernel_us"], base, strict=True)
-            ]
-    if kept is not None:
-        assert keep is not None  # kept is made only for a caller that keeps
-        keep.append(kept)
-    del built, inputs, kept
+    progress(traceback.format_exc())
     torch.cuda.empty_cache()
-    itemsize = torch.empty((), dtype=getattr(torch, dtype)).element_size()
-    return {
-        **({} if fusion == DEFAULT else {"fusion": fusion}),
-        "dtype": dtype,
-        "shape": shape.label,
-        "bytes_moved": f.bytes_moved(shape.m, shape.n, itemsize),
-        "variants": report,
-        "phases_s": phases,
-    }
+    where = {} if fusion == DEFAULT else {"fusion": fusion}
+    error = f"{exc.__class__.__name__}: {exc}"
+    return {**where, "dtype": dtype, "shape": shape.label, "error": error}
 
 
 def measure_key(
@@ -210,21 +46,11 @@ def measure_key(
     fusion: str = DEFAULT,
     keep: list[Kept] | None = None,
 ) -> dict[str, Any]:
-    """One point, or its error: one broken point must not sink the sweep."""
-    import torch
-
+    """One point, or its error."""
     try:
         return measure_point(shape, dtype, cfg, run.flush, run.sleep_fit, fusion, keep)
     except Exception as exc:
-        progress(traceback.format_exc())
-        torch.cuda.empty_cache()
-        where = {} if fusion == DEFAULT else {"fusion": fusion}
-        return {
-            **where,
-            "dtype": dtype,
-            "shape": shape.label,
-            "error": f"{exc.__class__.__name__}: {exc}",
-        }
+        return _failed(fusion, dtype, shape, exc)
 
 
 def progress_line(done: int, total: int, key: str, point: dict[str, Any]) -> str:
@@ -233,24 +59,85 @@ def progress_line(done: int, total: int, key: str, point: dict[str, Any]) -> str
     return f"[{done}/{total}] {key} {_point_line(point)} ({timing_txt})"
 
 
+def _build_all(
+    cfg: SuiteConfig, keys: list[tuple[str, str, Shape]], wanted: set[str]
+) -> dict[str, BuiltPoint | dict[str, Any]]:
+    """Every point built and checked, none timed: a process's work before its turn."""
+    started = time.time()
+    pending: dict[str, BuiltPoint | dict[str, Any]] = {}
+    for fusion, dtype, shape in keys:
+        key = point_key(dtype, shape, fusion)
+        progress(f"[{len(pending) + 1}/{len(keys)}] {key}: building ...")
+        try:
+            pending[key] = build_point(shape, dtype, cfg, fusion, fusion in wanted)
+        except Exception as exc:
+            pending[key] = _failed(fusion, dtype, shape, exc)
+    note_step("build", started, time.time())
+    return pending
+
+
+def _take_turn(turn: turns.Turn) -> None:
+    """Wait for this process's turn, then check the GPU where run_gpu.sh would have."""
+    turn.built()
+    started = time.time()
+    waited = turn.wait()
+    note_step("wait_turn", started, time.time())
+    progress(f"turn {turn.index}/{turn.count}: waited {waited:.1f} s")
+    hygiene.check_in_turn("before", turn.job_pids())
+
+
 def measure_suite(cfg: SuiteConfig, capture_to: Path | None = None) -> dict[str, Any]:
     """The whole sweep as one JSON-able record (docs/DATA.md); ``skip`` set when it cannot run.
 
     With ``capture_to``, the fusions :func:`capture.fusions_to_capture` names are captured
     there after every point's timed rounds, from the variants the rounds timed (issue 39: a
-    second process rebuilt them, 23-53 s a side on the H200)."""
-    run = open_run(cfg)
+    second process rebuilt them, 23-53 s a side on the H200). Run as one of a job's turns
+    (benchmarks/engine/turns.py), it builds every point first and times them in its turn."""
+    turn = turns.Turn.from_env(os.environ)
+    if turn is not None:
+        turn.announce()
+    try:
+        return _measure_suite(cfg, capture_to, turn)
+    finally:
+        if turn is not None:
+            turn.built()  # a process that failed before its turn must not hold the others
+            turn.over()
+
+
+def _measure_suite(
+    cfg: SuiteConfig, capture_to: Path | None, turn: turns.Turn | None
+) -> dict[str, Any]:
+    keys = cfg.fusion_points()
+    wanted = set(capture.fusions_to_capture()) if capture_to is not None else set()
+    pending: dict[str, BuiltPoint | dict[str, Any]] = {}
+    startup_s = None
+    if turn is not None:
+        reason = missing_stack()
+        if reason is not None:
+            return {"schema": SCHEMA, "skip": reason}
+        startup_s = provenance.process_age_s()
+        pending = _build_all(cfg, keys, wanted)
+        _take_turn(turn)
+    # Opened in the turn: the copy-bandwidth probe and a slowdown's sleep fit time the GPU.
+    run = open_run(cfg, startup_s)
     if isinstance(run, str):
         return {"schema": SCHEMA, "skip": run}
     points: dict[str, Any] = {}
-    keys = cfg.fusion_points()
-    wanted = set(capture.fusions_to_capture()) if capture_to is not None else set()
     kept: list[Kept] = []
     for fusion, dtype, shape in keys:
         key = point_key(dtype, shape, fusion)
         progress(f"[{len(points) + 1}/{len(keys)}] {key} ...")
         keep = kept if fusion in wanted else None
-        points[key] = measure_key(run, cfg, dtype, shape, fusion, keep)
+        built = pending.pop(key, None)
+        if built is None:
+            points[key] = measure_key(run, cfg, dtype, shape, fusion, keep)
+        elif isinstance(built, BuiltPoint):
+            try:
+                points[key] = measure_built(built, cfg, run.flush, run.sleep_fit, keep)
+            except Exception as exc:
+                points[key] = _failed(fusion, dtype, shape, exc)
+        else:
+            points[key] = built  # its build failed
         progress(progress_line(len(points), len(keys), key, points[key]))
     record = {**run_header(cfg, run), "points": points}
     target = os.environ.get("RMSNORM_BENCH_RECORD")
@@ -263,6 +150,8 @@ def measure_suite(cfg: SuiteConfig, capture_to: Path | None = None) -> dict[str,
         started = time.time()
         capture_kept(kept, capture_to)
         note_step("capture", started, time.time())
+    if turn is not None:
+        hygiene.check_in_turn("after", turn.job_pids())
     return record
 
 

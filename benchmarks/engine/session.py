@@ -59,12 +59,15 @@ class Run:
     phases_s: dict[str, float | None] = field(default_factory=dict)
 
 
-def open_run(cfg: SuiteConfig) -> Run | str:
-    """A run ready to measure points, or the reason this machine cannot run the suite."""
+def open_run(cfg: SuiteConfig, startup_s: float | None = None) -> Run | str:
+    """A run ready to measure points, or the reason this machine cannot run the suite.
+    ``startup_s``: the process's start-up as its caller measured it (one of a job's turns
+    opens its run after building every point and waiting for its turn)."""
     reason = missing_stack()
     if reason is not None:
         return reason
-    startup_s = provenance.process_age_s()
+    if startup_s is None:
+        startup_s = provenance.process_age_s()
     opening = time.perf_counter()
     started = provenance.utc_now()
     gpu = provenance.gpu()

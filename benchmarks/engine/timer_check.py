@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import measure, session, timing
+from . import session, timing
 from .config import SuiteConfig, point_key
+from .point import measure_point
 
 
 @dataclass
@@ -134,7 +135,7 @@ def main(argv: list[str]) -> int:
         for fusion, dtype, shape in cfg.fusion_points():
             key = point_key(dtype, shape, fusion)
             side = both.side = Side()
-            point = measure.measure_point(shape, dtype, cfg, run.flush, run.sleep_fit, fusion)
+            point = measure_point(shape, dtype, cfg, run.flush, run.sleep_fit, fusion)
             totals[0] += side.suite_s
             totals[1] += side.candidate_s
             for row in compare(point, side):

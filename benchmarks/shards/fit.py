@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.engine.config import CONTEXT, Shape, SuiteConfig
-from benchmarks.engine.measure import HOST_ROUNDS
+from benchmarks.engine.point import HOST_ROUNDS
 from benchmarks.shards.plan import Costs, point_seconds
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.engine.config import Shape, SuiteConfig, point_key
-from benchmarks.engine.measure import HOST_ROUNDS  # host-timed calls after the rounds
+from benchmarks.engine.point import HOST_ROUNDS  # host-timed calls after the rounds
 from benchmarks.fusions.rmsnorm import backward_bytes
 
 COSTS_FILE = Path(__file__).resolve().parent / "costs.json"

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.engine import measure, variants
+from benchmarks.engine import point, variants
 from benchmarks.fusions import catalog
 from benchmarks.fusions import rmsnorm as rmsnorm_module
 
@@ -96,7 +96,7 @@ def test_the_nvfuser_variant_carries_its_fingerprint(fake_stack: type[StandIn]) 
     assert built.fingerprint == variants.Fingerprint(SHA, CANONICAL)
     assert PRINTED == ["repr"]  # printed once, when defined
     assert built.outputs() == ("grad_input", "grad_weight")
-    assert measure._definition(built, "bfloat16/8x8") == {
+    assert point._definition(built, "bfloat16/8x8") == {
         "definition_sha256": SHA,
         "definition_canonical_sha256": CANONICAL,
     }
@@ -111,7 +111,7 @@ def test_an_unprintable_definition_still_builds_and_records_null(
     assert built.fingerprint is not None and built.fingerprint.sha256 is None
     built.call()
     assert built.outputs() == ("grad_input", "grad_weight")
-    assert measure._definition(built, "float32/8x8") == {
+    assert point._definition(built, "float32/8x8") == {
         "definition_sha256": None,
         "definition_canonical_sha256": None,
     }
@@ -122,4 +122,4 @@ def test_an_unprintable_definition_still_builds_and_records_null(
 
 def test_the_other_variants_have_no_such_field() -> None:
     other = variants.Variant("eager", lambda: None, lambda: None, lambda: ("a", "b"), 0.1)
-    assert other.fingerprint is None and measure._definition(other, "bfloat16/8x8") == {}
+    assert other.fingerprint is None and point._definition(other, "bfloat16/8x8") == {}
