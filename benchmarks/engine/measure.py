@@ -22,7 +22,7 @@ from ..fusions.catalog import DEFAULT
 from . import capture, provenance, turns
 from .config import Shape, SuiteConfig, point_key
 from .kept import Kept, capture_kept, note_step
-from .point import BuiltPoint, build_point, measure_point, measure_built
+from .point import BuiltPoint, build_point, measure_built, measure_point
 from .session import SCHEMA, Run, open_run, progress, run_header
 from .session import missing_stack as missing_stack  # re-exported: the GPU tests ask here
 

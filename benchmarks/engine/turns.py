@@ -13,8 +13,9 @@ The protocol is files in one folder per job, so that it needs no server and surv
 process's death: ``pid-K`` (process K's pid, so a GPU check in a turn knows the job's own
 processes), ``built-K`` (K has built, or is gone) and ``over-K`` (K's turn is over, or it is
 gone). Process K of N (``RMSNORM_BENCH_TURNS`` the folder, ``RMSNORM_BENCH_TURN`` "K/N") waits
-for every ``built-*`` and for every earlier ``over-*``. The launcher (:func:`run_in_turns`) writes both
-markers for a process that exits, whatever its status, so that no process waits on a dead one.
+for every ``built-*`` and for every earlier ``over-*``. The launcher (:func:`run_in_turns`)
+writes both markers for a process that exits, whatever its status, so that no process waits
+on a dead one.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Base and head of the package under test, measured alternately like a PR's two sides.
 
-The same alternation as bench-pr.yml (base, head, base, head: a drift of the machine lands on
-both sides), the same background store (asv stores one run beside the next run's start-up;
-the last after the GPU lock is released), but both sides run this repository's suite at one
-commit, each with its own overlay first on the path and its own key as the asv commit.
+The same job as bench-pr.yml's (every process building at once, then timing in its turn,
+base, head, base, head: a drift of the machine lands on both sides; the stores after the GPU
+lock is released), but both sides run this repository's suite at one commit, each with its own
+overlay first on the path and its own key as the asv commit.
 """
 
 from __future__ import annotations
@@ -13,10 +13,12 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.engine import turns
 from benchmarks.under_test import keys
 from benchmarks.under_test.install import Installed, overlay_env
 
@@ -93,55 +95,57 @@ def alternate(
     run_script: Path,
     log: Callable[[str], None],
 ) -> list[str]:
-    """Measure every side ``repeats`` times, alternately; returns the warnings (failed points).
+    """Measure every side ``repeats`` times as one job's turns; returns the warnings (failed
+    points).
 
-    A measurement that fails (no GPU, a crash) stops everything: later runs would be unpaired.
-    asv's exit 2 (some points failed) is a warning: the bot reports those points as broken.
+    Every measuring process starts at once and builds beside the others; then each has the
+    GPU alone for its timed rounds, alternately (base, head, base, head: a drift of the machine
+    lands on both sides; benchmarks/engine/turns.py). A measurement that fails (no GPU, a
+    crash) stops everything before any store: later runs would be unpaired. The stores follow
+    one at a time after the GPU lock is released; asv's exit 2 (some points failed) is a
+    warning: the bot reports those points as broken.
     """
-    warnings: list[str] = []
-    store: tuple[subprocess.Popen[bytes], str] | None = None
-
-    def finish_store() -> None:
-        nonlocal store
-        if store is None:
-            return
-        proc, what = store
-        code = proc.wait()
-        store = None
-        if code == 2:
-            warnings.append(f"{what}: some points failed (the bot reports them)")
-        elif code != 0:
-            raise MeasureFailed(f"{what}: asv could not store the results (exit {code})", code)
-
-    for rep in range(1, repeats + 1):
-        for side in sides:
-            rep_dir = results / f"rep-{rep}"
-            args = side.suite_command(run_script, size_set, keys_repo, rep_dir, machine)
-            if rep > 1:
-                args += ["--variants", DECIDING_VARIANTS]
-            else:
-                args += ["--capture"]  # what ran inside the fusions, for the bot's hints
-            env = side.suite_env()
-            what = f"{side.name} repeat {rep}"
-            log(f"== {what} of {repeats}: {side.installed.spec.shown()} (key {side.key[:12]})")
-            done = subprocess.run([*args, "--phase", "measure"], env=env, check=False)
-            finish_store()
-            if done.returncode != 0:
-                why = ": no usable GPU here (run_gpu.sh's exit 3)" if done.returncode == 3 else ""
-                raise MeasureFailed(
-                    f"{what}: the measurement failed (exit {done.returncode}){why}",
-                    done.returncode,
-                )
-            store = (subprocess.Popen([*args, "--phase", "store"], env=env), what)
-            if machine is None:
-                found = sorted(p.name for p in (results / "rep-1").iterdir() if p.is_dir())
-                if len(found) != 1:
-                    raise MeasureFailed(f"rep-1 holds {len(found)} machine folders, not 1", 1)
-                machine = found[0]
-    # The GPU work is done: the host's next benchmark may start beside the last store.
+    runs = [(rep, side) for rep in range(1, repeats + 1) for side in sides]
+    work = Path(tempfile.mkdtemp(prefix="perfbot-turns-"))
+    commands: list[turns.Command] = []
+    for rep, side in runs:
+        args = side.suite_command(run_script, size_set, keys_repo, results / f"rep-{rep}", machine)
+        # Repeat 1 also captures what ran inside the fusions (the bot's hints) and measures
+        # the context variants (eager, torch.compile), once a side.
+        args += ["--variants", DECIDING_VARIANTS] if rep > 1 else ["--capture"]
+        log(f"== {side.name} repeat {rep} of {repeats}: {side.installed.spec.shown()} "
+            f"(key {side.key[:12]}), turn {len(commands) + 1} of {len(runs)}")  # fmt: skip
+        log_file = work / "logs" / f"{side.name}-rep{rep}.log"
+        commands.append(turns.Command([*args, "--phase", "measure"], side.suite_env(), log_file))
+    statuses = turns.run_in_turns(commands, work / "markers")
+    for (rep, side), command, status in zip(runs, commands, statuses, strict=True):
+        log(f"== {side.name} repeat {rep}: exit {status}")
+        log(command.log.read_text(encoding="utf-8", errors="replace").rstrip())
+    failed = [(run, status) for run, status in zip(runs, statuses, strict=True) if status != 0]
+    if failed:
+        (rep, side), code = failed[0]
+        why = ": no usable GPU here (run_gpu.sh's exit 3)" if code == 3 else ""
+        raise MeasureFailed(
+            f"{side.name} repeat {rep}: the measurement failed (exit {code}){why}", code
+        )
+    # The GPU work is done: the host's next benchmark may start beside the stores.
     if release_gpu_lock(os.environ) is not None:
-        log("== released the GPU lock: the last store needs no GPU")
-    finish_store()
+        log("== released the GPU lock: the stores need no GPU")
+    if machine is None:
+        found = sorted(p.name for p in (results / "rep-1").iterdir() if p.is_dir())
+        if len(found) != 1:
+            raise MeasureFailed(f"rep-1 holds {len(found)} machine folders, not 1", 1)
+        machine = found[0]
+    warnings: list[str] = []
+    for rep, side in runs:
+        args = side.suite_command(run_script, size_set, keys_repo, results / f"rep-{rep}", machine)
+        args += ["--variants", DECIDING_VARIANTS] if rep > 1 else ["--capture"]
+        stored = subprocess.run([*args, "--phase", "store"], env=side.suite_env(), check=False)
+        what, status = f"{side.name} repeat {rep}", stored.returncode
+        if status == 2:
+            warnings.append(f"{what}: some points failed (the bot reports them)")
+        elif status != 0:
+            raise MeasureFailed(f"{what}: asv could not store the results (exit {status})", status)
     return warnings
 
 

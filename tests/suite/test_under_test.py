@@ -597,7 +597,11 @@ def test_without_a_gpu_the_command_stops_with_no_gpu(
         "under_test: base repeat 1: the measurement failed (exit 3): no usable GPU here "
         "(run_gpu.sh's exit 3)"
     )
-    assert "head repeat" not in done.stderr  # stopped at the first run: later ones unpaired
+    # Every turn ran (they start at once) and failed alike; the first failure is the one told,
+    # and nothing was stored: later runs would be unpaired.
+    assert [line for line in done.stderr.splitlines() if line.endswith(": exit 3")] == [
+        f"== {side} repeat {rep}: exit 3" for rep in (1, 2) for side in ("base", "head")
+    ]
     assert (results / "under-test.json").is_file() and not list(results.glob("rep-*/*"))
 
 

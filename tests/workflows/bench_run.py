@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from paths import REPO_ROOT
 from workflow_rules import BENCH, GPU_LOCK_SH, WORKFLOWS, load_workflow, run_step, shim, step_by_id
 
 BASE, HEAD = "a" * 40, "b" * 40
@@ -43,6 +44,14 @@ if [ -n "${LOCK_PROBE:-}" ]; then
   if { true >&9; } 2>/dev/null; then fd=fd9; else fd=no-fd9; fi
   printf '%s %s %s %s %s\\n' "$phase" "${results##*/}" "$commit" "$lock" "$fd" >> "$LOCK_PROBE.seen"
 fi
+# One of a job's turns (benchmarks/engine/turns.py) says which it was.
+tree=$(basename "$PWD")
+[ -z "${RMSNORM_BENCH_TURN:-}" ] \
+  || printf '%s %s %s %s\\n' "$RMSNORM_BENCH_TURN" "$tree" "${results##*/}" "$phase" \\
+    >> "$CALLS.turns"
+if [ "$phase $tree" = "measure perfbot-head" ] && [ -n "${HEAD_MEASURE_STATUS:-}" ]; then
+  exit "$HEAD_MEASURE_STATUS"
+fi
 if [ "$phase" = measure ]; then mkdir -p "$results/nvidia-h200"; fi
 if [ "$phase" = store ] && [ "$(basename "$PWD")" = perfbot-head ]; then
   exit "${HEAD_STORE_STATUS:-0}"
@@ -61,14 +70,19 @@ def bench(
     head_store_status: int = 0,
     capture: bool = False,
     env: dict[str, str] | None = None,
+    turns: bool = False,
 ) -> tuple[int, list[str], str]:
     """Run bench-pr's bench step with git shimmed: `git worktree add DIR SHA` makes DIR with a
     run_gpu.sh that logs which tree ran it and with what arguments. The lock is
-    tmp_path/gpu.lock; `env` adds to the step's environment (LOCK_PROBE, LAST_COMMIT)."""
+    tmp_path/gpu.lock; `env` adds to the step's environment (LOCK_PROBE, LAST_COMMIT,
+    HEAD_MEASURE_STATUS). With `turns`, both sides' stand-ins know a job's turns and the base's
+    launcher is this checkout's (as .perfbot-base holds the base's)."""
     calls = tmp_path / "run_gpu.calls"
     fake = write_fake_run_gpu(tmp_path / "fake_run_gpu.sh")
-    if capture:
-        fake.write_text(FAKE_RUN_GPU + "# --capture) is known here\n", encoding="utf-8")
+    known = ("# --capture) is known here\n" if capture else "") + (
+        "# RMSNORM_BENCH_TURNS is known here\n" if turns else ""
+    )
+    fake.write_text(FAKE_RUN_GPU + known, encoding="utf-8")
     body = f"""if [ "$1" = worktree ] && [ "$2" = add ]; then
   dir=$5; mkdir -p "$dir/benchmarks"
   cp '{fake}' "$dir/benchmarks/run_gpu.sh"
@@ -84,6 +98,7 @@ fi"""
         "HEAD_STORE_STATUS": str(head_store_status),
         "PERFBOT_GPU_LOCK": str(tmp_path / "gpu.lock"),
         "PERFBOT_GPU_LOCK_SH": str(GPU_LOCK_SH),
+        "PERFBOT_TURNS_ROOT": str(REPO_ROOT if turns else tmp_path / "no-turns"),
         **(env or {}),
     }
     proc = run_step(step_by_id(load_workflow(WORKFLOWS / BENCH), "bench"), tmp_path, step_env)

@@ -204,6 +204,48 @@ def test_bench_pr_runs_with_a_base_lock_script_from_before_the_release(tmp_path:
     assert "released the GPU lock" not in out
 
 
+def test_bench_pr_builds_at_once_and_times_in_turns_under_the_lock(tmp_path: Path) -> None:
+    """Both sides' suites know turns: the four measuring processes start at once, each told
+    its turn in the job's order (base, head, base, head), all under the lock (the step's
+    shell holds it; the launcher's children hold no descriptor); every store runs after the
+    step let go, with the machine name the measurements found."""
+    lock = tmp_path / "gpu.lock"
+    env = {"LOCK_PROBE": str(lock), "LAST_COMMIT": HEAD}
+    code, runs, out = bench(tmp_path, env=env, turns=True)
+    assert code == 0, out
+    turns_seen = (tmp_path / "run_gpu.calls.turns").read_text(encoding="utf-8").splitlines()
+    assert sorted(t for t in turns_seen if t.endswith("measure")) == [
+        "1/4 perfbot-base rep-1 measure",
+        "2/4 perfbot-head rep-1 measure",
+        "3/4 perfbot-base rep-2 measure",
+        "4/4 perfbot-head rep-2 measure",
+    ]
+    assert not [t for t in turns_seen if t.endswith("store")]  # a store is no turn
+    seen = Path(f"{lock}.seen").read_text(encoding="utf-8").splitlines()
+    measures = [line for line in seen if line.startswith("measure")]
+    assert sorted(measures) == sorted(
+        f"measure rep-{rep} {sha} held no-fd9" for rep in (1, 2) for sha in (BASE, HEAD)
+    )
+    stored = [f"store rep-{rep} {sha} free no-fd9" for rep in (1, 2) for sha in (BASE, HEAD)]
+    assert seen[4:] == stored
+    assert f"released the GPU lock {lock}" in out
+    stores = [r for r in runs if r.endswith("--phase store")]
+    assert len(stores) == 4 and all("--machine nvidia-h200 --phase store" in r for r in stores)
+    captured = [r for r in runs if r.endswith("--phase measure") and "--capture" in r]
+    assert len(captured) == 2 and all("rep-1" in r for r in captured)
+
+
+def test_bench_pr_in_turns_stops_when_a_measurement_fails(tmp_path: Path) -> None:
+    """A measuring process that fails (no GPU, a crash) fails the job before any store, and
+    says so under every process's log: later runs would be unpaired."""
+    env = {"HEAD_MEASURE_STATUS": "7"}
+    code, runs, out = bench(tmp_path, env=env, turns=True)
+    assert code == 7, out
+    assert "::error::a measuring process failed (exit 7)" in out
+    assert "::group::head-rep1" in out
+    assert not [r for r in runs if r.endswith("--phase store")]
+
+
 #: benchmarks.under_test's measuring loop (pair.alternate) with two sides of made-up versions,
 #: run_gpu.sh the stand-in: what `python3 -m benchmarks.under_test` runs after installing.
 UNDER_TEST_LOOP = """\
@@ -229,10 +271,11 @@ alternate(sides, repeats=2, results=work / "results", size_set="pr", keys_repo=w
 """
 
 
-def test_under_test_lets_go_of_the_lock_before_the_last_store(tmp_path: Path) -> None:
+def test_under_test_lets_go_of_the_lock_before_the_stores(tmp_path: Path) -> None:
     """bench-package's shape: the step's shell takes the lock and starts Python, which inherits
-    the descriptor (its children do not); after the last measurement Python lets go itself, so
-    the last store, and what the step does after it, run without the lock."""
+    the descriptor (its children do not); the measurements run as one job's turns under it;
+    after the last one Python lets go itself, so the stores, and what the step does after
+    them, run without the lock."""
     lock = tmp_path / "lock" / "gpu.lock"
     lock.parent.mkdir()
     (tmp_path / "loop.py").write_text(UNDER_TEST_LOOP, encoding="utf-8")
@@ -246,7 +289,9 @@ def test_under_test_lets_go_of_the_lock_before_the_last_store(tmp_path: Path) ->
     proc = _run(_lock_step(tmp_path, body), lock)
     assert proc.returncode == 0, proc.stderr
     seen = Path(f"{lock}.seen").read_text(encoding="utf-8").splitlines()
-    assert sorted(seen) == sorted(_lock_seen("held no-fd9"))
+    measured = [f"measure rep-{rep} {sha} held no-fd9" for rep in (1, 2) for sha in (BASE, HEAD)]
+    assert sorted(seen[:4]) == sorted(measured)
+    assert seen[4:] == [m.replace("measure", "store").replace("held", "free") for m in measured]
     assert "== released the GPU lock" in proc.stderr
     assert proc.stdout.strip().endswith("after: free")
 

@@ -253,10 +253,11 @@ def test_bench_checks_out_the_commit_of_the_event_and_cancels_per_pr() -> None:
     checkouts = [s for _, s in iter_steps(wf) if str(s.get("uses")).startswith("actions/checkout@")]
     (checkout,) = [s for s in checkouts if "path" not in s["with"]]
     assert checkout["with"]["ref"] == "${{ github.event.pull_request.head.sha }}"
-    # The other checkout: the base's helper scripts only (the GPU lock), in a folder aside.
+    # The other checkout: the base's helper scripts only (the GPU lock, the launcher of the
+    # job's turns), in a folder aside.
     (helpers,) = [s for s in checkouts if "path" in s["with"]]
     assert helpers["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
-    assert helpers["with"]["sparse-checkout"] == ".github/scripts"
+    assert helpers["with"]["sparse-checkout"].split() == [".github/scripts", "benchmarks/engine"]
     assert job["permissions"] == {"contents": "read"}
     # A new push cancels the PR's run (workflow level); the GPU job queues per runner group
     # and is never cancelled by another PR's run (job level).
