@@ -70,6 +70,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--head", required=True, metavar="SPEC")
     p.add_argument("--size-set", default="pr", choices=["smoke", "pr", "nightly"])
     p.add_argument("--repeats", type=int, default=2, help="runs a side, alternated (default 2)")
+    p.add_argument(
+        "--turns",
+        action="store_true",
+        help="start every run at once: they build side by side, then each times alone in its "
+        "turn, alternated (benchmarks/engine/turns.py); default: one run at a time",
+    )
     p.add_argument("--results", type=Path, default=Path("results"), metavar="DIR")
     p.add_argument(
         "--work",
@@ -166,7 +172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.install_only:
         return Exit.OK
     try:
-        warnings = pair.alternate(
+        measure = pair.in_turns if args.turns else pair.one_at_a_time
+        warnings = measure(
             sides,
             repeats=args.repeats,
             results=results,

@@ -84,7 +84,7 @@ class MeasureFailed(RuntimeError):
         self.code = code
 
 
-def alternate(
+def in_turns(
     sides: list[Side],
     *,
     repeats: int,
@@ -95,8 +95,8 @@ def alternate(
     run_script: Path,
     log: Callable[[str], None],
 ) -> list[str]:
-    """Measure every side ``repeats`` times as one job's turns; returns the warnings (failed
-    points).
+    """Measure every side ``repeats`` times as one job's turns (``--turns``); returns the
+    warnings (failed points).
 
     Every measuring process starts at once and builds beside the others; then each has the
     GPU alone for its timed rounds, alternately (base, head, base, head: a drift of the machine
@@ -146,6 +146,70 @@ def alternate(
             warnings.append(f"{what}: some points failed (the bot reports them)")
         elif status != 0:
             raise MeasureFailed(f"{what}: asv could not store the results (exit {status})", status)
+    return warnings
+
+
+def one_at_a_time(
+    sides: list[Side],
+    *,
+    repeats: int,
+    results: Path,
+    size_set: str,
+    keys_repo: Path,
+    machine: str | None,
+    run_script: Path,
+    log: Callable[[str], None],
+) -> list[str]:
+    """Measure every side ``repeats`` times, alternately, one process at a time (the job
+    before turns); returns the warnings (failed points).
+
+    A measurement that fails (no GPU, a crash) stops everything: later runs would be unpaired.
+    asv's exit 2 (some points failed) is a warning: the bot reports those points as broken.
+    """
+    warnings: list[str] = []
+    store: tuple[subprocess.Popen[bytes], str] | None = None
+
+    def finish_store() -> None:
+        nonlocal store
+        if store is None:
+            return
+        proc, what = store
+        code = proc.wait()
+        store = None
+        if code == 2:
+            warnings.append(f"{what}: some points failed (the bot reports them)")
+        elif code != 0:
+            raise MeasureFailed(f"{what}: asv could not store the results (exit {code})", code)
+
+    for rep in range(1, repeats + 1):
+        for side in sides:
+            rep_dir = results / f"rep-{rep}"
+            args = side.suite_command(run_script, size_set, keys_repo, rep_dir, machine)
+            if rep > 1:
+                args += ["--variants", DECIDING_VARIANTS]
+            else:
+                args += ["--capture"]  # what ran inside the fusions, for the bot's hints
+            env = side.suite_env()
+            what = f"{side.name} repeat {rep}"
+            log(f"== {what} of {repeats}: {side.installed.spec.shown()} (key {side.key[:12]})")
+            done = subprocess.run([*args, "--phase", "measure"], env=env, check=False)
+            finish_store()
+            if done.returncode != 0:
+                why = ": no usable GPU here (run_gpu.sh's exit 3)" if done.returncode == 3 else ""
+                raise MeasureFailed(
+                    f"{what}: the measurement failed (exit {done.returncode}){why}",
+                    done.returncode,
+                )
+            store = (subprocess.Popen([*args, "--phase", "store"], env=env), what)
+            if machine is None:
+                found = sorted(p.name for p in (results / "rep-1").iterdir() if p.is_dir())
+                if len(found) != 1:
+                    raise MeasureFailed(f"rep-1 holds {len(found)} machine folders, not 1", 1)
+                machine = found[0]
+    # The GPU work is done: the host's next benchmark may start beside the last store.
+    if release_gpu_lock(os.environ) is not None:
+        log("== released the GPU lock: the last store needs no GPU")
+    finish_store()
     return warnings
 
 

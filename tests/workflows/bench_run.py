@@ -98,7 +98,8 @@ fi"""
         "HEAD_STORE_STATUS": str(head_store_status),
         "PERFBOT_GPU_LOCK": str(tmp_path / "gpu.lock"),
         "PERFBOT_GPU_LOCK_SH": str(GPU_LOCK_SH),
-        "PERFBOT_TURNS_ROOT": str(REPO_ROOT if turns else tmp_path / "no-turns"),
+        "PERFBOT_TURNS_ROOT": str(REPO_ROOT),
+        "PERFBOT_TURNS": "on" if turns else "off",
         **(env or {}),
     }
     proc = run_step(step_by_id(load_workflow(WORKFLOWS / BENCH), "bench"), tmp_path, step_env)

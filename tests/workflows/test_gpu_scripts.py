@@ -235,6 +235,15 @@ def test_bench_pr_builds_at_once_and_times_in_turns_under_the_lock(tmp_path: Pat
     assert len(captured) == 2 and all("rep-1" in r for r in captured)
 
 
+def test_bench_pr_takes_turns_only_when_the_repository_asks(tmp_path: Path) -> None:
+    """Both suites know turns, but the repository variable PERFBOT_TURNS is not `on`: the job
+    runs one process at a time, as before turns."""
+    code, runs, out = bench(tmp_path, env={"PERFBOT_TURNS": "off"}, turns=True)
+    assert code == 0, out
+    assert not (tmp_path / "run_gpu.calls.turns").exists()
+    assert len([r for r in runs if r.endswith("--phase measure")]) == 4
+
+
 def test_bench_pr_in_turns_stops_when_a_measurement_fails(tmp_path: Path) -> None:
     """A measuring process that fails (no GPU, a crash) fails the job before any store, and
     says so under every process's log: later runs would be unpaired."""
@@ -253,7 +262,7 @@ import sys
 from pathlib import Path
 
 from benchmarks.under_test.install import Installed
-from benchmarks.under_test.pair import Side, alternate, stderr
+from benchmarks.under_test.pair import Side, in_turns, one_at_a_time, stderr
 from benchmarks.under_test.spec import parse_spec
 
 work, run_script, base, head = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4]
@@ -266,16 +275,19 @@ def side(name: str, version: str, key: str) -> Side:
 
 
 sides = [side("base", "0.2.6", base), side("head", "0.2.7", head)]
-alternate(sides, repeats=2, results=work / "results", size_set="pr", keys_repo=work / "keys",
-          machine=None, run_script=run_script, log=stderr)
+measure = in_turns if sys.argv[5:] == ["turns"] else one_at_a_time
+measure(sides, repeats=2, results=work / "results", size_set="pr", keys_repo=work / "keys",
+        machine=None, run_script=run_script, log=stderr)
 """
 
 
-def test_under_test_lets_go_of_the_lock_before_the_stores(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["one-at-a-time", "turns"])
+def test_under_test_lets_go_of_the_lock_before_its_stores(tmp_path: Path, how: str) -> None:
     """bench-package's shape: the step's shell takes the lock and starts Python, which inherits
-    the descriptor (its children do not); the measurements run as one job's turns under it;
-    after the last one Python lets go itself, so the stores, and what the step does after
-    them, run without the lock."""
+    the descriptor (its children do not). One run at a time, each store runs beside the next
+    run's start-up and Python lets go after the last measurement, so the last store, and what
+    the step does after it, run without the lock; in turns (``--turns``) every measurement runs
+    under the lock and every store after it was let go."""
     lock = tmp_path / "lock" / "gpu.lock"
     lock.parent.mkdir()
     (tmp_path / "loop.py").write_text(UNDER_TEST_LOOP, encoding="utf-8")
@@ -283,15 +295,19 @@ def test_under_test_lets_go_of_the_lock_before_the_stores(tmp_path: Path) -> Non
     body = (
         f"export CALLS='{tmp_path}/run_gpu.calls' LOCK_PROBE='{lock}' LAST_COMMIT={HEAD} "
         f"REPEATS=2 PYTHONPATH='{REPO}'\n"
-        f"'{sys.executable}' '{tmp_path}/loop.py' '{tmp_path}' '{fake}' {BASE} {HEAD}\n"
+        f"'{sys.executable}' '{tmp_path}/loop.py' '{tmp_path}' '{fake}' {BASE} {HEAD} "
+        f"{'turns' if how == 'turns' else ''}\n"
         f'flock -n "{lock}" true && echo "after: free" || echo "after: held"'
     )
     proc = _run(_lock_step(tmp_path, body), lock)
     assert proc.returncode == 0, proc.stderr
     seen = Path(f"{lock}.seen").read_text(encoding="utf-8").splitlines()
-    measured = [f"measure rep-{rep} {sha} held no-fd9" for rep in (1, 2) for sha in (BASE, HEAD)]
-    assert sorted(seen[:4]) == sorted(measured)
-    assert seen[4:] == [m.replace("measure", "store").replace("held", "free") for m in measured]
+    if how == "turns":
+        measured = [f"measure rep-{r} {sha} held no-fd9" for r in (1, 2) for sha in (BASE, HEAD)]
+        assert sorted(seen[:4]) == sorted(measured)
+        assert seen[4:] == [m.replace("measure", "store").replace("held", "free") for m in measured]
+    else:
+        assert sorted(seen) == sorted(_lock_seen("held no-fd9"))
     assert "== released the GPU lock" in proc.stderr
     assert proc.stdout.strip().endswith("after: free")
 
