@@ -40,8 +40,9 @@ POINT_PHASES = ("build_and_check_s", "rounds_s", "host_s")
 RUN_PHASES = ("startup_s", "open_s")
 #: run_gpu.sh's steps (``<commit>.steps.jsonl``): those that need the GPU, and the store.
 GPU_STEPS = ("check_before", "measure", "check_after")
-#: A step inside the measuring process, after its record is written (measure.py).
-INNER_STEPS = ("capture",)
+#: Steps inside the measuring process (measure.py): the capture after its record is written;
+#: in one of a job's turns, building every point and waiting for its turn.
+INNER_STEPS = ("build", "wait_turn", "capture")
 STORE_STEP = "store"
 
 

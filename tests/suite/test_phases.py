@@ -153,6 +153,25 @@ def test_a_jobs_steps_add_up_and_the_gpu_is_held_from_the_first_gpu_step_to_the_
     assert phases.job_lines([])[0].startswith("(no steps file")
 
 
+def test_a_job_of_turns_overlaps_and_holds_the_gpu_from_first_start_to_last_end() -> None:
+    """Two turns: both measure from t=100 (building side by side), the second waits for the
+    first; the GPU is held from the first start to the last end, not for the sum."""
+    steps = [
+        phases.Step("measure", 100.0, 150.0, 0),
+        phases.Step("build", 100.5, 140.0, 0),
+        phases.Step("wait_turn", 140.0, 141.0, 0),
+        phases.Step("measure", 100.0, 160.0, 0),
+        phases.Step("build", 100.5, 138.0, 0),
+        phases.Step("wait_turn", 138.0, 150.0, 0),
+        phases.Step("store", 160.0, 165.0, 0),
+        phases.Step("store", 165.0, 170.0, 0),
+    ]
+    lines = phases.job_lines(steps)
+    assert "measure | 2 | 110.0" in lines
+    assert "build | 2 | 77.0" in lines and "wait_turn | 2 | 13.0" in lines
+    assert lines[-1].startswith("GPU held 60.0 s") and "went on 10.0 s after it" in lines[-1]
+
+
 def test_the_by_fusion_table_performance_md_quotes_is_what_the_records_print() -> None:
     """`--by-fusion` over call 7's catalog job: every fusion once, the costliest build first,
     the build seconds adding up to the process table's, and the table PERFORMANCE.md quotes."""

@@ -159,6 +159,35 @@ def test_a_row_of_another_shape_is_refused() -> None:
         rc.parse_gpu_row(HEADER, "WARNING: infoROM is corrupted at gpu 0000:00:1E.0")
 
 
+def test_a_check_in_a_turn_sets_the_jobs_own_processes_aside() -> None:
+    """One of a job's turns: the job's processes waiting at the barrier are not "others", and
+    their memory is not memory used by others; a process of another job still fails it."""
+    held = {**H200, "memory.used": 30720.0}
+    ours = [
+        {"pid": 11, "name": "python3", "used_mib": 20480.0},
+        {"pid": 12, "name": "python3", "used_mib": 9728.0},
+    ]
+    gpu, others, note = rc.set_aside(held, ours, {11, 12})
+    assert others == [] and note is None and gpu["memory.used"] == 512.0
+    assert rc.assess(gpu, others, "before") == []
+    stranger = {"pid": 99, "name": "other-job", "used_mib": 512.0}
+    gpu, others, _ = rc.set_aside(held, [*ours, stranger], {11, 12})
+    assert rc.assess(gpu, others, "before") == [
+        "1 other process(es) on the GPU: pid 99 (512.0 MiB)"
+    ]
+    # Outside a turn nothing is set aside.
+    assert rc.set_aside(held, ours, ()) == (held, ours, None)
+
+
+def test_a_turn_that_sees_memory_but_no_process_does_not_judge_memory() -> None:
+    """A container's pid namespace hides every process from nvidia-smi: whose the memory is
+    cannot be told, so it is not judged, and the check says so."""
+    gpu, others, note = rc.set_aside({**H200, "memory.used": 30720.0}, [], {11})
+    assert others == [] and gpu["memory.used"] is None
+    assert note is not None and note.startswith("memory not judged")
+    assert rc.assess(gpu, others, "after") == []
+
+
 # --- the command, against a stand-in nvidia-smi ------------------------------------------------
 
 
