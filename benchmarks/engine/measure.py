@@ -76,14 +76,16 @@ def _build_all(
     return pending
 
 
-def _take_turn(turn: turns.Turn) -> None:
-    """Wait for this process's turn, then check the GPU where run_gpu.sh would have."""
+def _take_turn(turn: turns.Turn) -> float:
+    """Wait for this process's turn, then check the GPU where run_gpu.sh would have; the
+    seconds waited."""
     turn.built()
     started = time.time()
     waited = turn.wait()
     note_step("wait_turn", started, time.time())
     progress(f"turn {turn.index}/{turn.count}: waited {waited:.1f} s")
     hygiene.check_in_turn("before", turn.job_pids())
+    return waited
 
 
 def measure_suite(cfg: SuiteConfig, capture_to: Path | None = None) -> dict[str, Any]:
@@ -110,16 +112,16 @@ def _measure_suite(
     keys = cfg.fusion_points()
     wanted = set(capture.fusions_to_capture()) if capture_to is not None else set()
     pending: dict[str, BuiltPoint | dict[str, Any]] = {}
-    startup_s = None
+    startup_s, began = None, None
     if turn is not None:
         reason = missing_stack()
         if reason is not None:
             return {"schema": SCHEMA, "skip": reason}
-        startup_s = provenance.process_age_s()
+        startup_s, building = provenance.process_age_s(), provenance.utc_now()
         pending = _build_all(cfg, keys, wanted)
-        _take_turn(turn)
+        began = (building, _take_turn(turn))
     # Opened in the turn: the copy-bandwidth probe and a slowdown's sleep fit time the GPU.
-    run = open_run(cfg, startup_s)
+    run = open_run(cfg, startup_s, began)
     if isinstance(run, str):
         return {"schema": SCHEMA, "skip": run}
     points: dict[str, Any] = {}

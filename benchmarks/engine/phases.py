@@ -62,7 +62,8 @@ class Split:
 
     @property
     def rest_s(self) -> float:
-        return self.wall_s - sum(self.phases.values()) - self.run.get("open_s", 0.0)
+        waited = self.run.get("wait_turn_s", 0.0)  # one of a job's turns, at the barrier
+        return self.wall_s - sum(self.phases.values()) - self.run.get("open_s", 0.0) - waited
 
     def run_cell(self, key: str) -> str:
         """A run phase's seconds, or "-" when a process of this row did not record it."""
@@ -96,6 +97,8 @@ def split_of(record: dict[str, Any], label: str) -> Split:
             out.run[key] = float(own[key])
         else:
             out.unrecorded.add(key)
+    if isinstance(own.get("wait_turn_s"), (int, float)):
+        out.run["wait_turn_s"] = float(own["wait_turn_s"])
     for point in record.get("points", {}).values():
         _add_point(out, point)
     return out

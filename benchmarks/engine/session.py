@@ -59,10 +59,13 @@ class Run:
     phases_s: dict[str, float | None] = field(default_factory=dict)
 
 
-def open_run(cfg: SuiteConfig, startup_s: float | None = None) -> Run | str:
+def open_run(
+    cfg: SuiteConfig, startup_s: float | None = None, turn: tuple[str, float] | None = None
+) -> Run | str:
     """A run ready to measure points, or the reason this machine cannot run the suite.
-    ``startup_s``: the process's start-up as its caller measured it (one of a job's turns
-    opens its run after building every point and waiting for its turn)."""
+    ``startup_s``: the process's start-up as its caller measured it; ``turn``: when one of a
+    job's turns began building (UTC, the record's start) and how long it waited for its turn,
+    since it opens its run only then."""
     reason = missing_stack()
     if reason is not None:
         return reason
@@ -87,6 +90,9 @@ def open_run(cfg: SuiteConfig, startup_s: float | None = None) -> Run | str:
         }
         progress(f"slowdown {cfg.slowdown.label}: sleep kernel {sleep_fit}")
     opened = {"startup_s": startup_s, "open_s": round(time.perf_counter() - opening, 2)}
+    if turn is not None:
+        started, waited = turn
+        opened["wait_turn_s"] = round(waited, 2)
     return Run(gpu, flush, sleep_fit, injected, started, opened)
 
 

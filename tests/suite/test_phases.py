@@ -31,6 +31,18 @@ def test_a_record_splits_into_its_phases_and_the_rest() -> None:
     assert abs(split.rest_s - 0.5) < 1e-9
 
 
+def test_a_turns_wait_is_not_counted_as_the_rest() -> None:
+    """One of a job's turns: its record starts when it began building, and the seconds it
+    waited for its turn are its own phase, not unexplained rest."""
+    record = {
+        "started_at": "2026-12-04T10:00:00+00:00",
+        "finished_at": "2026-12-04T10:00:30+00:00",
+        "phases_s": {"startup_s": 12.0, "open_s": 1.0, "wait_turn_s": 19.5},
+        "points": {"p": {"phases_s": {"build_and_check_s": 6.0, "rounds_s": 3.0, "host_s": 0.5}}},
+    }
+    assert abs(phases.split_of(record, "x").rest_s - 0.0) < 1e-9
+
+
 def test_the_table_performance_md_quotes_is_what_the_records_print() -> None:
     assert len(PAIR) == 4
     out = io.StringIO()
