@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+import subprocess
+import sys
 
 import pytest
 from paths import DATA, REPO_ROOT
@@ -101,6 +103,8 @@ def test_a_gpu_record_of_issue_39_holds_its_start_up() -> None:
         ("call6/rmsnorm-after", 4, True),
         ("call7/catalog-after", 4, True),
         ("call8/catalog-before", 1, False),  # stopped in its first process's capture
+        ("call10/rmsnorm-turns", 4, True),
+        ("call10/rmsnorm-after", 4, True),
     ],
 )
 def test_the_tables_performance_md_quotes_are_what_the_h100_records_print(
@@ -201,3 +205,22 @@ def test_the_by_fusion_table_performance_md_quotes_is_what_the_records_print() -
     assert abs(sum(builds) - 245.7) < 0.2  # the process table's build+check, all four processes
     doc = (REPO_ROOT / "docs" / "PERFORMANCE.md").read_text(encoding="utf-8")
     assert "\n".join(lines) in doc
+
+
+def test_the_kernel_times_of_turns_agree_as_the_h100_readme_says() -> None:
+    """data/h100-issue39/README.md, item 11: what compare_medians.py prints for call 10."""
+    script = DATA / "h100-issue39" / "compare_medians.py"
+    job = DATA / "h100-issue39" / "call10"
+    done = subprocess.run(
+        [sys.executable, str(script), str(job / "rmsnorm-turns"), str(job / "rmsnorm-after")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    last = done.stdout.splitlines()[-1]
+    assert last == (
+        "20 point-variants: mean |difference| 0.24%, the largest -1.45% "
+        "(thunder-func, float32/2048x8192)"
+    )
+    readme = (DATA / "h100-issue39" / "README.md").read_text(encoding="utf-8")
+    assert "20 point-variants, mean |difference| 0.24%" in readme and "largest -1.45%" in readme

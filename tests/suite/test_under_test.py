@@ -583,12 +583,14 @@ def test_a_side_that_does_not_install_is_exit_4(
 
 @pytest.mark.slow  # seconds of real pip, asv or bash end to end (docs/BOT.md: pytest -m slow)
 @pytest.mark.skipif(find_spec("torch") is not None, reason="torch is here: a GPU may be too")
+@pytest.mark.parametrize("turns", [False, True])
 def test_without_a_gpu_the_command_stops_with_no_gpu(
-    tmp_path: Path, two_wheels: tuple[Path, Path]
+    tmp_path: Path, two_wheels: tuple[Path, Path], turns: bool
 ) -> None:
     base, head = two_wheels
     results = tmp_path / "results"
-    done = command("--base", str(base), "--head", str(head), "--results", str(results))
+    extra = ["--turns"] if turns else []
+    done = command("--base", str(base), "--head", str(head), "--results", str(results), *extra)
     assert done.returncode == Exit.NO_GPU == 3, done.stderr
     assert "run_gpu.sh: no usable GPU here" in done.stderr
     assert "No module named 'torch'" in done.stderr
@@ -597,11 +599,14 @@ def test_without_a_gpu_the_command_stops_with_no_gpu(
         "under_test: base repeat 1: the measurement failed (exit 3): no usable GPU here "
         "(run_gpu.sh's exit 3)"
     )
-    # Every turn ran (they start at once) and failed alike; the first failure is the one told,
-    # and nothing was stored: later runs would be unpaired.
-    assert [line for line in done.stderr.splitlines() if line.endswith(": exit 3")] == [
-        f"== {side} repeat {rep}: exit 3" for rep in (1, 2) for side in ("base", "head")
-    ]
+    if turns:
+        # Every turn ran (they start at once) and failed alike; the first failure is told.
+        assert [line for line in done.stderr.splitlines() if line.endswith(": exit 3")] == [
+            f"== {side} repeat {rep}: exit 3" for rep in (1, 2) for side in ("base", "head")
+        ]
+    else:
+        assert "head repeat" not in done.stderr  # stopped at the first run: later ones unpaired
+    # Nothing was stored either way: later runs would be unpaired.
     assert (results / "under-test.json").is_file() and not list(results.glob("rep-*/*"))
 
 
