@@ -106,21 +106,28 @@ def in_turns(
     warning: the bot reports those points as broken.
     """
     runs = [(rep, side) for rep in range(1, repeats + 1) for side in sides]
-    work = Path(tempfile.mkdtemp(prefix="perfbot-turns-"))
-    commands: list[turns.Command] = []
-    for rep, side in runs:
-        args = side.suite_command(run_script, size_set, keys_repo, results / f"rep-{rep}", machine)
+
+    def args_of(rep: int, side: Side, machine: str | None) -> list[str]:
         # Repeat 1 also captures what ran inside the fusions (the bot's hints) and measures
         # the context variants (eager, torch.compile), once a side.
-        args += ["--variants", DECIDING_VARIANTS] if rep > 1 else ["--capture"]
-        log(f"== {side.name} repeat {rep} of {repeats}: {side.installed.spec.shown()} "
-            f"(key {side.key[:12]}), turn {len(commands) + 1} of {len(runs)}")  # fmt: skip
-        log_file = work / "logs" / f"{side.name}-rep{rep}.log"
-        commands.append(turns.Command([*args, "--phase", "measure"], side.suite_env(), log_file))
-    statuses = turns.run_in_turns(commands, work / "markers")
-    for (rep, side), command, status in zip(runs, commands, statuses, strict=True):
-        log(f"== {side.name} repeat {rep}: exit {status}")
-        log(command.log.read_text(encoding="utf-8", errors="replace").rstrip())
+        args = side.suite_command(run_script, size_set, keys_repo, results / f"rep-{rep}", machine)
+        return args + (["--variants", DECIDING_VARIANTS] if rep > 1 else ["--capture"])
+
+    # The protocol's markers and the logs, gone once the logs are told.
+    with tempfile.TemporaryDirectory(prefix="perfbot-turns-") as tmp:
+        work = Path(tmp)
+        commands: list[turns.Command] = []
+        for rep, side in runs:
+            args = args_of(rep, side, machine)
+            log(f"== {side.name} repeat {rep} of {repeats}: {side.installed.spec.shown()} "
+                f"(key {side.key[:12]}), turn {len(commands) + 1} of {len(runs)}")  # fmt: skip
+            log_file = work / "logs" / f"{side.name}-rep{rep}.log"
+            measure = [*args, "--phase", "measure"]
+            commands.append(turns.Command(measure, side.suite_env(), log_file))
+        statuses = turns.run_in_turns(commands, work / "markers")
+        for (rep, side), command, status in zip(runs, commands, statuses, strict=True):
+            log(f"== {side.name} repeat {rep}: exit {status}")
+            log(command.log.read_text(encoding="utf-8", errors="replace").rstrip())
     failed = [(run, status) for run, status in zip(runs, statuses, strict=True) if status != 0]
     if failed:
         (rep, side), code = failed[0]
@@ -138,9 +145,8 @@ def in_turns(
         machine = found[0]
     warnings: list[str] = []
     for rep, side in runs:
-        args = side.suite_command(run_script, size_set, keys_repo, results / f"rep-{rep}", machine)
-        args += ["--variants", DECIDING_VARIANTS] if rep > 1 else ["--capture"]
-        stored = subprocess.run([*args, "--phase", "store"], env=side.suite_env(), check=False)
+        store = [*args_of(rep, side, machine), "--phase", "store"]
+        stored = subprocess.run(store, env=side.suite_env(), check=False)
         what, status = f"{side.name} repeat {rep}", stored.returncode
         if status == 2:
             warnings.append(f"{what}: some points failed (the bot reports them)")
