@@ -684,6 +684,23 @@ MUTATIONS = (
         'found = _STATE.search(body or "")',
         area="tests/alert",
     ),
+    Mutation(
+        "turn-waits-for-the-previous-only",
+        "a job's turn waits for the turn before it only, so a dead process lets the next start "
+        "beside a live turn",
+        "benchmarks/engine/turns.py",
+        'f"over-{k}" for k in range(1, self.index) if',
+        'f"over-{k}" for k in range(max(1, self.index - 1), self.index) if',
+        area="tests/suite/test_turns.py",
+    ),
+    Mutation(
+        "turns-without-the-gate",
+        "bench-pr takes turns whether the repository asked or not",
+        ".github/workflows/bench-pr.yml",
+        'if [[ "${PERFBOT_TURNS:-off}" == on && -f',
+        "if [[ -f",
+        area="tests/workflows/test_gpu_scripts.py",
+    ),
 )
 
 
