@@ -180,7 +180,9 @@ first non-zero one (0 when all succeeded), or 2 for a malformed call.
 def parse_commands(argv: Sequence[str], env: Mapping[str, str]) -> tuple[Path, list[Command]]:
     if len(argv) < 3:
         raise TurnError("want FOLDER LOG COMMAND...")
-    folder, groups, current = Path(argv[0]), [], []  # type: ignore[var-annotated]
+    folder = Path(argv[0])
+    groups: list[list[str]] = []
+    current: list[str] = []
     for arg in argv[1:]:
         if arg == ":::":
             groups.append(current)

@@ -84,6 +84,39 @@ class MeasureFailed(RuntimeError):
         self.code = code
 
 
+def _measure_failed(what: str, code: int) -> MeasureFailed:
+    why = ": no usable GPU here (run_gpu.sh's exit 3)" if code == 3 else ""
+    return MeasureFailed(f"{what}: the measurement failed (exit {code}){why}", code)
+
+
+def _stored(what: str, code: int, warnings: list[str]) -> None:
+    """asv's exit 2 (some points failed) is a warning: the bot reports those points as broken;
+    any other failure to store stops the job."""
+    if code == 2:
+        warnings.append(f"{what}: some points failed (the bot reports them)")
+    elif code != 0:
+        raise MeasureFailed(f"{what}: asv could not store the results (exit {code})", code)
+
+
+def _machine_in(results: Path) -> str:
+    """The asv machine name the first run found (its one folder in rep-1)."""
+    found = sorted(p.name for p in (results / "rep-1").iterdir() if p.is_dir())
+    if len(found) != 1:
+        raise MeasureFailed(f"rep-1 holds {len(found)} machine folders, not 1", 1)
+    return found[0]
+
+
+def _run_args(
+    side: Side, rep: int, run_script: Path, size_set: str, keys_repo: Path, results: Path,
+    machine: str | None,
+) -> list[str]:  # fmt: skip
+    """run_gpu.sh's arguments for repeat ``rep`` of ``side``: repeat 1 also captures what ran
+    inside the fusions (the bot's hints) and measures the context variants (eager,
+    torch.compile), once a side."""
+    args = side.suite_command(run_script, size_set, keys_repo, results / f"rep-{rep}", machine)
+    return args + (["--variants", DECIDING_VARIANTS] if rep > 1 else ["--capture"])
+
+
 def in_turns(
     sides: list[Side],
     *,
@@ -108,10 +141,7 @@ def in_turns(
     runs = [(rep, side) for rep in range(1, repeats + 1) for side in sides]
 
     def args_of(rep: int, side: Side, machine: str | None) -> list[str]:
-        # Repeat 1 also captures what ran inside the fusions (the bot's hints) and measures
-        # the context variants (eager, torch.compile), once a side.
-        args = side.suite_command(run_script, size_set, keys_repo, results / f"rep-{rep}", machine)
-        return args + (["--variants", DECIDING_VARIANTS] if rep > 1 else ["--capture"])
+        return _run_args(side, rep, run_script, size_set, keys_repo, results, machine)
 
     # The protocol's markers and the logs, gone once the logs are told.
     with tempfile.TemporaryDirectory(prefix="perfbot-turns-") as tmp:
@@ -131,27 +161,17 @@ def in_turns(
     failed = [(run, status) for run, status in zip(runs, statuses, strict=True) if status != 0]
     if failed:
         (rep, side), code = failed[0]
-        why = ": no usable GPU here (run_gpu.sh's exit 3)" if code == 3 else ""
-        raise MeasureFailed(
-            f"{side.name} repeat {rep}: the measurement failed (exit {code}){why}", code
-        )
+        raise _measure_failed(f"{side.name} repeat {rep}", code)
     # The GPU work is done: the host's next benchmark may start beside the stores.
     if release_gpu_lock(os.environ) is not None:
         log("== released the GPU lock: the stores need no GPU")
     if machine is None:
-        found = sorted(p.name for p in (results / "rep-1").iterdir() if p.is_dir())
-        if len(found) != 1:
-            raise MeasureFailed(f"rep-1 holds {len(found)} machine folders, not 1", 1)
-        machine = found[0]
+        machine = _machine_in(results)
     warnings: list[str] = []
     for rep, side in runs:
         store = [*args_of(rep, side, machine), "--phase", "store"]
         stored = subprocess.run(store, env=side.suite_env(), check=False)
-        what, status = f"{side.name} repeat {rep}", stored.returncode
-        if status == 2:
-            warnings.append(f"{what}: some points failed (the bot reports them)")
-        elif status != 0:
-            raise MeasureFailed(f"{what}: asv could not store the results (exit {status})", status)
+        _stored(f"{side.name} repeat {rep}", stored.returncode, warnings)
     return warnings
 
 
@@ -180,38 +200,22 @@ def one_at_a_time(
         if store is None:
             return
         proc, what = store
-        code = proc.wait()
         store = None
-        if code == 2:
-            warnings.append(f"{what}: some points failed (the bot reports them)")
-        elif code != 0:
-            raise MeasureFailed(f"{what}: asv could not store the results (exit {code})", code)
+        _stored(what, proc.wait(), warnings)
 
     for rep in range(1, repeats + 1):
         for side in sides:
-            rep_dir = results / f"rep-{rep}"
-            args = side.suite_command(run_script, size_set, keys_repo, rep_dir, machine)
-            if rep > 1:
-                args += ["--variants", DECIDING_VARIANTS]
-            else:
-                args += ["--capture"]  # what ran inside the fusions, for the bot's hints
+            args = _run_args(side, rep, run_script, size_set, keys_repo, results, machine)
             env = side.suite_env()
             what = f"{side.name} repeat {rep}"
             log(f"== {what} of {repeats}: {side.installed.spec.shown()} (key {side.key[:12]})")
             done = subprocess.run([*args, "--phase", "measure"], env=env, check=False)
             finish_store()
             if done.returncode != 0:
-                why = ": no usable GPU here (run_gpu.sh's exit 3)" if done.returncode == 3 else ""
-                raise MeasureFailed(
-                    f"{what}: the measurement failed (exit {done.returncode}){why}",
-                    done.returncode,
-                )
+                raise _measure_failed(what, done.returncode)
             store = (subprocess.Popen([*args, "--phase", "store"], env=env), what)
             if machine is None:
-                found = sorted(p.name for p in (results / "rep-1").iterdir() if p.is_dir())
-                if len(found) != 1:
-                    raise MeasureFailed(f"rep-1 holds {len(found)} machine folders, not 1", 1)
-                machine = found[0]
+                machine = _machine_in(results)
     # The GPU work is done: the host's next benchmark may start beside the last store.
     if release_gpu_lock(os.environ) is not None:
         log("== released the GPU lock: the last store needs no GPU")
