@@ -694,6 +694,15 @@ MUTATIONS = (
         area="tests/suite/test_turns.py",
     ),
     Mutation(
+        "out-of-memory-not-put-off",
+        "a point that ran out of GPU memory while a job's processes built side by side is "
+        "recorded as failed instead of built again in the process's turn",
+        "benchmarks/engine/measure.py",
+        "    oom = point.out_of_memory()\n",
+        "    oom = None\n",
+        area="tests/suite/test_turn_memory.py",
+    ),
+    Mutation(
         "turns-without-the-gate",
         "bench-pr takes turns whether the repository asked or not",
         ".github/workflows/bench-pr.yml",

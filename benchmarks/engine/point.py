@@ -93,6 +93,28 @@ class BuiltPoint:
     phases: dict[str, float]
     kept: Kept | None
 
+    def out_of_memory(self) -> str | None:
+        """The first variant error that says the GPU ran out of memory, if any: built beside a
+        job's other processes, a point may find the memory that it alone would have had taken."""
+        for entry in self.report.values():
+            if out_of_memory(entry.get("error")):
+                return str(entry["error"])
+        return None
+
+    def release(self) -> None:
+        """Free what the point holds on the GPU: its variants, inputs and kept state."""
+        import torch
+
+        self.built.clear()
+        self.inputs = None
+        self.kept = None
+        torch.cuda.empty_cache()
+
+
+def out_of_memory(error: str | None) -> bool:
+    """Whether an error text is torch's or nvFuser's CUDA out-of-memory error."""
+    return error is not None and "out of memory" in error.lower()
+
 
 def build_point(
     shape: Shape, dtype: str, cfg: SuiteConfig, fusion: str = DEFAULT, keep: bool = False
@@ -175,7 +197,8 @@ def measure_built(
     phase_start = time.perf_counter()
     fallbacks = 0
     reps = {n: cfg.calls_for(n) for n in order}
-    for round_idx in range(cfg.rounds):
+    # A point none of whose variants built has nothing to time: its record keeps each error.
+    for round_idx in range(cfg.rounds if order else 0):
         rotated = _rotated(order, round_idx)
         # The calls of all variants alternate inside the round, so the paired sample of each
         # variant spans the same stretch of time.
@@ -217,10 +240,7 @@ def measure_built(
             ]
     if point.kept is not None and keep is not None:
         keep.append(point.kept)
-    point.built.clear()
-    point.inputs = None
-    point.kept = None
-    torch.cuda.empty_cache()
+    point.release()
     itemsize = torch.empty((), dtype=getattr(torch, point.dtype)).element_size()
     return {
         **({} if fusion == DEFAULT else {"fusion": fusion}),
