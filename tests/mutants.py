@@ -703,10 +703,10 @@ MUTATIONS = (
         area="tests/suite/test_turn_memory.py",
     ),
     Mutation(
-        "turns-without-the-gate",
-        "bench-pr takes turns whether the repository asked or not",
+        "turns-despite-the-opt-out",
+        "bench-pr takes turns even where the repository turned them off",
         ".github/workflows/bench-pr.yml",
-        'if [[ "${PERFBOT_TURNS:-off}" == on && -f',
+        'if [[ "${PERFBOT_TURNS:-on}" != off && -f',
         "if [[ -f",
         area="tests/workflows/test_gpu_scripts.py",
     ),

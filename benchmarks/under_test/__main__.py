@@ -72,9 +72,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--repeats", type=int, default=2, help="runs a side, alternated (default 2)")
     p.add_argument(
         "--turns",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=True,
         help="start every run at once: they build side by side, then each times alone in its "
-        "turn, alternated (benchmarks/engine/turns.py); default: one run at a time",
+        "turn, alternated (benchmarks/engine/turns.py; the default); --no-turns: one run at a "
+        "time",
     )
     p.add_argument("--results", type=Path, default=Path("results"), metavar="DIR")
     p.add_argument(

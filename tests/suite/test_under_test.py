@@ -589,7 +589,7 @@ def test_without_a_gpu_the_command_stops_with_no_gpu(
 ) -> None:
     base, head = two_wheels
     results = tmp_path / "results"
-    extra = ["--turns"] if turns else []
+    extra = ["--turns"] if turns else ["--no-turns"]
     done = command("--base", str(base), "--head", str(head), "--results", str(results), *extra)
     assert done.returncode == Exit.NO_GPU == 3, done.stderr
     assert "run_gpu.sh: no usable GPU here" in done.stderr

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from bench_run import BASE, HEAD, bench, write_fake_run_gpu
+from workflow_expr import _text, evaluate_if
 from workflow_rules import (
     BENCH,
     CALIBRATE_PACKAGE,
@@ -235,13 +236,28 @@ def test_bench_pr_builds_at_once_and_times_in_turns_under_the_lock(tmp_path: Pat
     assert len(captured) == 2 and all("rep-1" in r for r in captured)
 
 
-def test_bench_pr_takes_turns_only_when_the_repository_asks(tmp_path: Path) -> None:
-    """Both suites know turns, but the repository variable PERFBOT_TURNS is not `on`: the job
+def test_bench_pr_runs_one_at_a_time_where_the_repository_turns_turns_off(tmp_path: Path) -> None:
+    """Both suites know turns, but the repository variable PERFBOT_TURNS is `off`: the job
     runs one process at a time, as before turns."""
     code, runs, out = bench(tmp_path, env={"PERFBOT_TURNS": "off"}, turns=True)
     assert code == 0, out
     assert not (tmp_path / "run_gpu.calls.turns").exists()
     assert len([r for r in runs if r.endswith("--phase measure")]) == 4
+
+
+def test_bench_pr_takes_turns_where_the_repository_says_nothing(tmp_path: Path) -> None:
+    """Turns are the default (the catalog's job held an H100 155.3 s in turns against 401.0 s
+    one at a time, docs/PERFORMANCE.md): with no repository variable the step's value is `on`,
+    and an empty one is read as unset."""
+    step = step_by_id(load_workflow(WORKFLOWS / BENCH), "bench")
+    expression = step["env"]["PERFBOT_TURNS"]
+    assert _text(evaluate_if(expression, {"vars": {}})) == "on"
+    assert _text(evaluate_if(expression, {"vars": {"PERFBOT_TURNS": "off"}})) == "off"
+    code, runs, out = bench(tmp_path, env={"PERFBOT_TURNS": ""}, turns=True)
+    assert code == 0, out
+    turns_seen = (tmp_path / "run_gpu.calls.turns").read_text(encoding="utf-8").splitlines()
+    assert len([t for t in turns_seen if t.endswith("measure")]) == 4
+    assert len([r for r in runs if r.endswith("--phase store")]) == 4
 
 
 def test_bench_pr_in_turns_stops_when_a_measurement_fails(tmp_path: Path) -> None:

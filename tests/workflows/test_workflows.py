@@ -246,6 +246,24 @@ def test_package_bench_turns_commits_into_git_specs(tmp_path: Path) -> None:
     assert proc.returncode == 1 and "give base too" in proc.stdout
 
 
+@pytest.mark.parametrize(("given", "flag"), [("true", "--turns"), ("false", "--no-turns")])
+def test_package_bench_takes_turns_unless_told_not_to(given: str, flag: str) -> None:
+    """The input `turns` is true by default (the catalog's job held an H100 155.3 s in turns
+    against 401.0 s one at a time, docs/PERFORMANCE.md), and the bench step passes it on: its
+    own lines that choose the flag, run as written."""
+    wf = load_workflow(WORKFLOWS / "bench-package.yml")
+    turns = triggers(wf)["workflow_call"]["inputs"]["turns"]
+    assert turns["type"] == "boolean" and turns["default"] is True
+    run = step_by_id(wf, "bench")["run"]
+    choose = re.search(r"^ *turns=\(--turns\)\n.*?\bfi$", run, re.MULTILINE | re.DOTALL)
+    assert choose is not None and '"${turns[@]}"' in run
+    script = choose[0] + '\necho "${turns[@]}"'
+    done = subprocess.run(
+        ["bash", "-c", script], env={"TURNS": given}, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == [flag]
+
+
 def test_bench_checks_out_the_commit_of_the_event_and_cancels_per_pr() -> None:
     """The label vouches for the head the maintainer saw, not for what is pushed later."""
     wf = load_workflow(WORKFLOWS / BENCH)
