@@ -20,8 +20,9 @@
 #                       slimmed wheel (wheels.sh) in .gpu/wheels/, .gpu/extra/ or $RECORD_WHEELS,
 #                       linked to the image's NVRTC as setup.sh links the carried one
 # RECORD_VARIANTS (e.g. thunder-prims,thunder-func) measures a subset; nvFuser always runs.
-# RECORD_TURNS=1 (with --pair) starts every process at once as one job's turns (builds side by
-# side, timed rounds one process at a time: benchmarks/engine/turns.py), as the PR workflows do.
+# RECORD_TURNS=1 starts every process at once as one job's turns (builds side by side, timed
+# rounds one process at a time: benchmarks/engine/turns.py), as the PR workflows do: a pair's
+# repeats, or without --pair every STATE (a history's nightlies: one process each, in order).
 # RECORD_CAPTURE=1 (with --pair) has repeat 1 capture, as bench-pr.yml's repeat 1 does; a
 # RMSNORM_BENCH_CACHE_ROOT in the environment is the job's compile cache (run_gpu.sh).
 #
@@ -145,11 +146,58 @@ measure() {
   fi
 }
 
+# in_turns LABEL: the processes in `groups` (LOG CMD... ::: LOG CMD..., as turns.py takes them)
+# started at once as one job's turns: each builds beside the others, then times in its turn,
+# in order (benchmarks/engine/turns.py, as the PR workflows run them); then the stores in
+# `stores` ("NAME CMD"), one at a time, and results/ packed. RECORD_TIME_LIMIT is a process's.
+in_turns() {
+  local label=$1 t0 t1 status line name markers
+  markers=results/turns/$(date +%s%N)  # one folder a job: turns.py refuses a used one
+  t0=$(date +%s.%N)
+  status=0
+  timeout $(( ${RECORD_TIME_LIMIT:-180} * ${#stores[@]} )) python3 -m benchmarks.engine.turns "$markers" "${groups[@]}" || status=$?
+  t1=$(date +%s.%N)
+  total_s=$(awk "BEGIN{printf \"%.1f\", $t1 - $t0}")
+  printf 'turns\t%s processes\t%s s\tstatus %s\t%s to %s\n' "${#stores[@]}" "$total_s" "$status" "$t0" "$t1" >> results/logs/timing.txt
+  echo "== $label: ${#stores[@]} processes in turns, status $status: $total_s s"
+  [ "$status" -eq 0 ] || worst=$status
+  git log --format='%H %s' > results/logs/commits.txt
+  for line in "${stores[@]}"; do
+    name=${line%% *}
+    t0=$(date +%s.%N)
+    status=0
+    eval "timeout ${RECORD_TIME_LIMIT:-180} ${line#* }" >> "results/logs/$name.log" 2>&1 || status=$?
+    t1=$(date +%s.%N)
+    printf '%s\t-\t%s s\tstatus %s\tasv store, %s to %s\n' "$name" "$(awk "BEGIN{printf \"%.1f\", $t1 - $t0}")" "$status" "$t0" "$t1" >> results/logs/timing.txt
+    [ "$status" -eq 0 ] || worst=$status
+  done
+  [ -z "${OUT:-}" ] || tar -czf "$OUT/h200-results.tgz" -C results .
+}
+# add_turn STATE LOG [run_gpu.sh arguments...]: one more process for in_turns, and its store.
+add_turn() {
+  local state=$1 log=$2 pythonpath=${pythonpath_of[$1]} args run
+  shift 2
+  read -ra args <<< "${args_of[$state]}"
+  run=(env "PYTHONPATH=${pythonpath:+$pythonpath:}${PYTHONPATH:-}" "ASV_PYTHONPATH=${pythonpath:+$pythonpath:}${ASV_PYTHONPATH:-}"
+       bash benchmarks/run_gpu.sh "${args[@]}" "$@")
+  [ ${#groups[@]} -eq 0 ] || groups+=(:::)
+  groups+=("$log" "${run[@]}" --phase measure)
+  stores+=("$(basename "$log" .log) $(printf '%q ' "${run[@]}") --phase store")
+}
+groups=() stores=()
+
 if [ "$pair" -eq 0 ]; then
+  extra=()
+  [ -z "${RECORD_VARIANTS:-}" ] || extra+=(--variants "$RECORD_VARIANTS")
+  if [ "${RECORD_TURNS:-0}" = 1 ]; then
+    # Every state's commit first, in order (asv orders a history by commit date).
+    for state in "$@"; do prepare "$state"; done
+    for state in "$@"; do add_turn "$state" "results/logs/$state.log" "${extra[@]}"; done
+    in_turns "$*"
+    exit "$worst"
+  fi
   for state in "$@"; do
     prepare "$state"
-    extra=()
-    [ -z "${RECORD_VARIANTS:-}" ] || extra+=(--variants "$RECORD_VARIANTS")
     measure "$state" "results/logs/$state.log" "${extra[@]}"
   done
   exit "$worst"
@@ -173,46 +221,19 @@ wait_store() {
   fi
   [ -z "${OUT:-}" ] || tar -czf "$OUT/h200-results.tgz" -C results .
 }
-# RECORD_TURNS=1: every measuring process starts at once and builds beside the others, then
-# each times in its turn, in the order below (benchmarks/engine/turns.py, as the PR workflows
-# run them); the stores follow, one at a time. The time limit is RECORD_TIME_LIMIT a process.
+# RECORD_TURNS=1: the pair's processes as one job's turns (in_turns), in the job's order.
 if [ "${RECORD_TURNS:-0}" = 1 ]; then
-  groups=() stores=()
   for rep in $(seq 1 "$repeats"); do
     variants=${RECORD_VARIANTS:-}
     [ -n "$variants" ] || [ "$rep" -eq 1 ] || variants=nvfuser,thunder-prims,thunder-func
     for state in "$base" "$head"; do
-      read -ra args <<< "${args_of[$state]}"
       extra=(--results "results/rep-$rep")
       [ -z "$variants" ] || extra+=(--variants "$variants")
       [ "${RECORD_CAPTURE:-0}" != 1 ] || [ "$rep" -ne 1 ] || extra+=(--capture)
-      pythonpath=${pythonpath_of[$state]}
-      run=(env "PYTHONPATH=${pythonpath:+$pythonpath:}${PYTHONPATH:-}" "ASV_PYTHONPATH=${pythonpath:+$pythonpath:}${ASV_PYTHONPATH:-}"
-           bash benchmarks/run_gpu.sh "${args[@]}" "${extra[@]}")
-      [ ${#groups[@]} -eq 0 ] || groups+=(:::)
-      groups+=("results/logs/$state-rep$rep.log" "${run[@]}" --phase measure)
-      stores+=("$state-rep$rep $(printf '%q ' "${run[@]}") --phase store")
+      add_turn "$state" "results/logs/$state-rep$rep.log" "${extra[@]}"
     done
   done
-  t0=$(date +%s.%N)
-  status=0
-  timeout $(( ${RECORD_TIME_LIMIT:-180} * ${#stores[@]} )) python3 -m benchmarks.engine.turns results/turns "${groups[@]}" || status=$?
-  t1=$(date +%s.%N)
-  total_s=$(awk "BEGIN{printf \"%.1f\", $t1 - $t0}")
-  printf 'turns\t%s processes\t%s s\tstatus %s\t%s to %s\n' "${#stores[@]}" "$total_s" "$status" "$t0" "$t1" >> results/logs/timing.txt
-  echo "== $base/$head: ${#stores[@]} processes in turns, status $status: $total_s s"
-  [ "$status" -eq 0 ] || worst=$status
-  git log --format='%H %s' > results/logs/commits.txt
-  for line in "${stores[@]}"; do
-    name=${line%% *}
-    t0=$(date +%s.%N)
-    status=0
-    eval "timeout ${RECORD_TIME_LIMIT:-180} ${line#* }" >> "results/logs/$name.log" 2>&1 || status=$?
-    t1=$(date +%s.%N)
-    printf '%s\t-\t%s s\tstatus %s\tasv store, %s to %s\n' "$name" "$(awk "BEGIN{printf \"%.1f\", $t1 - $t0}")" "$status" "$t0" "$t1" >> results/logs/timing.txt
-    [ "$status" -eq 0 ] || worst=$status
-  done
-  [ -z "${OUT:-}" ] || tar -czf "$OUT/h200-results.tgz" -C results .
+  in_turns "$base/$head"
   exit "$worst"
 fi
 for rep in $(seq 1 "$repeats"); do

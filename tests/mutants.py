@@ -703,6 +703,14 @@ MUTATIONS = (
         area="tests/suite/test_turn_memory.py",
     ),
     Mutation(
+        "history-stops-at-a-failed-build",
+        "a history's build that does not measure keeps the later builds from being stored",
+        "benchmarks/under_test/builds.py",
+        "            outcomes.append((status, None))\n            continue\n",
+        "            outcomes.append((status, None))\n            break\n",
+        area="tests/suite/test_under_test_builds.py",
+    ),
+    Mutation(
         "turns-despite-the-opt-out",
         "bench-pr takes turns even where the repository turned them off",
         ".github/workflows/bench-pr.yml",

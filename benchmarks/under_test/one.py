@@ -67,7 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:80] or "build"
 
 
@@ -88,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         stderr(f"under_test.one: {results} is not empty: each measurement gets a new folder")
         return Exit.USAGE
     work = args.work.resolve()
-    side_dir = work / "overlays" / _slug(f"{spec.shown()}-{results.name}")
+    side_dir = work / "overlays" / slug(f"{spec.shown()}-{results.name}")
     shutil.rmtree(side_dir, ignore_errors=True)
     try:
         installed = install.install(spec, side_dir, args.pip_arg)
