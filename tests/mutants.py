@@ -703,6 +703,15 @@ MUTATIONS = (
         area="tests/suite/test_turn_memory.py",
     ),
     Mutation(
+        "turns-without-room",
+        "bench-pr takes turns on a GPU whose memory cannot hold every process's built points",
+        ".github/workflows/bench-pr.yml",
+        ' \\\n            && PYTHONPATH="$turns_py" python3 -m benchmarks.engine.room '
+        "$((2 * REPEATS)); then",
+        "; then",
+        area="tests/workflows/test_gpu_scripts.py",
+    ),
+    Mutation(
         "history-stops-at-a-failed-build",
         "a history's build that does not measure keeps the later builds from being stored",
         "benchmarks/under_test/builds.py",

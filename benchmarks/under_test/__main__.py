@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import IntEnum
 from pathlib import Path
 
+from benchmarks.engine import room
 from benchmarks.under_test import install, keys, pair
 from benchmarks.under_test.spec import PACKAGES, Spec, SpecError, parse_spec
 
@@ -174,7 +176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.install_only:
         return Exit.OK
     try:
-        measure = pair.in_turns if args.turns else pair.one_at_a_time
+        turns = args.turns and _room_for_turns(2 * args.repeats, say)
+        measure = pair.in_turns if turns else pair.one_at_a_time
         warnings = measure(
             sides,
             repeats=args.repeats,
@@ -193,6 +196,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     folders = " ".join(f"--results {results}/rep-{r}" for r in range(1, args.repeats + 1))
     say(f"== done. python -m bot report {folders} --base {sides[0].key} --head {sides[1].key}")
     return Exit.OK
+
+
+def _room_for_turns(processes: int, say: Callable[[str], None]) -> bool:
+    """Whether the GPU's memory holds every process's built points (benchmarks/engine/room.py):
+    where it cannot, or nvidia-smi cannot tell, the runs go one at a time."""
+    fits, line = room.verdict(processes, room.gpu_memory_mib(dict(os.environ)))
+    say(f"under_test: {line}")
+    return fits
 
 
 if __name__ == "__main__":

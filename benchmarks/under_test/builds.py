@@ -23,7 +23,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from benchmarks.engine import turns
+from benchmarks.engine import room, turns
 from benchmarks.under_test import install, keys
 from benchmarks.under_test.__main__ import Exit
 from benchmarks.under_test.one import ROOT, SOME_POINTS_FAILED, selection, slug
@@ -128,6 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     results.mkdir(parents=True, exist_ok=True)
     more, env = selection(args.points, args.variants, args.fusions)
     more += ["--capture"] if args.capture else []
+    together, line = room.verdict(len(sides), room.gpu_memory_mib(dict(os.environ)))
+    stderr(f"under_test.builds: {line}")
     outcomes = measure_in_turns(
         sides,
         results=results,
@@ -138,6 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         more=more,
         env=env,
         log=stderr,
+        together=together,
     )
     measured = iter(outcomes)
     for entry in entries:
@@ -169,10 +172,12 @@ def measure_in_turns(
     more: list[str],
     env: dict[str, str],
     log: Callable[[str], None],
+    together: bool = True,
 ) -> list[tuple[int, int | None]]:
     """Each build's (measuring exit, asv store exit or None where nothing was stored), in the
-    order given: every measuring process started at once, each timing in its turn; then a
-    store for each that measured, one at a time, after the GPU lock is let go."""
+    order given: every measuring process started at once, each timing in its turn (or, not
+    ``together``, one process after the other: a GPU without room for them all); then a store
+    for each that measured, one at a time, after the GPU lock is let go."""
     if not sides:
         return []
 
@@ -195,8 +200,14 @@ def measure_in_turns(
             for side in sides
         ]
         for k, side in enumerate(sides, start=1):
-            log(f"== turn {k} of {len(sides)}: {side.installed.spec.shown()} (key {side.key[:12]})")
-        statuses = turns.run_in_turns(commands, work / "markers")
+            what = f"{side.installed.spec.shown()} (key {side.key[:12]})"
+            log(f"== {'turn' if together else 'run'} {k} of {len(sides)}: {what}")
+        batches = [commands] if together else [[c] for c in commands]
+        statuses = [
+            status
+            for k, batch in enumerate(batches)
+            for status in turns.run_in_turns(batch, work / f"markers-{k}")
+        ]
         for side, cmd, status in zip(sides, commands, statuses, strict=True):
             log(f"== {side.installed.spec.shown()}: exit {status}")
             log(cmd.log.read_text(encoding="utf-8", errors="replace").rstrip())

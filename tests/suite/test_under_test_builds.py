@@ -70,9 +70,12 @@ def _sides(tmp_path: Path, wheels: list[Path]) -> list[Side]:
     ]
 
 
+@pytest.mark.parametrize("together", [True, False])
 def test_each_build_times_in_its_turn_and_one_that_fails_stops_no_store(
-    tmp_path: Path, wheels: list[Path], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, wheels: list[Path], monkeypatch: pytest.MonkeyPatch, together: bool
 ) -> None:
+    """Together: three turns of one job; not (a GPU without room for three): one after the
+    other, each a job of one turn."""
     sides = _sides(tmp_path, wheels)
     script = tmp_path / "run_gpu.sh"
     script.write_text(FAKE_RUN_GPU, encoding="utf-8")
@@ -92,11 +95,15 @@ def test_each_build_times_in_its_turn_and_one_that_fails_stops_no_store(
         more=["--variants", "nvfuser"],
         env={},
         log=told.append,
+        together=together,
     )
     assert outcomes == [(0, 0), (7, None), (0, 0)]
     rows = [line.split() for line in calls.read_text(encoding="utf-8").splitlines()]
-    measured = sorted((turn, key) for phase, key, turn, _ in rows if phase == "measure")
-    assert measured == [(f"{k}/3", s.key) for k, s in enumerate(sides, start=1)]
+    measured = [(turn, key) for phase, key, turn, _ in rows if phase == "measure"]
+    if together:
+        assert sorted(measured) == [(f"{k}/3", s.key) for k, s in enumerate(sides, start=1)]
+    else:
+        assert measured == [("1/1", s.key) for s in sides]
     # The stores follow every measurement, one a build that measured, under the machine found.
     stores = rows[3:]
     assert [(p, k, t, m) for p, k, t, m in stores] == [

@@ -75,8 +75,9 @@ def bench(
     """Run bench-pr's bench step with git shimmed: `git worktree add DIR SHA` makes DIR with a
     run_gpu.sh that logs which tree ran it and with what arguments. The lock is
     tmp_path/gpu.lock; `env` adds to the step's environment (LOCK_PROBE, LAST_COMMIT,
-    HEAD_MEASURE_STATUS). With `turns`, both sides' stand-ins know a job's turns and the base's
-    launcher is this checkout's (as .perfbot-base holds the base's)."""
+    HEAD_MEASURE_STATUS, GPU_MEMORY_MIB: what nvidia-smi's stand-in says the GPU holds). With
+    `turns`, both sides' stand-ins know a job's turns and the base's launcher is this
+    checkout's (as .perfbot-base holds the base's)."""
     calls = tmp_path / "run_gpu.calls"
     fake = write_fake_run_gpu(tmp_path / "fake_run_gpu.sh")
     known = ("# --capture) is known here\n" if capture else "") + (
@@ -88,6 +89,8 @@ def bench(
   cp '{fake}' "$dir/benchmarks/run_gpu.sh"
 fi"""
     path = shim(tmp_path, "git", body)
+    # The GPU's memory as nvidia-smi gives it (an H100's 80 GB, or $GPU_MEMORY_MIB).
+    shim(tmp_path, "nvidia-smi", 'echo "${GPU_MEMORY_MIB:-81559}"')
     step_env = {
         "PATH": path,
         "BASE_SHA": BASE,

@@ -245,6 +245,16 @@ def test_bench_pr_runs_one_at_a_time_where_the_repository_turns_turns_off(tmp_pa
     assert len([r for r in runs if r.endswith("--phase measure")]) == 4
 
 
+def test_bench_pr_runs_one_at_a_time_where_the_gpu_has_no_room_for_turns(tmp_path: Path) -> None:
+    """Both suites know turns, but the GPU's memory (40 GB) cannot hold four processes' built
+    points (benchmarks/engine/room.py): one process at a time, and the log says why."""
+    code, runs, out = bench(tmp_path, env={"GPU_MEMORY_MIB": "40960"}, turns=True)
+    assert code == 0, out
+    assert not (tmp_path / "run_gpu.calls.turns").exists()
+    assert len([r for r in runs if r.endswith("--phase measure")]) == 4
+    assert "the GPU has 40,960 MiB: one process at a time" in out
+
+
 def test_bench_pr_takes_turns_where_the_repository_says_nothing(tmp_path: Path) -> None:
     """Turns are the default (the catalog's job held an H100 155.3 s in turns against 401.0 s
     one at a time, docs/PERFORMANCE.md): with no repository variable the step's value is `on`,
