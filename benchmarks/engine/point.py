@@ -95,7 +95,7 @@ class BuiltPoint:
 
     def out_of_memory(self) -> str | None:
         """The first variant error that says the GPU ran out of memory, if any: built beside a
-        job's other processes, a point may find the memory that it alone would have had taken."""
+        job's other processes, a point may find taken the memory it would have had alone."""
         for entry in self.report.values():
             if out_of_memory(entry.get("error")):
                 return str(entry["error"])

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -114,6 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sides: list[Side] = []
     for index, spec in enumerate(specs, start=1):
         side_dir = work / "overlays" / slug(f"{spec.shown()}-{results.name}")
+        shutil.rmtree(side_dir, ignore_errors=True)
         try:
             installed = install.install(spec, side_dir, args.pip_arg)
             keys.init_keys(keys_repo)
@@ -121,6 +123,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (install.InstallError, keys.KeysError) as exc:
             stderr(f"under_test.builds: {spec.shown()}: {exc}")
             entries.append({"spec": spec.shown(), "install_error": str(exc)})
+            continue
+        twin = next((s for s in sides if s.key == side.key), None)
+        if twin is not None:  # one results file a key: asv would keep the second run only
+            why = f"the same build as {twin.installed.spec.shown()} (key {side.key})"
+            stderr(f"under_test.builds: {spec.shown()}: {why}")
+            entries.append({"spec": spec.shown(), "install_error": why})
             continue
         stderr(f"== {installed.distribution} {installed.version} -> key {side.key}")
         entries.append({**side.provenance(), "key_date": side.key_date})

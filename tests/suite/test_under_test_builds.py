@@ -177,3 +177,22 @@ CRASHED, NO_GPU = (
 )
 def test_the_exit_is_the_worst_build(entries: list[dict[str, object]], code: int) -> None:
     assert builds.worst_exit(entries) == code
+
+
+def test_one_build_given_twice_under_two_names_is_measured_once(
+    tmp_path: Path, wheels: list[Path]
+) -> None:
+    """Two specs of one build (its wheel, and its version from an index that holds that wheel)
+    get one key, and asv keeps one results file a key: the second is said and left out."""
+    if find_spec("torch") is not None:
+        pytest.skip("torch is here: the first build would be measured")
+    results = tmp_path / "history" / "call-1"
+    code = builds.main(
+        ["--package", "thunder", "--results", str(results), "--work", str(tmp_path / "work"),
+         "--build", str(wheels[0]), "--build", f"lightning-thunder=={NIGHTLIES[0]}",
+         f"--pip-arg=--find-links={wheels[0].parent}"]
+    )  # fmt: skip
+    assert code == Exit.INSTALL_FAILED
+    manifest = json.loads((tmp_path / "history" / "call-1.builds.json").read_text())
+    first, second = manifest["builds"]
+    assert "same build as" in second["install_error"] and first["key"] in second["install_error"]
