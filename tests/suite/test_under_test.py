@@ -583,14 +583,32 @@ def test_a_side_that_does_not_install_is_exit_4(
 
 @pytest.mark.slow  # seconds of real pip, asv or bash end to end (docs/BOT.md: pytest -m slow)
 @pytest.mark.skipif(find_spec("torch") is not None, reason="torch is here: a GPU may be too")
-@pytest.mark.parametrize("turns", [False, True])
+@pytest.mark.parametrize(
+    ("flag", "gpu_mib", "turns"),
+    [
+        ("--no-turns", "81559", False),
+        ("--turns", "81559", True),  # room for four on an 80 GB card, as nvidia-smi says
+        ("--turns", "40960", False),  # no room: one at a time
+        ("--turns", None, False),  # no nvidia-smi: cannot tell, one at a time
+    ],
+)
 def test_without_a_gpu_the_command_stops_with_no_gpu(
-    tmp_path: Path, two_wheels: tuple[Path, Path], turns: bool
+    tmp_path: Path,
+    two_wheels: tuple[Path, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    flag: str,
+    gpu_mib: str | None,
+    turns: bool,
 ) -> None:
+    if gpu_mib is not None:  # nvidia-smi's stand-in: the GPU's memory (benchmarks/engine/room.py)
+        smi = tmp_path / "bin" / "nvidia-smi"
+        smi.parent.mkdir()
+        smi.write_text(f"#!/bin/sh\necho {gpu_mib}\n", encoding="utf-8")
+        smi.chmod(0o755)
+        monkeypatch.setenv("PATH", f"{smi.parent}{os.pathsep}{os.environ['PATH']}")
     base, head = two_wheels
     results = tmp_path / "results"
-    extra = ["--turns"] if turns else ["--no-turns"]
-    done = command("--base", str(base), "--head", str(head), "--results", str(results), *extra)
+    done = command("--base", str(base), "--head", str(head), "--results", str(results), flag)
     assert done.returncode == Exit.NO_GPU == 3, done.stderr
     assert "run_gpu.sh: no usable GPU here" in done.stderr
     assert "No module named 'torch'" in done.stderr
@@ -599,6 +617,9 @@ def test_without_a_gpu_the_command_stops_with_no_gpu(
         "under_test: base repeat 1: the measurement failed (exit 3): no usable GPU here "
         "(run_gpu.sh's exit 3)"
     )
+    if flag == "--turns":
+        said = "turns" if turns else "one process at a time"
+        assert "under_test: room: " in done.stderr and done.stderr.count(f": {said}\n") == 1
     if turns:
         # Every turn ran (they start at once) and failed alike; the first failure is told.
         assert [line for line in done.stderr.splitlines() if line.endswith(": exit 3")] == [

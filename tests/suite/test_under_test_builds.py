@@ -113,6 +113,7 @@ def test_each_build_times_in_its_turn_and_one_that_fails_stops_no_store(
     assert f"== {wheels[1].name}: exit 7" in told
 
 
+@pytest.mark.slow  # seconds of real pip, asv or bash end to end (docs/BOT.md: pytest -m slow)
 def test_without_a_gpu_every_build_is_keyed_by_its_nightly_and_said_unmeasured(
     tmp_path: Path, wheels: list[Path]
 ) -> None:
@@ -179,6 +180,7 @@ def test_the_exit_is_the_worst_build(entries: list[dict[str, object]], code: int
     assert builds.worst_exit(entries) == code
 
 
+@pytest.mark.slow  # seconds of real pip, asv or bash end to end (docs/BOT.md: pytest -m slow)
 def test_one_build_given_twice_under_two_names_is_measured_once(
     tmp_path: Path, wheels: list[Path]
 ) -> None:
