@@ -10,6 +10,7 @@ import io
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from contextlib import redirect_stderr, redirect_stdout
 from importlib.util import find_spec
 from pathlib import Path
@@ -34,15 +35,14 @@ def _test_inputs() -> ModuleType:
     return module
 
 
-make_wheel = _test_inputs().make_wheel
+_INPUTS = _test_inputs()
+make_wheel = _INPUTS.make_wheel
 
 
 @pytest.fixture(autouse=True)
-def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("PIP_NO_INDEX", "1")
-    monkeypatch.setenv("PIP_DISABLE_PIP_VERSION_CHECK", "1")
-    (tmp_path / "home").mkdir()
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+def _offline(tmp_path: Path) -> Iterator[None]:
+    with _INPUTS.offline_env(tmp_path / "home"):
+        yield
 
 
 def one(*args: str) -> subprocess.CompletedProcess[str]:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 from paths import DATA, REPO_ROOT, working_directory
-from under_test_inputs import git, make_git_package, make_wheel, sha256
+from under_test_inputs import git, make_git_package, make_wheel, offline_env, sha256
 
 from benchmarks.under_test import install, keys
 from benchmarks.under_test.__main__ import Exit, main
@@ -37,21 +37,10 @@ BASE_KEY = "977510d71561a48ab060ea5a7fbcf9cf017dbd71"
 HEAD_KEY = "1361276927b1c1296a328e8150f633768722cadf"
 
 
-@contextlib.contextmanager
-def _offline_env(home: Path) -> Iterator[None]:
-    """No index for any pip call, and HOME at `home` (pip's cache, asv's machine file)."""
-    home.mkdir(parents=True, exist_ok=True)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PIP_NO_INDEX", "1")
-        mp.setenv("PIP_DISABLE_PIP_VERSION_CHECK", "1")
-        mp.setenv("HOME", str(home))
-        yield
-
-
 @pytest.fixture(autouse=True)
 def _offline(tmp_path: Path) -> Iterator[None]:
     """Every test offline, with a HOME of its own."""
-    with _offline_env(tmp_path / "home"):
+    with offline_env(tmp_path / "home"):
         yield
 
 
@@ -60,7 +49,7 @@ def installed_wheel(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pat
     """(folder, wheel, what install() returned): lightning-thunder 0.2.9 installed by real pip
     into the side folder ``folder/base``, once for the tests that only read its overlay."""
     folder = tmp_path_factory.mktemp("installed-wheel")
-    with _offline_env(folder / "home"):
+    with offline_env(folder / "home"):
         wheel = make_wheel(folder / "wheels", "0.2.9")
         return (
             folder,
@@ -83,7 +72,7 @@ def git_installed(
     repo, commit = git_package
     folder = tmp_path_factory.mktemp("git-installed")
     spec = parse_spec(f"git+file://{repo}@{commit}", "thunder")
-    with _offline_env(folder / "home"):
+    with offline_env(folder / "home"):
         return install.install(spec, folder / "head", [])
 
 

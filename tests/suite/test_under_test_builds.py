@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from paths import REPO_ROOT
-from under_test_inputs import make_wheel
+from under_test_inputs import make_wheel, offline_env
 
 from benchmarks.under_test import builds, install
 from benchmarks.under_test.__main__ import Exit
@@ -43,11 +43,9 @@ if [ "$phase" = measure ]; then mkdir -p "$results/nvidia-h200"; fi
 
 
 @pytest.fixture(autouse=True)
-def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("PIP_NO_INDEX", "1")
-    monkeypatch.setenv("PIP_DISABLE_PIP_VERSION_CHECK", "1")
-    (tmp_path / "home").mkdir()
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+def _offline(tmp_path: Path) -> Iterator[None]:
+    with offline_env(tmp_path / "home"):
+        yield
 
 
 @pytest.fixture

@@ -9,12 +9,16 @@ path, as tests/suite is not on their import path.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import io
 import os
 import subprocess
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 _DATE = (2020, 1, 1, 0, 0, 0)
 
@@ -57,6 +61,18 @@ def make_wheel(
     path = folder / f"{dist.replace('-', '_')}-{file_version or version}-py3-none-any.whl"
     path.write_bytes(wheel_bytes(version, dist, body))
     return path
+
+
+@contextlib.contextmanager
+def offline_env(home: Path) -> Iterator[None]:
+    """No index for any pip call, and HOME at `home` (pip's cache, asv's machine file): every
+    test that installs a build runs inside one."""
+    home.mkdir(parents=True, exist_ok=True)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PIP_NO_INDEX", "1")
+        mp.setenv("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+        mp.setenv("HOME", str(home))
+        yield
 
 
 BACKEND = '''\
