@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,11 +26,10 @@ from pathlib import Path
 from benchmarks.engine import room, turns
 from benchmarks.under_test import install, keys
 from benchmarks.under_test.__main__ import Exit
-from benchmarks.under_test.one import ROOT, SOME_POINTS_FAILED, selection, slug
+from benchmarks.under_test.one import ROOT, SOME_POINTS_FAILED, install_keyed, machine_in, selection
 from benchmarks.under_test.pair import (
     DECIDING_VARIANTS,
     Side,
-    keyed_side,
     release_gpu_lock,
     stderr,
     suite_commit,
@@ -114,12 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     entries: list[dict[str, object]] = []
     sides: list[Side] = []
     for index, spec in enumerate(specs, start=1):
-        side_dir = work / "overlays" / slug(f"{spec.shown()}-{results.name}")
-        shutil.rmtree(side_dir, ignore_errors=True)
         try:
-            installed = install.install(spec, side_dir, args.pip_arg)
-            keys.init_keys(keys_repo)
-            side = keyed_side(f"build-{index}", installed, keys_repo)
+            side = install_keyed(f"build-{index}", spec, work, results, args.pip_arg)
         except (install.InstallError, keys.KeysError) as exc:
             stderr(f"under_test.builds: {spec.shown()}: {exc}")
             entries.append({"spec": spec.shown(), "install_error": str(exc)})
@@ -130,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             stderr(f"under_test.builds: {spec.shown()}: {why}")
             entries.append({"spec": spec.shown(), "install_error": why})
             continue
-        stderr(f"== {installed.distribution} {installed.version} -> key {side.key}")
+        stderr(f"== {side.installed.distribution} {side.installed.version} -> key {side.key}")
         entries.append({**side.provenance(), "key_date": side.key_date})
         sides.append(side)
     results.mkdir(parents=True, exist_ok=True)
@@ -221,8 +215,7 @@ def measure_in_turns(
             log(cmd.log.read_text(encoding="utf-8", errors="replace").rstrip())
     if release_gpu_lock(os.environ) is not None:
         log("== released the GPU lock: the stores need no GPU")
-    folders = sorted(p.name for p in results.iterdir() if p.is_dir())
-    machine = machine or (folders[0] if len(folders) == 1 else None)
+    machine = machine or machine_in(results)
     outcomes: list[tuple[int, int | None]] = []
     for side, status in zip(sides, statuses, strict=True):
         if status != 0 or machine is None:

@@ -24,7 +24,7 @@ from pathlib import Path
 from benchmarks.under_test import install, keys
 from benchmarks.under_test.__main__ import Exit
 from benchmarks.under_test.pair import Side, keyed_side, stderr, suite_commit
-from benchmarks.under_test.spec import PACKAGES, SpecError, parse_spec
+from benchmarks.under_test.spec import PACKAGES, Spec, SpecError, parse_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = "perfbot-under-test-one/1"
@@ -71,9 +71,20 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:80] or "build"
 
 
-def _machine(results: Path) -> str | None:
+def machine_in(results: Path) -> str | None:
+    """The asv machine name a run wrote into ``results`` (its one folder), or None."""
     found = sorted(p.name for p in results.iterdir() if p.is_dir()) if results.is_dir() else []
     return found[0] if len(found) == 1 else None
+
+
+def install_keyed(name: str, spec: Spec, work: Path, results: Path, pip_args: list[str]) -> Side:
+    """``spec`` installed into a fresh overlay under ``work`` (named for it and its results
+    folder) and keyed in ``work``'s keys repository; InstallError or KeysError otherwise."""
+    side_dir = work / "overlays" / slug(f"{spec.shown()}-{results.name}")
+    shutil.rmtree(side_dir, ignore_errors=True)
+    installed = install.install(spec, side_dir, pip_args)
+    keys.init_keys(work / "keys")
+    return keyed_side(name, installed, work / "keys")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -88,13 +99,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         stderr(f"under_test.one: {results} is not empty: each measurement gets a new folder")
         return Exit.USAGE
     work = args.work.resolve()
-    side_dir = work / "overlays" / slug(f"{spec.shown()}-{results.name}")
-    shutil.rmtree(side_dir, ignore_errors=True)
     try:
-        installed = install.install(spec, side_dir, args.pip_arg)
+        side = install_keyed("bisect", spec, work, results, args.pip_arg)
+        installed = side.installed
         stack = install.stack(installed.overlay, args.package)
-        keys.init_keys(work / "keys")
-        side = keyed_side("bisect", installed, work / "keys")
     except (install.InstallError, keys.KeysError) as exc:
         stderr(f"under_test.one: {exc}")
         return Exit.INSTALL_FAILED
@@ -120,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         start = time.monotonic()
         status = _run(side, args, results, work / "keys")
         manifest.update(run_status=status, wall_s=round(time.monotonic() - start, 1))
-        manifest["machine"] = args.machine or _machine(results)
+        manifest["machine"] = args.machine or machine_in(results)
         if status == Exit.NO_GPU:
             code = Exit.NO_GPU
         elif status not in (0, SOME_POINTS_FAILED) or manifest["machine"] is None:
