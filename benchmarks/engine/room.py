@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 #: A process's share: the most one of the catalog's processes held at the barrier (19,842 MiB
 #: on the H100, call 13's in-turn checks), rounded up.
@@ -59,12 +59,17 @@ def verdict(processes: int, total_mib: int | None) -> tuple[bool, str]:
     )
 
 
+def here(processes: int, environ: Mapping[str, str] = os.environ) -> tuple[bool, str]:
+    """:func:`verdict` for this machine's GPU (the first of CUDA_VISIBLE_DEVICES)."""
+    return verdict(processes, gpu_memory_mib(dict(environ)))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 1 or not args[0].isdigit() or int(args[0]) < 1:
         print(__doc__, file=sys.stderr)
         return 2
-    fits, line = verdict(int(args[0]), gpu_memory_mib(dict(os.environ)))
+    fits, line = here(int(args[0]))
     print(line, file=sys.stderr)
     return 0 if fits else 1
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
 from collections.abc import Callable, Sequence
@@ -201,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _room_for_turns(processes: int, say: Callable[[str], None]) -> bool:
     """Whether the GPU's memory holds every process's built points (benchmarks/engine/room.py):
     where it cannot, or nvidia-smi cannot tell, the runs go one at a time."""
-    fits, line = room.verdict(processes, room.gpu_memory_mib(dict(os.environ)))
+    fits, line = room.here(processes)
     say(f"under_test: {line}")
     return fits
 
