@@ -19,11 +19,10 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from benchmarks.engine import room, turns
+from benchmarks.engine import room
 from benchmarks.under_test import install, keys
 from benchmarks.under_test.__main__ import Exit
 from benchmarks.under_test.one import ROOT, SOME_POINTS_FAILED, install_keyed, machine_in, selection
@@ -31,6 +30,7 @@ from benchmarks.under_test.pair import (
     DECIDING_VARIANTS,
     Side,
     release_gpu_lock,
+    run_told,
     stderr,
     suite_commit,
 )
@@ -191,28 +191,15 @@ def measure_in_turns(
             phase,
         ]
 
-    with tempfile.TemporaryDirectory(prefix="perfbot-builds-") as tmp:
-        work = Path(tmp)
-        commands = [
-            turns.Command(
-                command(side, "measure", machine),
-                {**side.suite_env(), **env},
-                work / "logs" / f"{side.name}.log",
-            )
-            for side in sides
-        ]
-        for k, side in enumerate(sides, start=1):
-            what = f"{side.installed.spec.shown()} (key {side.key[:12]})"
-            log(f"== {'turn' if together else 'run'} {k} of {len(sides)}: {what}")
-        batches = [commands] if together else [[c] for c in commands]
-        statuses = [
-            status
-            for k, batch in enumerate(batches)
-            for status in turns.run_in_turns(batch, work / f"markers-{k}")
-        ]
-        for side, cmd, status in zip(sides, commands, statuses, strict=True):
-            log(f"== {side.installed.spec.shown()}: exit {status}")
-            log(cmd.log.read_text(encoding="utf-8", errors="replace").rstrip())
+    def env_of(side: Side) -> dict[str, str]:
+        return {**side.suite_env(), **env}
+
+    how, measures = "turn" if together else "run", []
+    for k, side in enumerate(sides, start=1):
+        shown = side.installed.spec.shown()
+        log(f"== {how} {k} of {len(sides)}: {shown} (key {side.key[:12]})")
+        measures.append((shown, command(side, "measure", machine), env_of(side)))
+    statuses = run_told(measures, log, together=together)
     if release_gpu_lock(os.environ) is not None:
         log("== released the GPU lock: the stores need no GPU")
     machine = machine or machine_in(results)
@@ -221,9 +208,7 @@ def measure_in_turns(
         if status != 0 or machine is None:
             outcomes.append((status, None))
             continue
-        stored = subprocess.run(
-            command(side, "store", machine), env={**side.suite_env(), **env}, check=False
-        )
+        stored = subprocess.run(command(side, "store", machine), env=env_of(side), check=False)
         outcomes.append((status, stored.returncode))
     return outcomes
 

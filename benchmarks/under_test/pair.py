@@ -117,6 +117,34 @@ def _run_args(
     return args + (["--variants", DECIDING_VARIANTS] if rep > 1 else ["--capture"])
 
 
+def run_told(
+    runs: list[tuple[str, list[str], dict[str, str]]],
+    log: Callable[[str], None],
+    *,
+    together: bool = True,
+) -> list[int]:
+    """Each (label, command, environment) as one job's turns (benchmarks/engine/turns.py), or,
+    not ``together``, each a job of its own, one after the other; once all are over, each one's
+    exit and log told under its label, in order. Their exit statuses."""
+    # The protocol's markers and the logs, gone once the logs are told.
+    with tempfile.TemporaryDirectory(prefix="perfbot-turns-") as tmp:
+        work = Path(tmp)
+        commands = [
+            turns.Command(args, env, work / "logs" / f"{k}.log")
+            for k, (_, args, env) in enumerate(runs)
+        ]
+        batches = [commands] if together else [[c] for c in commands]
+        statuses = [
+            status
+            for k, batch in enumerate(batches)
+            for status in turns.run_in_turns(batch, work / f"markers-{k}")
+        ]
+        for (label, _, _), command, status in zip(runs, commands, statuses, strict=True):
+            log(f"== {label}: exit {status}")
+            log(command.log.read_text(encoding="utf-8", errors="replace").rstrip())
+    return statuses
+
+
 def in_turns(
     sides: list[Side],
     *,
@@ -143,21 +171,15 @@ def in_turns(
     def args_of(rep: int, side: Side, machine: str | None) -> list[str]:
         return _run_args(side, rep, run_script, size_set, keys_repo, results, machine)
 
-    # The protocol's markers and the logs, gone once the logs are told.
-    with tempfile.TemporaryDirectory(prefix="perfbot-turns-") as tmp:
-        work = Path(tmp)
-        commands: list[turns.Command] = []
-        for rep, side in runs:
-            args = args_of(rep, side, machine)
-            log(f"== {side.name} repeat {rep} of {repeats}: {side.installed.spec.shown()} "
-                f"(key {side.key[:12]}), turn {len(commands) + 1} of {len(runs)}")  # fmt: skip
-            log_file = work / "logs" / f"{side.name}-rep{rep}.log"
-            measure = [*args, "--phase", "measure"]
-            commands.append(turns.Command(measure, side.suite_env(), log_file))
-        statuses = turns.run_in_turns(commands, work / "markers")
-        for (rep, side), command, status in zip(runs, commands, statuses, strict=True):
-            log(f"== {side.name} repeat {rep}: exit {status}")
-            log(command.log.read_text(encoding="utf-8", errors="replace").rstrip())
+    for k, (rep, side) in enumerate(runs, start=1):
+        log(f"== {side.name} repeat {rep} of {repeats}: {side.installed.spec.shown()} "
+            f"(key {side.key[:12]}), turn {k} of {len(runs)}")  # fmt: skip
+    measures = [
+        (f"{side.name} repeat {rep}", [*args_of(rep, side, machine), "--phase", "measure"],
+         side.suite_env())
+        for rep, side in runs
+    ]  # fmt: skip
+    statuses = run_told(measures, log)
     failed = [(run, status) for run, status in zip(runs, statuses, strict=True) if status != 0]
     if failed:
         (rep, side), code = failed[0]
