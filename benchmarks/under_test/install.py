@@ -14,7 +14,9 @@ import json
 import os
 import subprocess
 import sys
+import zipfile
 from dataclasses import dataclass
+from datetime import datetime
 from importlib import metadata
 from pathlib import Path
 
@@ -34,6 +36,9 @@ class Installed:
     sha256: str | None  # of the wheel installed (wheel and requirement specs)
     vcs_commit: str | None  # git specs, as pip recorded it
     module_file: str  # where the package imports from, with the overlay first
+    #: When the wheel was built (its newest file's date, ISO, no zone), where a wheel was
+    #: installed: a release's only date (keys.build_date), since its version carries none.
+    built: str | None = None
 
     def record(self, side: str) -> dict[str, object]:
         """The ``under_test`` field of the suite's provenance record (docs/DATA.md)."""
@@ -78,6 +83,20 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def wheel_built(wheel: Path) -> str | None:
+    """When ``wheel`` was built: the newest date of the files in it (a wheel holds no build
+    stamp of its own; Thunder's are stamped at the build, e.g. 0.2.6's 2025-10-22 04:53).
+    None where the wheel is unreadable or reproducible-build dated (1980, zip's earliest)."""
+    try:
+        with zipfile.ZipFile(wheel) as zf:
+            newest = max((i.date_time for i in zf.infolist()), default=None)
+    except (OSError, zipfile.BadZipFile):
+        return None
+    if newest is None or newest[0] <= 1980:
+        return None
+    return datetime(*newest).isoformat()
 
 
 def install(spec: Spec, side_dir: Path, pip_args: list[str], cwd: Path | None = None) -> Installed:
@@ -149,6 +168,7 @@ def install(spec: Spec, side_dir: Path, pip_args: list[str], cwd: Path | None = 
         _sha256(wheel) if wheel else None,
         vcs_commit,
         module_file,
+        wheel_built(wheel) if wheel else None,
     )
 
 

@@ -14,7 +14,7 @@ import json
 import os
 import re
 import subprocess
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 
 from benchmarks.under_test.install import Installed
@@ -90,9 +90,17 @@ def nightly_date(version: str) -> date | None:
         return None
 
 
-def build_date(version: str) -> str:
-    """A nightly's build date as a git date; 2000-01-01 for a release (no date in its name)."""
-    return f"{(nightly_date(version) or date(2000, 1, 1)).isoformat()}T00:00:00+00:00"
+def build_date(version: str, built: str | None = None) -> str:
+    """A build's date as a git date: a nightly's ``devYYYYMMDD``; else ``built``, the day its
+    wheel was built (install.wheel_built), so a release falls between the nightlies around it;
+    else 2000-01-01 (a release whose wheel is unknown or undated: before every nightly)."""
+    day = nightly_date(version)
+    if day is None and built is not None:
+        try:
+            day = datetime.fromisoformat(built).date()
+        except ValueError:
+            day = None
+    return f"{(day or date(2000, 1, 1)).isoformat()}T00:00:00+00:00"
 
 
 def key_for(repo: Path, installed: Installed) -> str:
@@ -116,7 +124,7 @@ def key_for(repo: Path, installed: Installed) -> str:
     )
     tree = _git(repo, "mktree", stdin=f"100644 blob {blob}\tunder-test.json\n")
     message = f"{installed.distribution} {installed.version}\n\nsha256 {installed.sha256}\n"
-    commit = _commit(repo, tree, message, build_date(installed.version))
+    commit = _commit(repo, tree, message, build_date(installed.version, installed.built))
     # A ref keeps the key from being garbage-collected, and lets `asv publish` list it.
     _git(repo, "update-ref", f"refs/keys/{commit}", commit)
     return commit

@@ -18,6 +18,7 @@ import json
 import os
 import subprocess
 import sys
+import zipfile
 from collections.abc import Iterator
 from importlib.util import find_spec
 from pathlib import Path
@@ -326,6 +327,30 @@ def test_a_key_is_dated_by_the_nightly_in_its_version(
     assert keys.commit_date(tmp_path / "keys", key) == f"{date}T00:00:00+00:00"
 
 
+@pytest.mark.parametrize(
+    ("stamp", "built", "date"),
+    [
+        ((2025, 10, 22, 4, 53, 50), "2025-10-22T04:53:50", "2025-10-22"),  # Thunder 0.2.6's
+        ((1980, 1, 1, 0, 0, 0), None, "2000-01-01"),  # a reproducible build's: no date
+    ],
+)
+def test_a_release_is_dated_by_its_wheel_s_build(
+    tmp_path: Path, stamp: tuple[int, int, int, int, int, int], built: str | None, date: str
+) -> None:
+    """Thunder's release 0.2.6 has no date in its name: dated 2000-01-01 it read as the oldest
+    build of a history of nightlies (issue 41). Its wheel's files carry the build's time."""
+    wheel = tmp_path / "lightning_thunder-0.2.6-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        older = min(stamp, (2025, 1, 1, 0, 0, 0))  # the newest file gives the date
+        zf.writestr(zipfile.ZipInfo("thunder/__init__.py", older), "")
+        zf.writestr(zipfile.ZipInfo("thunder/__about__.py", stamp), "")
+    assert install.wheel_built(wheel) == built
+    assert install.wheel_built(tmp_path / "missing.whl") is None
+    assert keys.build_date("0.2.6", install.wheel_built(wheel)) == f"{date}T00:00:00+00:00"
+    # A nightly keeps the date in its name, whatever its files say.
+    assert keys.build_date("0.2.7.dev20260201", built).startswith("2026-02-01")
+
+
 def test_a_git_spec_is_keyed_by_the_package_s_own_commit(
     tmp_path: Path, git_package: tuple[Path, str], git_installed: Installed
 ) -> None:
@@ -469,8 +494,10 @@ def test_install_only_writes_the_manifest_of_both_sides(
     assert sides["base"]["spec"] == base.name and sides["head"]["spec"] == head.name
     assert sides["base"]["sha256"] == sha256(base) and sides["head"]["sha256"] == sha256(head)
     assert (sides["base"]["version"], sides["head"]["version"]) == ("0.2.9", "0.3.0.dev20260315")
+    # A release is dated by its wheel's files (the test's wheels are stamped 2020-01-01), a
+    # nightly by its name: a release no longer sorts before every nightly (issue 41).
     assert (sides["base"]["key_date"], sides["head"]["key_date"]) == (
-        "2000-01-01T00:00:00+00:00",
+        "2020-01-01T00:00:00+00:00",
         "2026-03-15T00:00:00+00:00",
     )
     assert sides["base"]["key"] != sides["head"]["key"]
