@@ -20,6 +20,7 @@ from typing import IO, TYPE_CHECKING
 
 from bot.alert.model import change_words, clearly_worse
 from bot.alert.plan import worse_note
+from bot.commands.history_inside import inside_from_captures
 from bot.commands.long_lived import long_lived
 from bot.commands.noise_file import configured_noise_models
 from bot.commands.steps import StepFailed, check_against_results, emit_json, step
@@ -232,7 +233,14 @@ def _watch(
         watches = [analyse(h, s, model_for(models, h.machine), method) for h in histories]
     with step("build issues", ExitCode.BAD_INPUT):
         issues = (
-            watch_issues(watches, repo, cfg.issue_repos, cfg.issue_label, cfg.alerts.link)
+            watch_issues(
+                watches,
+                repo,
+                cfg.issue_repos,
+                cfg.issue_label,
+                cfg.alerts.link,
+                inside_from_captures,
+            )
             if cfg.file_issues
             else ()
         )

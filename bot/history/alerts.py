@@ -32,7 +32,7 @@ nobody's upstream: nothing is filed (``repos`` empty, ``upstream_none`` says why
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from bot.alert.builds import UNKNOWN, Builds, compare_builds
@@ -48,6 +48,9 @@ from bot.history.watch import Watch
 from bot.results.types import DEFAULT_FUSION, REFERENCE
 from bot.tell.issue import SyncState
 
+#: What changed inside a history's fusion between two of its commits (last good, first bad),
+#: as bullet texts: bot/commands/history_inside.py reads the captures.
+Inside = Callable[[History, str, str], tuple[str, ...]]
 #: The order of an alert's sections (the order docs/HISTORY.md lists the guards in).
 ORDER: tuple[GuardKind, ...] = tuple(GUARD_TITLES)
 
@@ -105,6 +108,9 @@ class MainAlert:
     upstream_none: str = ""
     #: The fusion whose history moved (``machine`` is the real machine).
     fusion: str = DEFAULT_FUSION
+    #: What changed inside the fusion between the two commits' captures, as bullet texts
+    #: (bot/history/inside.py); empty where either commit captured nothing.
+    inside: tuple[str, ...] = ()
 
     @property
     def unit(self) -> str:
@@ -203,10 +209,11 @@ def _alert(
     configured: tuple[str, ...],
     repo: str | None,
     link: LinkPolicy,
+    inside: Inside | None,
 ) -> MainAlert:
     """One range's alert (``found``: its parts, owned and in ORDER): the owner, who is told
     and why, as bot/alert/model.py ``build_alert`` decides on a PR's base and head, here on
-    the range's two commits (the watch has no fusion hints)."""
+    the range's two commits, with what changed inside the fusion between their captures."""
     good, bad = found[0].range
     where = address(
         [(p.section.owner, GUARD_TITLES[p.guard]) for p in found],
@@ -221,7 +228,7 @@ def _alert(
     return MainAlert(
         alert_key(h.unit, good, bad), h.machine, good, bad, combined(p.follow for p in found),
         tuple(found), where.repos, where.why, where.ranked, where.told, where.upstream_none,
-        h.fusion,
+        h.fusion, inside(h, good, bad) if inside is not None else (),
     )  # fmt: skip
 
 
@@ -231,10 +238,12 @@ def alerts_of(
     configured: tuple[str, ...],
     repo: str | None,
     link: LinkPolicy = "implicated",
+    inside: Inside | None = None,
 ) -> tuple[MainAlert, ...]:
     """The parts of one history (a fusion on a machine) grouped by range, in commit order;
     each part owned by what changed between its range's two commits, and the other repository
-    told as ``link`` says (``[alerts] link``, bot/alert/owners.py)."""
+    told as ``link`` says (``[alerts] link``, bot/alert/owners.py); ``inside``: what changed
+    inside the fusion between two commits (the captures, read at the edge)."""
     ranges: dict[tuple[str, str], list[Part]] = {}
     for p in parts:
         ranges.setdefault(p.range, []).append(p)
@@ -243,5 +252,5 @@ def alerts_of(
     for (good, bad), found in sorted(ranges.items(), key=lambda kv: w.history.position(kv[0][0])):
         builds = range_builds(w.history, good, bad)
         mine = sorted((owned(p, builds) for p in found), key=lambda p: ORDER.index(p.guard))
-        out.append(_alert(w.history, mine, builds, configured, repo, link))
+        out.append(_alert(w.history, mine, builds, configured, repo, link, inside))
     return tuple(out)

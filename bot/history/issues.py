@@ -29,7 +29,8 @@ from bot.alert.model import Alert, change_words, what_else, worst_section
 from bot.config import LinkPolicy
 from bot.decide.types import GUARD_TITLES
 from bot.fusion.names import fusion_title, unit_named, unit_words
-from bot.history.alerts import MainAlert, Part, alerts_of, broken_part, timing_part
+from bot.history.alerts import Inside, MainAlert, Part, alerts_of, broken_part, timing_part
+from bot.history.inside import INSIDE_WHY, SUMMARY
 from bot.history.method import Method
 from bot.history.sections import WHAT, commit_ref, now_words, section_lines
 from bot.history.watch import Watch
@@ -135,6 +136,8 @@ def alert_body(w: Watch, a: MainAlert, repo: str | None) -> str:
     ]
     for p in a.parts:
         lines += section_lines(w.history, p, repo)
+    if a.inside:
+        lines += ["", f"#### {SUMMARY}", "", INSIDE_WHY, "", *(f"- {b}" for b in a.inside)]
     head = "\n".join(lines)
     return fit(head, [Section(METHOD_SECTION, method_text(w.method), (), 0)], limit=40_000)
 
@@ -189,6 +192,7 @@ def watch_issues(
     repos: tuple[str, ...],
     label: str,
     link: LinkPolicy = "implicated",
+    inside: Inside | None = None,
 ) -> tuple[AlertIssue, ...]:
     """Every alert the histories ask for: confirmed regressions and breaks, never pending,
     grouped by history (a fusion on a machine) and commit range; ``link``: which other
@@ -199,7 +203,7 @@ def watch_issues(
         unit = w.history.unit
         parts = [timing_part(unit, f) for f in w.follow]
         parts += [broken_part(unit, b) for b in w.breaks if b.confirmed]
-        alerts = alerts_of(w, parts, repos, repo, link)
+        alerts = alerts_of(w, parts, repos, repo, link, inside)
         out += [alert_issue(w, a, repo, label) for a in alerts]
     return tuple(out)
 
