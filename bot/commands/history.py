@@ -30,6 +30,8 @@ from bot.fusion.names import unit_words
 from bot.history.issues import AlertIssue, alert_json, watch_issues
 from bot.history.load import load_histories
 from bot.history.method import Method
+from bot.history.power import Power, power_json, power_text
+from bot.history.power import power as search
 from bot.history.render import to_json, worst
 from bot.history.summary import reports_text
 from bot.history.watch import Watch, analyse
@@ -161,6 +163,7 @@ def cmd_history(args: argparse.Namespace, env: Mapping[str, str], out: IO[str]) 
         repo=args.repo,
         dry_run=args.dry_run,
         method=Method(window=args.window, min_after=args.min_after),
+        power=args.power,
     )
 
 
@@ -176,6 +179,7 @@ def run_history(
     repo: str | None,
     dry_run: bool,
     method: Method,
+    power: bool = False,
 ) -> int:
     with step("check arguments", ExitCode.USAGE):
         if method.min_after < 1 or method.window < max(method.min_after, method.min_before):
@@ -203,6 +207,7 @@ def run_history(
             repo=repo,
             dry_run=dry_run,
             method=method,
+            power=power,
         )
 
 
@@ -225,12 +230,17 @@ def _watch(
     repo: str | None,
     dry_run: bool,
     method: Method,
+    power: bool = False,
 ) -> int:
     """The analysis, the alerts and the report of histories read."""
     s = cfg.verdict
     check_against_results(s, [r for h in histories for r in h.runs])
     with step("find changes", ExitCode.BAD_INPUT):
         watches = [analyse(h, s, model_for(models, h.machine), method) for h in histories]
+    powers: list[Power] = []
+    if power:
+        with step("measure power", ExitCode.BAD_INPUT):
+            powers = [search(h, s, model_for(models, h.machine), method) for h in histories]
     with step("build issues", ExitCode.BAD_INPUT):
         issues = (
             watch_issues(
@@ -258,9 +268,11 @@ def _watch(
     if json_path is not None:
         with step(f"write {json_path}", ExitCode.USAGE):
             data = {**to_json(watches), "alerts": [alert_json(ai) for ai in issues]}
+            if power:
+                data["power"] = [power_json(p) for p in powers]
             to_stdout = emit_json(json_path, {**data, "issues": said}, out)
     if not to_stdout:
-        text = reports_text(watches)
+        text = reports_text(watches) + (f"\n\n{power_text(powers)}" if power else "")
         out.write(text + "\n\n" + "\n".join(said) + "\n")
     if failures:  # after the report: what was found is printed whatever GitHub did
         raise StepFailed("sync linked issues", ExitCode.GITHUB_FAILURE, "; ".join(failures))

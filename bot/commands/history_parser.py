@@ -73,6 +73,12 @@ def add_history_commands(
         "--dry-run", action="store_true", help="print what would be filed; touch nothing"
     )
     _method_options(p)
+    p.add_argument(
+        "--power",
+        action="store_true",
+        help="also search, per fusion, the smallest step this history could have caught: "
+        "Thunder made slower from each split on, over these runs (a made step, said so)",
+    )
     json_option(p, "the history")
 
     p = add(
