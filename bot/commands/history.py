@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -28,7 +29,7 @@ from bot.config import Config
 from bot.exitcodes import ExitCode
 from bot.fusion.names import unit_words
 from bot.history.issues import AlertIssue, alert_json, watch_issues
-from bot.history.load import load_histories
+from bot.history.load import load_histories, unmeasured_builds
 from bot.history.method import Method
 from bot.history.power import Power, power_json, power_text
 from bot.history.power import power as search
@@ -197,6 +198,9 @@ def run_history(
     with long_lived() as keep:  # the runs, out of the collector's way (long_lived.py)
         with step("read results", ExitCode.BAD_INPUT):
             histories = load_histories(dirs, machine or cfg.machine, order, s.min_samples, cache)
+            # A build of a history that did not install or measure is a point of it too.
+            gone = unmeasured_builds(dirs)
+            histories = tuple(replace(h, notes=(*h.notes, *gone)) for h in histories)
         keep()
         return _watch(
             histories,

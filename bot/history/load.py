@@ -13,6 +13,7 @@ each file is read where a CPU is free and the runs come back in the same order.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -117,6 +118,42 @@ def read_order(path: Path) -> list[str]:
     except UnicodeDecodeError:
         raise BadInput(f"{path}: order file is not UTF-8 text") from None
     return parse_order(text, str(path))
+
+
+#: The manifest benchmarks.under_test.builds writes beside a results folder (one per call).
+BUILDS_SCHEMA = "perfbot-under-test-builds/1"
+
+
+def unmeasured_builds(dirs: Sequence[Path]) -> tuple[str, ...]:
+    """The builds the manifests beside ``dirs`` (``DIR.builds.json``) name as not measured, or
+    measured with an error, in words: a nightly that did not install or run has no results
+    file, and would otherwise vanish from the history it is a point of (issue 41)."""
+    said: list[str] = []
+    for folder in dict.fromkeys(d.resolve() for d in dirs):
+        manifest = folder.parent / f"{folder.name}.builds.json"
+        if not manifest.is_file():
+            continue
+        try:
+            data = json.loads(read_capped(manifest, MAX_PROVENANCE_BYTES, "builds manifest"))
+            builds = data["builds"] if data.get("schema") == BUILDS_SCHEMA else None
+        except (BadInput, ValueError, KeyError, AttributeError, TypeError) as exc:
+            said.append(f"{manifest.name}: not read ({exc}): builds it names may be missing")
+            continue
+        if not isinstance(builds, list):
+            said.append(f"{manifest.name}: not a builds manifest ({BUILDS_SCHEMA})")
+            continue
+        for b in builds:
+            if not isinstance(b, dict):
+                continue
+            spec = str(b.get("spec", "?"))
+            if "install_error" in b:
+                said.append(f"{spec}: not measured, it did not install ({b['install_error']})")
+            elif b.get("measure_status") not in (0, None):
+                said.append(
+                    f"{spec} (key {str(b.get('key', '?'))[:8]}): its measurement exited "
+                    f"{b['measure_status']}: its results, if any, may be partial"
+                )
+    return tuple(said)
 
 
 def load_histories(
