@@ -9,12 +9,12 @@ import json
 import pytest
 from history_data import shipped
 from history_github import CONFIG
-from paths import DATA
+from paths import DATA, REPO_ROOT
 
 from bot.commands import cli
 from bot.history.load import load_histories
 from bot.history.method import Method
-from bot.history.power import caught_at, power
+from bot.history.power import STEPS, caught_at, power
 
 NIGHTLIES = DATA / "h200-thunder-nightlies" / "results"
 
@@ -28,6 +28,11 @@ def test_the_six_real_nightlies_would_have_caught_a_one_percent_step_at_every_sp
     # Below the geometric mean's threshold (1%) nothing is confirmed: the made step is what
     # was caught, not the history's own noise.
     assert not any(caught_at(h, i, 0.0075, s, model, Method()) for i in found.splits)
+    said = " ".join((REPO_ROOT / "docs" / "HISTORY.md").read_text(encoding="utf-8").split())
+    assert "a +1% step (the geometric mean's threshold) is caught at each of the 3 splits" in said
+    assert "and +0.75% at none" in said
+    steps = ", ".join(f"+{100 * x:g}%" for x in STEPS[:-1]) + f", +{100 * STEPS[-1]:g}%"
+    assert f"the smallest step of {steps} that" in said
 
 
 def test_the_cli_reports_the_search_as_made_not_measured(
