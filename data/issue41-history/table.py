@@ -1,0 +1,94 @@
+"""Issue 41's table: each measured build of the history, in build order, and per fusion the
+Thunder/nvFuser ratio level of each Thunder variant (the geometric mean over the points both
+ran, each point's median of rounds) and the points that failed.
+
+    python3 data/issue41-history/table.py RESULTS_DIR... [--markdown]
+
+Read through the bot's own readers (bot/history/load.py), so a run counts as it counts for
+`history`; a build measured twice (the watch's re-measurement, a change point's check) shows
+each run's level. A failed point is one whose variant has no ratio (the record's error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bot.history.load import read_runs  # noqa: E402
+from bot.results.types import REFERENCE, CommitResults, fusions_of  # noqa: E402
+
+VARIANTS = ("thunder-prims", "thunder-func")
+
+
+def _build(run: CommitResults) -> tuple[str, str]:
+    prov = run.provenance
+    version = (prov.text("under_test", "version") if prov else None) or "?"
+    return version, run.commit[:8]
+
+
+def level(run: CommitResults, fusion: str, variant: str) -> float | None:
+    """The geometric mean over the fusion's points of the variant's median ratio."""
+    logs = [
+        math.log(statistics.median(p.ratio))
+        for k, p in run.points.items()
+        if k.fusion == fusion and k.variant == variant and p.ratio
+    ]
+    return math.exp(statistics.fmean(logs)) if logs else None
+
+
+def failures(run: CommitResults, fusion: str) -> int:
+    """Points of a Thunder variant or nvFuser that failed (asv's failed value: an error)."""
+    wanted = (*VARIANTS, REFERENCE)
+    return sum(
+        1
+        for k, p in run.points.items()
+        if k.fusion == fusion and k.variant in wanted and p.no_data == "failed"
+    )
+
+
+def rows(dirs: Sequence[Path]) -> tuple[list[str], list[list[str]]]:
+    runs = [r for machine_runs in read_runs(dirs).values() for r in machine_runs]
+    runs.sort(key=lambda r: (r.date or 0, r.commit, r.started_at or ""))
+    fusions = fusions_of(runs)
+    head = ["build", "key", "date"] + [f"{f} prims/func (failed)" for f in fusions]
+    out = []
+    for run in runs:
+        version, key = _build(run)
+        day = run.provenance.text("key_date") if run.provenance else None
+        cells = [version, key, (day or "")[:10]]
+        for fusion in fusions:
+            prims, func = (level(run, fusion, v) for v in VARIANTS)
+            failed = failures(run, fusion)
+            shown = "/".join("-" if x is None else f"{x:.3f}" for x in (prims, func))
+            cells.append(shown + (f" ({failed})" if failed else ""))
+        out.append(cells)
+    return head, out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("dirs", nargs="+", type=Path, metavar="RESULTS_DIR")
+    parser.add_argument("--markdown", action="store_true")
+    args = parser.parse_args(argv)
+    head, body = rows(args.dirs)
+    if args.markdown:
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        for cells in body:
+            print("| " + " | ".join(cells) + " |")
+    else:
+        for cells in [head, *body]:
+            print("  ".join(cells))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
