@@ -34,6 +34,9 @@ _GIT = [
     "init.defaultBranch=main",
 ]
 _NIGHTLY = re.compile(r"dev(20\d{2})(\d{2})(\d{2})")
+#: The date of a key whose build has none known (a release with no wheel, or an undated one):
+#: before every nightly, and no day anyone may link commits from.
+UNDATED = date(2000, 1, 1)
 
 
 def _git(
@@ -100,7 +103,7 @@ def build_date(version: str, built: str | None = None) -> str:
             day = datetime.fromisoformat(built).date()
         except ValueError:
             day = None
-    return f"{(day or date(2000, 1, 1)).isoformat()}T00:00:00+00:00"
+    return f"{(day or UNDATED).isoformat()}T00:00:00+00:00"
 
 
 def key_for(repo: Path, installed: Installed) -> str:

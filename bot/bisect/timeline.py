@@ -16,7 +16,6 @@ from itertools import pairwise
 from benchmarks.under_test.keys import nightly_date
 from benchmarks.under_test.spec import Spec, SpecError, parse_spec
 
-#: What keys.build_date answers for a version without a nightly's date in it.
 #: More builds than this is not a bisect over nightlies (Thunder has about 100 in two years).
 MAX_BUILDS = 2_000
 
@@ -28,6 +27,9 @@ class TimelineError(ValueError):
 @dataclass(frozen=True)
 class Build:
     spec: Spec
+    #: When the build was made where its version does not say (a release: its key's date,
+    #: the day its wheel was built; benchmarks/under_test/keys.py ``build_date``).
+    built: date | None = None
 
     @property
     def name(self) -> str:
@@ -36,8 +38,13 @@ class Build:
 
     @property
     def day(self) -> date | None:
-        """The nightly's build date (``devYYYYMMDD`` in its version); None for a release or a
-        git commit, whose version says no date."""
+        """The nightly's build date (``devYYYYMMDD`` in its version), else ``built``; None for
+        a release or a git commit whose date nobody gave."""
+        return self.named_day or self.built
+
+    @property
+    def named_day(self) -> date | None:
+        """The day a nightly's version names (``devYYYYMMDD``)."""
         return None if self.spec.version is None else nightly_date(self.spec.version)
 
 
