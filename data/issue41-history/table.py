@@ -16,6 +16,7 @@ import math
 import statistics
 import sys
 from collections.abc import Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,10 +29,16 @@ from bot.results.types import REFERENCE, CommitResults, fusions_of  # noqa: E402
 VARIANTS = ("thunder-prims", "thunder-func")
 
 
-def _build(run: CommitResults) -> tuple[str, str]:
+def _build(run: CommitResults) -> tuple[str, str, str]:
+    """The Thunder build (the package under test's version, else the stack's), key, date."""
     prov = run.provenance
-    version = (prov.text("under_test", "version") if prov else None) or "?"
-    return version, run.commit[:8]
+    version = (
+        prov.text("under_test", "version") or prov.text("versions", "thunder") if prov else None
+    )
+    day = (
+        datetime.fromtimestamp(run.date / 1000, timezone.utc).date().isoformat() if run.date else ""
+    )
+    return version or "?", run.commit[:8], day
 
 
 def level(run: CommitResults, fusion: str, variant: str) -> float | None:
@@ -61,9 +68,7 @@ def rows(dirs: Sequence[Path]) -> tuple[list[str], list[list[str]]]:
     head = ["build", "key", "date"] + [f"{f} prims/func (failed)" for f in fusions]
     out = []
     for run in runs:
-        version, key = _build(run)
-        day = run.provenance.text("key_date") if run.provenance else None
-        cells = [version, key, (day or "")[:10]]
+        cells = list(_build(run))
         for fusion in fusions:
             prims, func = (level(run, fusion, v) for v in VARIANTS)
             failed = failures(run, fusion)
