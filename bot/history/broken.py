@@ -154,4 +154,40 @@ def find_breaks(
         "commit(s): a transient, not a break"
         for (here, run), count in sorted(transients.items())
     )
-    return tuple(breaks), notes
+    gating = {k for c in commits for r in c.runs for k in r.points}
+    gating = {k for k in gating if k.variant == REFERENCE or s.is_gating(k.variant)}
+    return tuple(breaks), (*notes, *never_ran_notes(commits, sorted(gating | set(keys))))
+
+
+def never_ran_notes(commits: Sequence[Commit], keys: Sequence[PointKey]) -> tuple[str, ...]:
+    """Points no guard can see, said: those that failed at every commit that measured them
+    (a variant broken on this stack all along: no break, no timing), and those that failed
+    from the oldest commit until one where they first ran (where the history opens for them,
+    e.g. the first nightly whose executor imports this nvFuser). Grouped by variant and by
+    the commit they first ran at, so a fusion's 18 points are one line."""
+    never: dict[str, int] = {}
+    opened: dict[int, dict[str, int]] = {}
+    for key in keys:
+        measured = [(i, st) for i, c in enumerate(commits) if (st := status(c, key)[0]) != "absent"]
+        if not measured or measured[0][1] != "failed":
+            continue
+        first_ok = next((i for i, st in measured if st == "ok"), None)
+        if first_ok is None:
+            never[key.variant] = never.get(key.variant, 0) + 1
+        else:
+            at = opened.setdefault(first_ok, {})
+            at[key.variant] = at.get(key.variant, 0) + 1
+
+    def count(by: dict[str, int]) -> str:
+        who = ", ".join(f"{v}: {n}" for v, n in sorted(by.items()))
+        return f"{sum(by.values())} point(s) ({who})"
+
+    said = []
+    if never:
+        said.append(f"{count(never)} failed at every commit that measured them: no guard sees them")
+    for i, by in sorted(opened.items()):
+        said.append(
+            f"{count(by)} failed from the oldest commit on and first ran at "
+            f"{commits[i].sha[:8]}: the history opens for them there"
+        )
+    return tuple(said)
