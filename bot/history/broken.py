@@ -163,31 +163,34 @@ def never_ran_notes(commits: Sequence[Commit], keys: Sequence[PointKey]) -> tupl
     """Points no guard can see, said: those that failed at every commit that measured them
     (a variant broken on this stack all along: no break, no timing), and those that failed
     from the oldest commit until one where they first ran (where the history opens for them,
-    e.g. the first nightly whose executor imports this nvFuser). Grouped by variant and by
-    the commit they first ran at, so a fusion's 18 points are one line."""
+    e.g. the first nightly whose executor imports this nvFuser). One line a kind and commit,
+    naming the variants, and "every point" where that is what failed: the catalog's fusions
+    then say the same words and fold into one line of the report (bot/history/summary.py)."""
+    total: dict[str, int] = {}
     never: dict[str, int] = {}
     opened: dict[int, dict[str, int]] = {}
     for key in keys:
+        total[key.variant] = total.get(key.variant, 0) + 1
         measured = [(i, st) for i, c in enumerate(commits) if (st := status(c, key)[0]) != "absent"]
         if not measured or measured[0][1] != "failed":
             continue
         first_ok = next((i for i, st in measured if st == "ok"), None)
-        if first_ok is None:
-            never[key.variant] = never.get(key.variant, 0) + 1
-        else:
-            at = opened.setdefault(first_ok, {})
-            at[key.variant] = at.get(key.variant, 0) + 1
+        by = never if first_ok is None else opened.setdefault(first_ok, {})
+        by[key.variant] = by.get(key.variant, 0) + 1
 
-    def count(by: dict[str, int]) -> str:
-        who = ", ".join(f"{v}: {n}" for v, n in sorted(by.items()))
-        return f"{sum(by.values())} point(s) ({who})"
+    def who(by: dict[str, int]) -> str:
+        names = " and ".join(sorted(by))
+        if all(n == total[v] for v, n in by.items()):
+            return f"{names} (every point)"
+        counts = ", ".join(f"{v}: {n} of {total[v]}" for v, n in sorted(by.items()))
+        return f"{names} ({counts} points)"
 
     said = []
     if never:
-        said.append(f"{count(never)} failed at every commit that measured them: no guard sees them")
+        said.append(f"{who(never)} failed at every commit that measured them: no guard sees them")
     for i, by in sorted(opened.items()):
         said.append(
-            f"{count(by)} failed from the oldest commit on and first ran at "
+            f"{who(by)} failed from the oldest commit on and first ran at "
             f"{commits[i].sha[:8]}: the history opens for them there"
         )
     return tuple(said)

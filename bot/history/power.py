@@ -101,12 +101,18 @@ def power_text(found: list[Power]) -> str:
             "split a change could be confirmed at; caught: the ratio confirmed regressed there.",
             width=100,
         ),
-        f"  {'fusion':<18}{'commits':>8}{'splits':>8}{'smallest':>10}  steps tried: splits caught",
     ]
+    width = max((len(p.fusion) for p in found), default=0) + 2
+    lines.append(
+        f"  {'fusion':<{width}}{'commits':>8}{'splits':>8}{'smallest':>10}  "
+        "steps tried: splits caught"
+    )
     for p in found:
         best = _step(p.smallest) if p.smallest is not None else "none"
         tried = ", ".join(f"{_step(x)}: {hits}/{len(p.splits)}" for x, hits in p.tried)
-        lines.append(f"  {p.fusion:<18}{p.commits:>8}{len(p.splits):>8}{best:>10}  {tried or '-'}")
+        lines.append(
+            f"  {p.fusion:<{width}}{p.commits:>8}{len(p.splits):>8}{best:>10}  {tried or '-'}"
+        )
     return "\n".join(lines)
 
 

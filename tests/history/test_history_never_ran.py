@@ -11,8 +11,8 @@ from bot.history.load import load_histories
 from bot.history.watch import analyse
 
 OPENS = (
-    "18 point(s) (thunder-func: 9, thunder-prims: 9) failed from the oldest commit on and "
-    "first ran at 977510d7: the history opens for them there"
+    "thunder-func and thunder-prims (every point) failed from the oldest commit on and first "
+    "ran at 977510d7: the history opens for them there"
 )
 
 
@@ -20,7 +20,7 @@ def test_thunder_0_2_5_s_points_never_ran() -> None:
     s, model = shipped()
     w = analyse(real(BROKEN), s, model)  # Thunder 0.2.5, twice: no nvFuser executor
     assert (
-        "18 point(s) (thunder-func: 9, thunder-prims: 9) failed at every commit that measured "
+        "thunder-func and thunder-prims (every point) failed at every commit that measured "
         "them: no guard sees them"
     ) in w.notes
     assert w.breaks == ()
@@ -41,4 +41,21 @@ def test_the_history_opens_at_the_first_build_that_runs() -> None:
 def test_a_history_where_everything_ran_says_nothing_of_it() -> None:
     s, model = shipped()
     (h,) = load_histories([DATA / "h200-thunder-nightlies" / "results"])
-    assert not any("point(s) (" in n for n in analyse(h, s, model).notes)
+    assert not any("(every point)" in n for n in analyse(h, s, model).notes)
+
+
+def test_some_points_of_a_variant_are_counted() -> None:
+    """One point failing from the start among a variant's nine says how many (a real run of
+    the broken build beside the nightlies, one point kept of it)."""
+    from dataclasses import replace
+
+    from bot.history.broken import never_ran_notes
+
+    broken = real(BROKEN).commits[0]
+    (h,) = load_histories([DATA / "h200-thunder-nightlies" / "results"])
+    keys = sorted(k for k in h.commits[0].runs[0].points if k.variant == "thunder-func")
+    failing = {k: p for k, p in broken.runs[0].points.items() if k == keys[0]}
+    ok = {k: p for k, p in h.commits[0].runs[0].points.items() if k != keys[0]}
+    first = replace(broken, runs=(replace(broken.runs[0], points={**ok, **failing}),))
+    (said,) = never_ran_notes((first, *h.commits[1:]), keys)
+    assert said.startswith("thunder-func (thunder-func: 1 of 9 points) failed from the oldest")
