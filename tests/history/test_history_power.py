@@ -42,7 +42,7 @@ def test_the_cli_reports_the_search_as_made_not_measured(
     assert cli.main(argv, env={}) == 0
     text = capsys.readouterr().out
     assert "(a made step, not a measurement)" in text
-    assert "  rmsnorm_bwd              6       3       +1%  +1%: 3/3" in text
+    assert "  rmsnorm_bwd         6       3       +1%  +1%: 3/3" in text
     assert cli.main([*argv, "--json", "-"], env={}) == 0
     (row,) = json.loads(capsys.readouterr().out)["power"]
     assert (row["fusion"], row["smallest"], row["splits"]) == ("rmsnorm_bwd", 0.01, [2, 3, 4])
