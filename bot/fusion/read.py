@@ -194,11 +194,16 @@ def _strings(value: Any, path: Path) -> dict[str, str]:
 
 
 def _drop_stale(variants: dict[str, VariantCapture]) -> dict[str, VariantCapture]:
-    """The variants with the profiler's stale copies of the hand-written profile removed."""
+    """The variants with the profiler's stale copies of the hand-written profile removed.
+    Only nvFuser's PythonProfiler names a ``fusion_id``; a profile read from torch.profiler's
+    kernel records (nvFuser's direct frontend) names none, and two profiles without one are
+    not copies of each other (all of Thunder's were dropped as stale, issue 41)."""
     handwritten = variants.get(REFERENCE)
     if handwritten is None or handwritten.profile is None:
         return variants
     stale_id = handwritten.profile.get("fusion_id")
+    if stale_id is None:
+        return variants
     fixed = {}
     for name, capture in variants.items():
         profile = capture.profile

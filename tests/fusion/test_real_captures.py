@@ -68,6 +68,29 @@ def test_the_stale_profiles_of_the_unfused_state_read_as_none() -> None:
     assert all(p.variants[v].profile for p in side("stock-0.2.6").values() for v in THUNDER)
 
 
+#: Captures of the direct frontend (nvFuser 0.2.36), on an H100: their profiles are read from
+#: torch.profiler's kernel records, which name no fusion_id (data/h100-thunder-history).
+DIRECT = (
+    DATA / "h100-thunder-history" / "call1" / "group-01" / "nvidia-h100-80gb-hbm3"
+    / "bdcfd93cde225093d240df955db48087fe79f43b.captures"
+)  # fmt: skip
+
+
+def test_profiles_without_a_fusion_id_are_no_stale_copies() -> None:
+    """Thunder's profiles of the direct frontend were all dropped as stale copies of the
+    hand-written one (both named no fusion_id): every hint then said 'no nvFuser profile'."""
+    for fusion in ("rmsnorm_bwd", "softmax_bwd"):
+        points = read_side(DIRECT, fusion)
+        assert points and all(
+            p.variants[v].profile is not None for p in points.values() for v in THUNDER
+        )
+        same = [f for k in points for f in compare_points(points[k], points[k])]
+        assert {f.variant for f in same if "the same compiled program" in f.text} == {
+            "nvfuser",
+            *THUNDER,
+        }
+
+
 def test_thunder_against_the_handwritten_fusion_names_the_round_trip() -> None:
     found = against_handwritten(side("stock-0.2.6")["bfloat16 2048x8192"])
     prims = [f.text for f in found if f.variant == "thunder-prims"]
