@@ -78,6 +78,21 @@ def rows(dirs: Sequence[Path]) -> tuple[list[str], list[list[str]]]:
     return head, out
 
 
+def spread(dirs: Sequence[Path]) -> str:
+    """The largest spread of one fusion's variant level across the builds where it ran."""
+    runs = [r for machine_runs in read_runs(dirs).values() for r in machine_runs]
+    found = []
+    for fusion in fusions_of(runs):
+        for variant in VARIANTS:
+            levels = [x for r in runs if (x := level(r, fusion, variant)) is not None]
+            if len(levels) > 1:
+                found.append((max(levels) / min(levels) - 1, fusion, variant, len(levels)))
+    if not found:
+        return "no level measured at two builds"
+    size, fusion, variant, n = max(found)
+    return f"largest spread of a level: {100 * size:.2f}% ({fusion} {variant}, over {n} runs)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("dirs", nargs="+", type=Path, metavar="RESULTS_DIR")
@@ -92,6 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         for cells in [head, *body]:
             print("  ".join(cells))
+    print(spread(args.dirs))
     return 0
 
 

@@ -22,4 +22,15 @@ def test_the_table_gives_each_build_s_level_and_failures() -> None:
     # Thunder 0.2.5 has no nvFuser executor on this stack: both variants' 9 points fail.
     assert lines[2] == "| 0.2.5 | 0e8c6c35 | 2000-01-01 | -/- (18) |"
     assert lines[4].startswith("| 0.2.6 | 977510d7 | 2000-01-01 | 1.04") and "(" not in lines[4]
-    assert len(lines) == 6  # two repeats a build
+    assert len(lines) == 7  # two repeats a build, then the spread
+    assert lines[-1].startswith("largest spread of a level: ")
+
+
+def test_the_h100_piece_s_largest_spread_is_the_one_data_readme_quotes() -> None:
+    folder = DATA / "h100-thunder-history" / "call1" / "group-01"
+    done = subprocess.run([sys.executable, str(SCRIPT), str(folder)], capture_output=True,
+                          text=True, check=True, cwd="/")  # fmt: skip
+    last = done.stdout.splitlines()[-1]
+    assert last == "largest spread of a level: 1.69% (gelu_fwd thunder-func, over 3 runs)"
+    said = " ".join((DATA / "README.md").read_text(encoding="utf-8").split())
+    assert f"prints `{last}`" in said
