@@ -4,7 +4,7 @@
    point: $.plot.plugins), so that neither asv's graphdisplay.js nor the vendored flot is edited.
 
    The build lists the lines in #perfbot-config's data-reference-lines ({benchmark: {value,
-   label}}, bot/site/page.py); for the ratio graphs (bench_rmsnorm_bwd.RatioToNvfuser.track_ratio)
+   label, band}}, bot/site/page.py); for the ratio graphs (bench_rmsnorm_bwd.RatioToNvfuser.track_ratio)
    it is y = 1: above the line Thunder is slower than the hand-written nvFuser fusion.
 
    On the main graph of a listed benchmark the plugin widens the y axis to hold y (asv sets the
@@ -117,18 +117,21 @@
         return Object.prototype.hasOwnProperty.call(all, benchmark) ? all[benchmark] : null;
     }
 
-    function widen(axis, value) {
+    function widen(axis, value, band) {
         if (axis.min === null || axis.min === undefined ||
             axis.max === null || axis.max === undefined) {
             return;  /* asv always sets both; an autoscaled axis is left to flot */
         }
         var span = Math.max(axis.max, value) - Math.min(axis.min, value);
         var pad = span > 0 ? span * 0.05 : Math.abs(value) * 0.05;
-        if (axis.min > value - pad) {
-            axis.min = value - pad;
+        /* The band around the line (the bot's smallest change of the ratio) stays on the axis:
+           on a level flat within 0.2% asv's axis spanned that 0.2%, and every tick said 1.00. */
+        var hold = Math.abs(value) * (band || 0);
+        if (axis.min > Math.min(value - pad, value - hold)) {
+            axis.min = Math.min(value - pad, value - hold);
         }
-        if (axis.max < value + pad) {
-            axis.max = value + pad;
+        if (axis.max < Math.max(value + pad, value + hold)) {
+            axis.max = Math.max(value + pad, value + hold);
         }
     }
 
@@ -139,7 +142,14 @@
             if (line === null) {
                 return;
             }
-            widen(options.yaxes[0], line.value);
+            widen(options.yaxes[0], line.value, line.band);
+            /* asv writes 3 significant digits, so ticks 0.005 apart above 1 read 1.01, 1.01:
+               a ratio's ticks get the decimals flot chose for their spacing instead. */
+            options.yaxes[0].tickFormatter = function (v, axis) {
+                var digits = axis.tickDecimals === null || axis.tickDecimals === undefined
+                    ? 3 : axis.tickDecimals;
+                return v.toFixed(digits);
+            };
         });
         plot.hooks.draw.push(draw_marks);
         plot.hooks.draw.push(function (plot, ctx) {

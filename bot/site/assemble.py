@@ -78,10 +78,13 @@ def finish(
     for name in ("perfbot.css", *SCRIPTS):
         shutil.copyfile(ASSETS / name, html / name)
     index, found = summaries(html, settings, kinds)
-    # Every fusion's ratio graphs draw the line of parity, RMSNorm backward's as before.
+    # Every fusion's ratio graphs draw the line of parity, RMSNorm backward's as before, with
+    # the ratio's colour band (the bot's smallest change) kept on the axis: a level flat within
+    # noise then reads flat, not as a cliff between ticks that all say 1.00.
+    parity = (*REFERENCE_LINES[BENCH_RATIO], colours[0])
     lines = {
-        **REFERENCE_LINES,
-        **{bench_names(f).ratio: REFERENCE_LINES[BENCH_RATIO] for f in fusions_published(index)},
+        BENCH_RATIO: parity,
+        **{bench_names(f).ratio: parity for f in fusions_published(index)},
     }
     drawn = set(index.get("revision_to_hash", {}).values())
     by_hash: Mapping[str, CommitNote] = {n.commit: n for n in notes}

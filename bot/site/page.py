@@ -66,13 +66,21 @@ def _insert(text: str, anchor: str, addition: str, *, before: bool = False) -> s
     return text.replace(anchor, addition + anchor if before else anchor + addition)
 
 
+#: benchmark -> its reference line's y value, label, and the band (a fraction of y) its
+#: graphs' y axis always holds around it (0: none).
+ReferenceLines = Mapping[str, tuple[float, str, float]]
+
+
 def config_element(
-    reference_lines: Mapping[str, tuple[float, str]],
+    reference_lines: ReferenceLines,
     changes: Mapping[str, Sequence[Mapping[str, str]]] | None = None,
 ) -> str:
-    """What perfbot-reference.js reads: benchmark -> its reference line's y value and label;
-    and benchmark -> the watch's changes to mark on its graphs (bot/site/watch.py)."""
-    lines = {name: {"value": v, "label": text} for name, (v, text) in reference_lines.items()}
+    """What perfbot-reference.js reads: benchmark -> its reference line's y value, label and
+    band; and benchmark -> the watch's changes to mark on its graphs (bot/site/watch.py)."""
+    lines = {
+        name: {"value": v, "label": text, "band": band}
+        for name, (v, text, band) in reference_lines.items()
+    }
     data = html_lib.escape(json.dumps(lines, sort_keys=True))
     marks = html_lib.escape(json.dumps(dict(changes or {}), sort_keys=True))
     return (
@@ -86,7 +94,7 @@ def patch_index(
     lock: Lock,
     landing: str,
     commits: str = "",
-    reference_lines: Mapping[str, tuple[float, str]] | None = None,
+    reference_lines: ReferenceLines | None = None,
     changes: Mapping[str, Sequence[Mapping[str, str]]] | None = None,
 ) -> str:
     """asv's page with local scripts, the CSP, the landing view and the commits page (HTML)."""

@@ -576,3 +576,38 @@ def test_the_watchs_change_is_marked_on_the_ratio_graph(
     ]
     assert marks[0]["fraction"] > 0.8, f"no solid line down the mark's column: {marks}"
     _assert_clean(traffic)
+
+
+#: The catalog along four real Thunder builds on an H100 (data/README.md, h100-thunder-history).
+CATALOG_BUILDS = REPO / "data/h100-thunder-history/call1/group-01"
+#: A fusion whose thunder-func level stayed within 0.2% of 1 there: asv's axis spanned that.
+FLAT = PointKey("thunder-func", "bfloat16", "16384x4096", "softmax_bwd")
+
+Y_TICKS = """() => {
+  const plot = $('#main-graph').data('plot');
+  const axis = plot.getAxes().yaxis;
+  return {min: axis.min, max: axis.max, labels: axis.ticks.map(t => t.label)};
+}"""
+
+
+def test_a_flat_ratio_reads_flat_with_ticks_that_differ(
+    tmp_path: Path, page: tuple[Any, Traffic]
+) -> None:
+    """On the first real catalog history of nightlies the ratio graphs of flat fusions had an
+    axis 0.2% tall whose ticks all read 1.00 (issue 41): a wiggle drawn as a cliff. The axis
+    holds the bot's own ±2% band around 1 and every tick says a different number."""
+    from bot.site import build_site
+
+    report = build_site(CATALOG_BUILDS, tmp_path / "site")
+    tab, traffic = page
+    with start_server(report.out_dir) as server:
+        tab.goto(graph_url(server.url, FLAT, "nvidia-h100-80gb-hbm3"))
+        tab.wait_for_function("() => { const p = $('#main-graph').data('plot');"
+                              " return p && p.getData().length > 0; }")  # fmt: skip
+        tab.wait_for_load_state("networkidle")
+        axis = tab.evaluate(Y_TICKS)
+        _shot(tab, "site-catalog-builds-flat-ratio.png")
+    assert axis["min"] <= 0.98 + 1e-9 and axis["max"] >= 1.02 - 1e-9, axis
+    labels = [str(x) for x in axis["labels"]]
+    assert len(labels) >= 3 and len(set(labels)) == len(labels), labels
+    _assert_clean(traffic)
