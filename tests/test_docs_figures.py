@@ -659,7 +659,7 @@ HISTORY_CAL = (
 
 def test_the_history_examples_are_what_history_prints() -> None:
     found = history_transcripts()
-    assert HISTORY_CAL in found and len(found) == 3
+    assert HISTORY_CAL in found and len(found) == 4
     for command, output in found.items():
         if command != HISTORY_CAL:
             assert run_dry(command) == output, command

@@ -78,9 +78,20 @@ def power(
     """The search over STEPS at every split of ``h`` a change could be confirmed at."""
     m = m or Method()
     n = len(h.commits)
-    splits = tuple(range(m.min_before, n - m.min_after + 1))
+    # A split needs min_before commits that ran Thunder before it and min_after after it: a
+    # build whose Thunder points all failed (a history's broken start) times nothing.
+    ran = [
+        i
+        for i, c in enumerate(h.commits)
+        if any(p.ratio for r in c.runs for p in r.points.values())
+    ]
+    splits = tuple(
+        i
+        for i in range(m.min_before, n - m.min_after + 1)
+        if sum(j < i for j in ran) >= m.min_before and sum(j >= i for j in ran) >= m.min_after
+    )
     tried: list[tuple[float, int]] = []
-    for step in STEPS:
+    for step in STEPS if splits else ():
         hits = sum(caught_at(h, i, step, s, model, m) for i in splits)
         tried.append((step, hits))
         if splits and hits == len(splits):
@@ -110,6 +121,8 @@ def power_text(found: list[Power]) -> str:
     for p in found:
         best = _step(p.smallest) if p.smallest is not None else "none"
         tried = ", ".join(f"{_step(x)}: {hits}/{len(p.splits)}" for x, hits in p.tried)
+        if not p.splits:
+            tried = "no split has enough commits that ran Thunder on both sides (2 before, 2 after)"
         lines.append(
             f"  {p.fusion:<{width}}{p.commits:>8}{len(p.splits):>8}{best:>10}  {tried or '-'}"
         )

@@ -46,3 +46,13 @@ def test_the_cli_reports_the_search_as_made_not_measured(
     assert cli.main([*argv, "--json", "-"], env={}) == 0
     (row,) = json.loads(capsys.readouterr().out)["power"]
     assert (row["fusion"], row["smallest"], row["splits"]) == ("rmsnorm_bwd", 0.01, [2, 3, 4])
+
+
+def test_a_history_too_short_once_its_broken_start_is_left_out_tries_nothing() -> None:
+    """The H100's four builds: the first ran no Thunder point (no executor), so three commits
+    time Thunder, and no split has 2 of them before it and 2 after: nothing is tried."""
+    s, model = shipped()
+    folder = DATA / "h100-thunder-history" / "call1" / "group-01"
+    found = [power(h, s, model) for h in load_histories([folder])]
+    assert len(found) == 14
+    assert all(p.splits == () and p.tried == () and p.smallest is None for p in found)
