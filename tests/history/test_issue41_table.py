@@ -34,3 +34,6 @@ def test_the_h100_piece_s_largest_spread_is_the_one_data_readme_quotes() -> None
     assert last == "largest spread of a level: 1.69% (gelu_fwd thunder-func, over 3 runs)"
     said = " ".join((DATA / "README.md").read_text(encoding="utf-8").split())
     assert f"prints `{last}`" in said
+    size = last.split(": ", 1)[1].split(" ", 1)[0]  # "1.69%"
+    readme = " ".join((REPO_ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert f"no fusion's level moving more than {size} across the three that run" in readme
