@@ -727,6 +727,38 @@ MUTATIONS = (
         "if [[ -f",
         area="tests/workflows/test_gpu_scripts.py",
     ),
+    Mutation(
+        "profiles-without-an-id-read-as-stale",
+        "Thunder's profiles of nvFuser's direct frontend (no fusion_id) are dropped as copies",
+        "bot/fusion/read.py",
+        "    if stale_id is None:\n        return variants\n",
+        "",
+        area="tests/fusion/test_real_captures.py",
+    ),
+    Mutation(
+        "release-dated-2000",
+        "a release's key ignores its wheel's build day and sorts before every nightly",
+        "benchmarks/under_test/keys.py",
+        "    if day is None and built is not None:",
+        "    if False:",
+        area="tests/suite/test_under_test.py",
+    ),
+    Mutation(
+        "power-splits-before-the-history-opens",
+        "--power tries splits whose sides hold fewer commits that ran Thunder than a change needs",
+        "bot/history/power.py",
+        "if sum(j < i for j in ran) >= m.min_before and sum(j >= i for j in ran) >= m.min_after",
+        "if True",
+        area="tests/history/test_history_power.py",
+    ),
+    Mutation(
+        "alert-without-what-changed-inside",
+        "a main-branch alert leaves out the difference between its two commits' captures",
+        "bot/commands/history.py",
+        "                inside_from_captures,\n",
+        "                None,\n",
+        area="tests/history/test_history_inside.py",
+    ),
 )
 
 
