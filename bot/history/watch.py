@@ -62,7 +62,6 @@ def analyse(
     ups = follow_ups(table, scan, m, note) if follow else ()
     keys = [*table.families["ratio"].keys, *table.families["nvfuser"].keys]
     breaks, said = find_breaks(history, s, m.min_after, keys)
+    # Without a model, why is the report's "Noise:" line (and --json's "noise"): not a note too.
     notes = (*history.notes, *said)
-    if used is None and history.runs:
-        notes = (*notes, note)
     return Watch(history, m, scan, ups, breaks, notes, note, table)
