@@ -739,8 +739,8 @@ MUTATIONS = (
         "release-dated-2000",
         "a release's key ignores its wheel's build day and sorts before every nightly",
         "benchmarks/under_test/keys.py",
-        "    if day is None and built is not None:",
-        "    if False:",
+        "nightly_date(version) or (built.date() if built is not None else None)",
+        "nightly_date(version)",
         area="tests/suite/test_under_test.py",
     ),
     Mutation(

@@ -36,9 +36,9 @@ class Installed:
     sha256: str | None  # of the wheel installed (wheel and requirement specs)
     vcs_commit: str | None  # git specs, as pip recorded it
     module_file: str  # where the package imports from, with the overlay first
-    #: When the wheel was built (its newest file's date, ISO, no zone), where a wheel was
+    #: When the wheel was built (its newest file's time, no zone), where a wheel was
     #: installed: a release's only date (keys.build_date), since its version carries none.
-    built: str | None = None
+    built: datetime | None = None
 
     def record(self, side: str) -> dict[str, object]:
         """The ``under_test`` field of the suite's provenance record (docs/DATA.md)."""
@@ -85,7 +85,7 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def wheel_built(wheel: Path) -> str | None:
+def wheel_built(wheel: Path) -> datetime | None:
     """When ``wheel`` was built: the newest date of the files in it (a wheel holds no build
     stamp of its own; Thunder's are stamped at the build, e.g. 0.2.6's 2025-10-22 04:53).
     None where the wheel is unreadable or reproducible-build dated (1980, zip's earliest)."""
@@ -96,7 +96,7 @@ def wheel_built(wheel: Path) -> str | None:
         return None
     if newest is None or newest[0] <= 1980:
         return None
-    return datetime(*newest).isoformat()
+    return datetime(*newest)
 
 
 def install(spec: Spec, side_dir: Path, pip_args: list[str], cwd: Path | None = None) -> Installed:

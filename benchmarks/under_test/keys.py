@@ -93,16 +93,11 @@ def nightly_date(version: str) -> date | None:
         return None
 
 
-def build_date(version: str, built: str | None = None) -> str:
+def build_date(version: str, built: datetime | None = None) -> str:
     """A build's date as a git date: a nightly's ``devYYYYMMDD``; else ``built``, the day its
     wheel was built (install.wheel_built), so a release falls between the nightlies around it;
     else 2000-01-01 (a release whose wheel is unknown or undated: before every nightly)."""
-    day = nightly_date(version)
-    if day is None and built is not None:
-        try:
-            day = datetime.fromisoformat(built).date()
-        except ValueError:
-            day = None
+    day = nightly_date(version) or (built.date() if built is not None else None)
     return f"{(day or UNDATED).isoformat()}T00:00:00+00:00"
 
 

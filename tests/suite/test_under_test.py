@@ -20,6 +20,7 @@ import subprocess
 import sys
 import zipfile
 from collections.abc import Iterator
+from datetime import datetime
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -330,12 +331,12 @@ def test_a_key_is_dated_by_the_nightly_in_its_version(
 @pytest.mark.parametrize(
     ("stamp", "built", "date"),
     [
-        ((2025, 10, 22, 4, 53, 50), "2025-10-22T04:53:50", "2025-10-22"),  # Thunder 0.2.6's
+        ((2025, 10, 22, 4, 53, 50), datetime(2025, 10, 22, 4, 53, 50), "2025-10-22"),  # 0.2.6's
         ((1980, 1, 1, 0, 0, 0), None, "2000-01-01"),  # a reproducible build's: no date
     ],
 )
 def test_a_release_is_dated_by_its_wheel_s_build(
-    tmp_path: Path, stamp: tuple[int, int, int, int, int, int], built: str | None, date: str
+    tmp_path: Path, stamp: tuple[int, int, int, int, int, int], built: datetime | None, date: str
 ) -> None:
     """Thunder's release 0.2.6 has no date in its name: dated 2000-01-01 it read as the oldest
     build of a history of nightlies (issue 41). Its wheel's files carry the build's time."""
