@@ -18,7 +18,7 @@ same pair of commits are one change. A break is recovered when every point of it
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -71,12 +71,19 @@ def _runs_again(measured: Sequence[tuple[int, Status]], start: int, min_after: i
     return None
 
 
+#: One point's status at each commit, in order: (index, status, error).
+Seen = Sequence[tuple[int, Status, str | None]]
+
+
+def statuses(commits: Sequence[Commit], key: PointKey) -> Seen:
+    return [(i, *status(c, key)) for i, c in enumerate(commits)]
+
+
 def _one_point(
-    commits: Sequence[Commit], key: PointKey, min_after: int
+    seen: Seen, min_after: int
 ) -> tuple[list[tuple[int, int, bool, str | None, int | None, bool]], list[tuple[int, int]]]:
     """(last ok, first failed, confirmed, error, back at, failing at the newest) per break,
     and (first failed, failed commits) per transient."""
-    seen = [(i, *status(c, key)) for i, c in enumerate(commits)]
     measured = [(i, s) for i, s, _ in seen if s != "absent"]
     errors = {i: e for i, s, e in seen if s == "failed"}
     out, notes = [], []
@@ -118,8 +125,12 @@ def find_breaks(
     groups: dict[tuple[int, int, bool], list[tuple[PointKey, str | None, int | None, bool]]] = {}
     transients: dict[tuple[int, int], int] = {}
     commits = h.every or h.commits
+    gating = {k for c in commits for r in c.runs for k in r.points}
+    gating = {k for k in gating if k.variant == REFERENCE or s.is_gating(k.variant)}
+    # Each point's statuses once: the breaks read ``keys``', the never-ran notes every one's.
+    seen = {k: statuses(commits, k) for k in sorted(gating | set(keys))}
     for key in keys:
-        found, said = _one_point(commits, key, min_after)
+        found, said = _one_point(seen[key], min_after)
         for t in said:
             transients[t] = transients.get(t, 0) + 1
         for prev, here, confirmed, error, back, failing in found:
@@ -154,12 +165,10 @@ def find_breaks(
         "commit(s): a transient, not a break"
         for (here, run), count in sorted(transients.items())
     )
-    gating = {k for c in commits for r in c.runs for k in r.points}
-    gating = {k for k in gating if k.variant == REFERENCE or s.is_gating(k.variant)}
-    return tuple(breaks), (*notes, *never_ran_notes(commits, sorted(gating | set(keys))))
+    return tuple(breaks), (*notes, *never_ran_notes(commits, seen))
 
 
-def never_ran_notes(commits: Sequence[Commit], keys: Sequence[PointKey]) -> tuple[str, ...]:
+def never_ran_notes(commits: Sequence[Commit], seen: Mapping[PointKey, Seen]) -> tuple[str, ...]:
     """Points no guard can see, said: those that failed at every commit that measured them
     (a variant broken on this stack all along: no break, no timing), and those that failed
     from the oldest commit until one where they first ran (where the history opens for them,
@@ -169,9 +178,9 @@ def never_ran_notes(commits: Sequence[Commit], keys: Sequence[PointKey]) -> tupl
     total: dict[str, int] = {}
     never: dict[str, int] = {}
     opened: dict[int, dict[str, int]] = {}
-    for key in keys:
+    for key, points in seen.items():
         total[key.variant] = total.get(key.variant, 0) + 1
-        measured = [(i, st) for i, c in enumerate(commits) if (st := status(c, key)[0]) != "absent"]
+        measured = [(i, st) for i, st, _ in points if st != "absent"]
         if not measured or measured[0][1] != "failed":
             continue
         first_ok = next((i for i, st in measured if st == "ok"), None)

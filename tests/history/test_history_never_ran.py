@@ -49,7 +49,7 @@ def test_some_points_of_a_variant_are_counted() -> None:
     the broken build beside the nightlies, one point kept of it)."""
     from dataclasses import replace
 
-    from bot.history.broken import never_ran_notes
+    from bot.history.broken import never_ran_notes, statuses
 
     broken = real(BROKEN).commits[0]
     (h,) = load_histories([DATA / "h200-thunder-nightlies" / "results"])
@@ -57,5 +57,6 @@ def test_some_points_of_a_variant_are_counted() -> None:
     failing = {k: p for k, p in broken.runs[0].points.items() if k == keys[0]}
     ok = {k: p for k, p in h.commits[0].runs[0].points.items() if k != keys[0]}
     first = replace(broken, runs=(replace(broken.runs[0], points={**ok, **failing}),))
-    (said,) = never_ran_notes((first, *h.commits[1:]), keys)
+    commits = (first, *h.commits[1:])
+    (said,) = never_ran_notes(commits, {k: statuses(commits, k) for k in keys})
     assert said.startswith("thunder-func (thunder-func: 1 of 9 points) failed from the oldest")
