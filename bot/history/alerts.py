@@ -41,6 +41,7 @@ from bot.alert.owners import Told, address, section_owner, suite_words
 from bot.config import LinkPolicy
 from bot.decide.types import GUARD_TITLES, Guard, GuardKind
 from bot.fusion.names import unit_key
+from bot.history.between import between_builds
 from bot.history.broken import Break
 from bot.history.follow import FollowUp
 from bot.history.series import History
@@ -111,6 +112,9 @@ class MainAlert:
     #: What changed inside the fusion between the two commits' captures, as bullet texts
     #: (bot/history/inside.py); empty where either commit captured nothing.
     inside: tuple[str, ...] = ()
+    #: The two builds and the upstream commits between them, in markdown, where the history
+    #: is of a package under test (bot/history/between.py); None otherwise.
+    between: str | None = None
 
     @property
     def unit(self) -> str:
@@ -228,7 +232,7 @@ def _alert(
     return MainAlert(
         alert_key(h.unit, good, bad), h.machine, good, bad, combined(p.follow for p in found),
         tuple(found), where.repos, where.why, where.ranked, where.told, where.upstream_none,
-        h.fusion, inside(h, good, bad) if inside is not None else (),
+        h.fusion, inside(h, good, bad) if inside is not None else (), between_builds(h, good, bad),
     )  # fmt: skip
 
 

@@ -30,7 +30,6 @@ from bot.config import LinkPolicy
 from bot.decide.types import GUARD_TITLES
 from bot.fusion.names import fusion_title, unit_named, unit_words
 from bot.history.alerts import Inside, MainAlert, Part, alerts_of, broken_part, timing_part
-from bot.history.between import between_builds
 from bot.history.inside import INSIDE_WHY, SUMMARY
 from bot.history.method import Method
 from bot.history.sections import WHAT, commit_ref, now_words, section_lines
@@ -124,14 +123,13 @@ def _owner_words(a: MainAlert) -> str:
 
 def alert_body(w: Watch, a: MainAlert, repo: str | None) -> str:
     told = told_words(a)
-    upstream = between_builds(w.history, a.last_good, a.first_bad)
     lines = [
         f"### {escape_md(fusion_title(a.fusion))}: main-branch history on {escape_md(a.machine)}",
         "",
         f"**One alert for the break between {_range(w, a, repo)}**: {len(a.parts)} "
         "section(s), one a guard that moved at this commit range; it closes when every one of "
         f"them is back. {_owner_words(a)}",
-        *(("", f"Between the two builds: {upstream}.") if upstream else ()),
+        *(("", f"Between the two builds: {a.between}.") if a.between else ()),
         *(("", *(f"- {line}" for line in told)) if told else ()),
         "",
         f"Alpha {w.scan.alpha:.2g} a window ({w.scan.windows} windows at {w.scan.tested} "
@@ -156,9 +154,8 @@ def linked_body(w: Watch, a: MainAlert, repo: str | None) -> str:
         f"The break: {_range(w, a, repo)}.",
         "",
     ]
-    upstream = between_builds(w.history, a.last_good, a.first_bad)
-    if upstream:
-        lines += [f"Between the two builds: {upstream}.", ""]
+    if a.between:
+        lines += [f"Between the two builds: {a.between}.", ""]
     lines += [f"- {WHAT[p.guard]}: {change_words(p.section.name, p.section.size)}" for p in a.parts]
     return "\n".join(lines)
 

@@ -7,14 +7,19 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
+from history_github import CONFIG, github_env
 from paths import DATA
 
+from bot.commands import cli
+from bot.exitcodes import ExitCode
+from bot.github.fake import BOT_LOGIN, LocalGitHub
 from bot.history.between import between_builds
 from bot.history.load import load_histories
 from bot.history.series import Commit, History
 from bot.results.types import CommitResults, Provenance
 
 THUNDER = "https://github.com/Lightning-AI/lightning-thunder"
+THUNDER_REPO = "Lightning-AI/lightning-thunder"
 
 
 def _commit(sha: str, day: str, under_test: dict[str, str] | None) -> Commit:
@@ -87,3 +92,18 @@ def test_the_watch_s_undated_day_is_the_keys() -> None:
     from bot.history import between
 
     assert between.UNDATED == UNDATED
+
+
+def test_the_alert_on_real_builds_names_them_once_in_each_issue(
+    fake_github: LocalGitHub, tmp_path: Path
+) -> None:
+    """Thunder 0.2.6 then 0.2.5 (its executor gone): a break between two builds keyed before
+    releases were dated, so the builds are named and nothing is linked."""
+    order = tmp_path / "order.txt"
+    order.write_text("977510d7\n0e8c6c35\n", encoding="utf-8")
+    folder = DATA / "h200-under-test" / "thunder-broken-pair" / "results"
+    argv = ["history", "--results", str(folder), "--order", str(order), "--min-after", "1"]
+    assert cli.main([*argv, *CONFIG], env=github_env(fake_github)) == ExitCode.BROKEN
+    (issue,) = [i for i in fake_github.state.issues(THUNDER_REPO) if i.author == BOT_LOGIN]
+    body = issue.body or ""
+    assert body.count("Between the two builds: Thunder 0.2.6 → 0.2.5: no commits or build") == 1
