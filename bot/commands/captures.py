@@ -34,7 +34,9 @@ from bot.results.types import BadInput, CommitResults
 Record = Callable[[CommitResults], "Mapping[str, Any] | None"]
 
 
-def _beside(runs: tuple[CommitResults, ...]) -> Path | None:
+def captures_beside(runs: tuple[CommitResults, ...]) -> Path | None:
+    """The first captures folder beside one of the runs' results (a PR side's, a history
+    commit's: bot/commands/history_inside.py)."""
     for run in runs:
         folder = run.path.parent / f"{run.commit}.captures"
         if folder.is_dir():
@@ -93,7 +95,9 @@ def _with_hints(m: Measured, given: tuple[Path | None, Path | None], record: Rec
     verdict = m.verdict
     if verdict is None:
         return m
-    base_dir, head_dir = given if all(given) else (_beside(m.base_runs), _beside(m.head_runs))
+    base_dir, head_dir = (
+        given if all(given) else (captures_beside(m.base_runs), captures_beside(m.head_runs))
+    )
     sides: tuple[dict[str, PointCapture], dict[str, PointCapture]] = ({}, {})
     try:
         captured = [d is not None and has_fusion(d, m.fusion) for d in (base_dir, head_dir)]

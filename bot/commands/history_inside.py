@@ -3,15 +3,16 @@
 
 A run's captures sit beside its results file, ``<results>/<machine>/<commit>.captures/``
 (benchmarks/engine/capture.py; benchmarks.under_test.builds writes them so for every build of
-a history). The first run of a commit that has them is read. A capture that cannot be read is
-a warning and no hints, never a lost alert: the captures are a diagnostic, not the
-measurement (bot/commands/captures.py says the same of a PR's).
+a history), found as a PR side's are (bot/commands/captures.py ``captures_beside``). A
+capture that cannot be read is a warning and no hints, never a lost alert: the captures are a
+diagnostic, not the measurement (bot/commands/captures.py says the same of a PR's).
 """
 
 from __future__ import annotations
 
 import sys
 
+from bot.commands.captures import captures_beside
 from bot.fusion.read import has_fusion, read_side
 from bot.fusion.types import PointCapture
 from bot.history.inside import changed_inside
@@ -20,12 +21,12 @@ from bot.results.types import BadInput
 
 
 def _captured(h: History, sha: str) -> dict[str, PointCapture] | None:
+    """The commit's captures of the history's fusion, found as a PR side's are."""
     commit = h.commit(sha)
-    for run in commit.runs if commit is not None else ():
-        folder = run.path.parent / f"{run.commit}.captures"
-        if folder.is_dir() and has_fusion(folder, h.fusion):
-            return read_side(folder, h.fusion)
-    return None
+    folder = captures_beside(commit.runs) if commit is not None else None
+    if folder is None or not has_fusion(folder, h.fusion):
+        return None
+    return read_side(folder, h.fusion)
 
 
 def inside_from_captures(h: History, last_good: str, first_bad: str) -> tuple[str, ...]:

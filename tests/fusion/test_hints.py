@@ -142,14 +142,14 @@ def test_the_demo_files_one_alert_owned_by_thunder_with_the_hints() -> None:
 def test_the_bot_finds_captures_where_run_gpu_sh_wrote_them() -> None:
     """data/h200-smoke-capture: `run_gpu.sh --capture` on the H200, results and captures as
     written; the bot's lookup beside the results finds and reads them."""
-    from bot.commands.captures import _beside
+    from bot.commands.captures import captures_beside
     from bot.fusion.read import read_side
     from bot.results.locate import list_commits, load_commit
 
     results = DATA / "h200-smoke-capture" / "results"
     (commit,) = list_commits(results)
     run = load_commit(results, commit.commit)
-    folder = _beside((run,))
+    folder = captures_beside((run,))
     assert folder is not None and folder.name == f"{run.commit}.captures"
     (point,) = read_side(folder).values()
     assert sorted(point.variants) == ["nvfuser", "thunder-func", "thunder-prims"]
