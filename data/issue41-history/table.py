@@ -61,9 +61,13 @@ def failures(run: CommitResults, fusion: str) -> int:
     )
 
 
-def rows(dirs: Sequence[Path]) -> tuple[list[str], list[list[str]]]:
+def read(dirs: Sequence[Path]) -> list[CommitResults]:
+    """Every run of the folders, in build order (the key's date, then key and start)."""
     runs = [r for machine_runs in read_runs(dirs).values() for r in machine_runs]
-    runs.sort(key=lambda r: (r.date or 0, r.commit, r.started_at or ""))
+    return sorted(runs, key=lambda r: (r.date or 0, r.commit, r.started_at or ""))
+
+
+def rows(runs: Sequence[CommitResults]) -> tuple[list[str], list[list[str]]]:
     fusions = fusions_of(runs)
     head = ["build", "key", "date"] + [f"{f} prims/func (failed)" for f in fusions]
     out = []
@@ -78,9 +82,8 @@ def rows(dirs: Sequence[Path]) -> tuple[list[str], list[list[str]]]:
     return head, out
 
 
-def spread(dirs: Sequence[Path]) -> str:
+def spread(runs: Sequence[CommitResults]) -> str:
     """The largest spread of one fusion's variant level across the builds where it ran."""
-    runs = [r for machine_runs in read_runs(dirs).values() for r in machine_runs]
     found = []
     for fusion in fusions_of(runs):
         for variant in VARIANTS:
@@ -98,7 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("dirs", nargs="+", type=Path, metavar="RESULTS_DIR")
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args(argv)
-    head, body = rows(args.dirs)
+    runs = read(args.dirs)
+    head, body = rows(runs)
     if args.markdown:
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
@@ -107,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         for cells in [head, *body]:
             print("  ".join(cells))
-    print(spread(args.dirs))
+    print(spread(runs))
     return 0
 
 
